@@ -1,0 +1,82 @@
+/* buf: growable string buffer. Growth doubles; an allocation failure is sticky (b->oom). */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vs_buf_init(struct vs_buf *b)
+{
+    memset(b, 0, sizeof(*b));
+}
+
+void vs_buf_cleanup(struct vs_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+static bool reserve(struct vs_buf *b, size_t extra)
+{
+    if (b->oom)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) {
+        b->oom = true;
+        return false;
+    }
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
+bool vs_buf_append(struct vs_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return false;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return true;
+}
+
+bool vs_buf_puts(struct vs_buf *b, const char *s)
+{
+    return vs_buf_append(b, s, strlen(s));
+}
+
+bool vs_buf_printf(struct vs_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(b, (size_t)n))
+        return false;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return true;
+}
+
+char *vs_buf_steal(struct vs_buf *b)
+{
+    if (b->oom) {
+        vs_buf_cleanup(b);
+        return NULL;
+    }
+    if (!b->data && !reserve(b, 0))
+        return NULL;
+    if (b->len == 0)
+        b->data[0] = '\0';
+    char *d = b->data;
+    memset(b, 0, sizeof(*b));
+    return d;
+}

@@ -1,0 +1,23 @@
+/* buf: a growable byte buffer for formatting annotation values. Always NUL-terminated. */
+#ifndef VS_BUF_H
+#define VS_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct vs_buf {
+    char *data; /* NUL-terminated, owned */
+    size_t len;
+    size_t cap;
+    bool oom; /* sticky: once an append failed, the content is incomplete */
+};
+
+void vs_buf_init(struct vs_buf *b);
+void vs_buf_cleanup(struct vs_buf *b);
+bool vs_buf_append(struct vs_buf *b, const char *s, size_t n);
+bool vs_buf_puts(struct vs_buf *b, const char *s);
+bool vs_buf_printf(struct vs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Takes the content out: returns it (free with free()) and resets b; NULL if b.oom. */
+char *vs_buf_steal(struct vs_buf *b);
+
+#endif

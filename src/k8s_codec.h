@@ -1,0 +1,20 @@
+/* k8s_codec: jansson JSON <-> the plain structs of kobj.h. Shared by the file loader and (later)
+ * the API client's list/watch decoding, so both read objects identically. */
+#ifndef VS_K8S_CODEC_H
+#define VS_K8S_CODEC_H
+
+#include <jansson.h>
+
+#include "err.h"
+#include "kobj.h"
+
+/* Decode one v1 Pod / v1 Node / v1 ResourceQuota object. `out` is filled (caller cleans up with
+ * the matching vs_*_cleanup, also on error). Errors name the JSON path of the bad field, e.g.
+ * `spec.containers[0].resources.limits["nvidia.com/gpu"]: expected a string or number`. */
+enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb);
+enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out,
+                                    struct vs_errbuf *eb);
+enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out,
+                                     struct vs_errbuf *eb);
+
+#endif

@@ -1,0 +1,40 @@
+/* main: the vgpu-sched command line — subcommands `simulate`, `version` (and `serve`, the
+ * default, once the service lands). Global state lives only here. */
+#include "simulate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VS_HAMI_PROTOCOL "v2.10"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vgpu-sched <command> [flags]\n"
+               "commands:\n"
+               "  simulate --cluster FILE [--pods FILE] [--node-scheduler-policy P]\n"
+               "           [--gpu-scheduler-policy P] [--device-config-file FILE]\n"
+               "           [--output table|json] [--svg FILE]\n"
+               "  version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("vgpu-sched %s (HAMi protocol %s)\n", VS_VERSION, VS_HAMI_PROTOCOL);
+        return 0;
+    }
+    if (strcmp(cmd, "simulate") == 0)
+        return vs_simulate_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "vgpu-sched: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return 2;
+}

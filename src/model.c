@@ -1,0 +1,922 @@
+/* model: nodes, cards and tracked pods with incrementally maintained per-card usage.
+ * Invariant: for every present node and card, used/usedmem/usedcores equal the sum of the
+ * collapsed usage of the pods in node->pods naming that card. Every mutation of a node's cards
+ * or pods bumps node->gen. */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+
+#include <stdio.h>
+
+struct quota_obj {
+    char *ns;
+    char *name;
+    bool has_mem, has_cores;
+    int64_t mem, cores;
+};
+
+struct vs_model {
+    struct vs_node *nodes;   /* hash by name */
+    struct vs_podent *pods;  /* hash by uid */
+    struct vs_quota *quotas; /* hash by namespace */
+    struct quota_obj *qobjs;
+    size_t n_qobjs;
+    size_t n_present;
+    size_t n_reservations;
+    int32_t memory_factor;
+};
+
+struct vs_model *vs_model_new(int32_t memory_factor)
+{
+    struct vs_model *m = calloc(1, sizeof(*m));
+    if (m)
+        m->memory_factor = memory_factor > 1 ? memory_factor : 1;
+    return m;
+}
+
+/* ------------------------------------------------------------------ usage collapse */
+
+void vs_usage_free(struct vs_usage *u, size_t n)
+{
+    for (size_t i = 0; u && i < n; i++)
+        free(u[i].uuid);
+    free(u);
+}
+
+static int usage_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct vs_usage *)a)->uuid, ((const struct vs_usage *)b)->uuid);
+}
+
+enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
+                              struct vs_usage **out, size_t *n_out)
+{
+    /* Per card: init max (mem, cores, slot 1) and app sum (mem, cores, slots = entries). */
+    struct acc {
+        const char *uuid;
+        int64_t imem, icores, islots, amem, acores, aslots;
+    } *acc = NULL;
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    *n_out = 0;
+    for (size_t ci = 0; ci < devs->n; ci++) {
+        bool init = ci < n_init;
+        if (init && released)
+            continue;
+        for (size_t di = 0; di < devs->ctrs[ci].n; di++) {
+            const struct vs_cdev *d = &devs->ctrs[ci].devs[di];
+            size_t k;
+            for (k = 0; k < n; k++)
+                if (strcmp(acc[k].uuid, d->uuid) == 0)
+                    break;
+            if (k == n) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 4;
+                    struct acc *g = realloc(acc, cap * sizeof(*g));
+                    if (!g) {
+                        free(acc);
+                        return VS_ERR_NOMEM;
+                    }
+                    acc = g;
+                }
+                memset(&acc[n], 0, sizeof(acc[n]));
+                acc[n++].uuid = d->uuid;
+            }
+            if (init) {
+                if (d->usedmem > acc[k].imem)
+                    acc[k].imem = d->usedmem;
+                if (d->usedcores > acc[k].icores)
+                    acc[k].icores = d->usedcores;
+                acc[k].islots = 1;
+            } else {
+                acc[k].amem += d->usedmem;
+                acc[k].acores += d->usedcores;
+                acc[k].aslots++;
+            }
+        }
+    }
+    if (n == 0) {
+        free(acc);
+        return VS_OK;
+    }
+    struct vs_usage *u = calloc(n, sizeof(*u));
+    if (!u) {
+        free(acc);
+        return VS_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        u[k].uuid = strdup(acc[k].uuid);
+        if (!u[k].uuid) {
+            vs_usage_free(u, n);
+            free(acc);
+            return VS_ERR_NOMEM;
+        }
+        u[k].mem = acc[k].imem > acc[k].amem ? acc[k].imem : acc[k].amem;
+        u[k].cores = acc[k].icores > acc[k].acores ? acc[k].icores : acc[k].acores;
+        int64_t s = acc[k].islots > acc[k].aslots ? acc[k].islots : acc[k].aslots;
+        u[k].slots = s > 1 ? s : 1;
+    }
+    free(acc);
+    qsort(u, n, sizeof(*u), usage_cmp);
+    *out = u;
+    *n_out = n;
+    return VS_OK;
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static struct vs_card *find_card(struct vs_node *n, const char *uuid)
+{
+    for (size_t i = 0; i < n->n_cards; i++)
+        if (strcmp(n->cards[i].uuid, uuid) == 0)
+            return &n->cards[i];
+    return NULL;
+}
+
+static struct vs_quota *quota_for(struct vs_model *m, const char *ns, bool create)
+{
+    struct vs_quota *q = NULL;
+    HASH_FIND_STR(m->quotas, ns, q);
+    if (q || !create)
+        return q;
+    q = calloc(1, sizeof(*q));
+    if (!q || !(q->ns = strdup(ns))) {
+        free(q);
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, m->quotas, q->ns, strlen(q->ns), q);
+    return q;
+}
+
+/* Adds (sign=+1) or removes (sign=-1) a pod's collapsed usage on its node's cards and in its
+ * namespace's quota usage. */
+static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
+{
+    struct vs_node *n = pe->on;
+    int64_t mem = 0, cores = 0;
+    for (size_t i = 0; i < pe->n_usage; i++) {
+        const struct vs_usage *u = &pe->usage[i];
+        mem += u->mem;
+        cores += u->cores;
+        struct vs_card *c = n ? find_card(n, u->uuid) : NULL;
+        if (!c)
+            continue;
+        c->used += sign * u->slots;
+        c->usedmem += sign * u->mem;
+        c->usedcores += sign * u->cores;
+    }
+    struct vs_quota *q = quota_for(m, pe->ns, sign > 0);
+    if (q) {
+        q->mem_used += sign * mem;
+        q->cores_used += sign * cores;
+    }
+    if (n)
+        n->gen++;
+}
+
+static void card_clear(struct vs_card *c)
+{
+    free(c->uuid);
+    free(c->type);
+    free(c->mode);
+    for (size_t i = 0; i < c->n_profiles; i++) {
+        free(c->profiles[i].name);
+        free(c->profiles[i].placements);
+    }
+    free(c->profiles);
+    free(c->occ);
+}
+
+static void node_clear_cards(struct vs_node *n)
+{
+    for (size_t i = 0; i < n->n_cards; i++)
+        card_clear(&n->cards[i]);
+    free(n->cards);
+    free(n->topo);
+    n->cards = NULL;
+    n->topo = NULL;
+    n->n_cards = 0;
+    n->has_mig = false;
+}
+
+static bool occ_add(struct vs_card *c, struct vs_mig_placement pl, const struct vs_podent *owner)
+{
+    struct vs_mig_occ *g = realloc(c->occ, (c->n_occ + 1) * sizeof(*g));
+    if (!g)
+        return false;
+    c->occ = g;
+    c->occ[c->n_occ].placement = pl;
+    c->occ[c->n_occ].owner = owner;
+    c->n_occ++;
+    return true;
+}
+
+/* Rebuilds MIG occupancy and fail-closed flags of a node from its pods (spec §10.3). */
+static void node_rebuild_mig(struct vs_node *n)
+{
+    for (size_t i = 0; i < n->n_cards; i++) {
+        free(n->cards[i].occ);
+        n->cards[i].occ = NULL;
+        n->cards[i].n_occ = 0;
+        n->cards[i].mig_unhealthy = false;
+    }
+    for (struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        for (size_t i = 0; i < pe->n_usage; i++) {
+            struct vs_card *c = find_card(n, pe->usage[i].uuid);
+            if (!c || !c->is_mig)
+                continue;
+            bool any = false;
+            for (size_t k = 0; k < pe->mig.n && !any; k++)
+                any = strcmp(pe->mig.items[k].gpu_uuid, c->uuid) == 0;
+            if (!any)
+                c->mig_unhealthy = true;
+        }
+        for (size_t k = 0; k < pe->mig.n; k++) {
+            struct vs_card *c = find_card(n, pe->mig.items[k].gpu_uuid);
+            if (!c) {
+                for (size_t i = 0; i < n->n_cards; i++)
+                    if (n->cards[i].is_mig)
+                        n->cards[i].mig_unhealthy = true;
+            } else if (!c->is_mig) {
+                c->mig_unhealthy = true;
+            } else if (!occ_add(c, pe->mig.items[k].placement, pe)) {
+                c->mig_unhealthy = true; /* out of memory: fail closed */
+            }
+        }
+    }
+}
+
+static void node_rebuild_usage(struct vs_model *m, struct vs_node *n)
+{
+    for (size_t i = 0; i < n->n_cards; i++) {
+        n->cards[i].used = n->cards[i].usedmem = n->cards[i].usedcores = 0;
+    }
+    for (struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        for (size_t i = 0; i < pe->n_usage; i++) {
+            struct vs_card *c = find_card(n, pe->usage[i].uuid);
+            if (!c)
+                continue;
+            c->used += pe->usage[i].slots;
+            c->usedmem += pe->usage[i].mem;
+            c->usedcores += pe->usage[i].cores;
+        }
+    }
+    node_rebuild_mig(n);
+    n->gen++;
+}
+
+static struct vs_node *node_get(struct vs_model *m, const char *name, bool create)
+{
+    struct vs_node *n = NULL;
+    HASH_FIND_STR(m->nodes, name, n);
+    if (n || !create)
+        return n;
+    n = calloc(1, sizeof(*n));
+    if (!n || !(n->name = strdup(name))) {
+        free(n);
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, m->nodes, n->name, strlen(n->name), n);
+    return n;
+}
+
+static void node_free(struct vs_node *n)
+{
+    node_clear_cards(n);
+    free(n->name);
+    free(n->raw_register);
+    free(n->raw_score);
+    free(n->raw_cordon);
+    free(n->error);
+    vs_kv_cleanup(&n->labels);
+    free(n);
+}
+
+/* Drops a node bucket that has neither a Node object nor pods. */
+static void node_gc(struct vs_model *m, struct vs_node *n)
+{
+    if (n && !n->present && !n->pods) {
+        HASH_DEL(m->nodes, n);
+        node_free(n);
+    }
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static int profile_cmp(const void *a, const void *b)
+{
+    const struct vs_mig_profile *x = a, *y = b;
+    if (x->memory_mb != y->memory_mb)
+        return x->memory_mb < y->memory_mb ? -1 : 1;
+    if (x->slice_count != y->slice_count)
+        return x->slice_count < y->slice_count ? -1 : 1;
+    return 0;
+}
+
+/* Stable insertion sort of profiles by (memoryMB, sliceCount). */
+static void sort_profiles(struct vs_mig_profile *p, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct vs_mig_profile t = p[i];
+        size_t j = i;
+        while (j > 0 && profile_cmp(&p[j - 1], &t) > 0) {
+            p[j] = p[j - 1];
+            j--;
+        }
+        p[j] = t;
+    }
+}
+
+static void set_error(struct vs_node *n, const char *msg)
+{
+    free(n->error);
+    n->error = msg ? strdup(msg) : NULL;
+}
+
+/* Replaces the node's cards from the register (+score) annotations. */
+static enum vs_err node_load_devices(struct vs_node *n, const char *reg_val, const char *score_val,
+                                     struct vs_errbuf *eb)
+{
+    struct vs_register reg;
+    struct vs_topo topo = {0};
+    struct vs_errbuf pe;
+    enum vs_err err;
+    node_clear_cards(n);
+    set_error(n, NULL);
+    if (!reg_val) {
+        set_error(n, "annos not found " VS_ANNO_REGISTER);
+        return VS_OK;
+    }
+    if ((err = vs_annot_parse_register(reg_val, &reg, &pe))) {
+        if (err == VS_ERR_NOMEM)
+            return vs_err_set(eb, err, "out of memory");
+        set_error(n, pe.msg);
+        vs_err_set(eb, VS_ERR_PARSE, "node %s: %s", n->name, pe.msg);
+        return VS_OK;
+    }
+    if (score_val && (err = vs_annot_parse_score(score_val, &topo, &pe))) {
+        vs_register_cleanup(&reg);
+        if (err == VS_ERR_NOMEM)
+            return vs_err_set(eb, err, "out of memory");
+        set_error(n, pe.msg);
+        vs_err_set(eb, VS_ERR_PARSE, "node %s: %s", n->name, pe.msg);
+        return VS_OK;
+    }
+    n->cards = calloc(reg.n, sizeof(*n->cards));
+    n->topo = calloc(reg.n * reg.n, sizeof(*n->topo));
+    if (!n->cards || !n->topo) {
+        vs_register_cleanup(&reg);
+        vs_topo_cleanup(&topo);
+        node_clear_cards(n);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    n->n_cards = reg.n;
+    for (size_t i = 0; i < reg.n; i++) {
+        struct vs_card_reg *r = &reg.cards[i];
+        struct vs_card *c = &n->cards[i];
+        /* Move the strings and profiles out of the register struct. */
+        c->uuid = r->uuid;
+        c->type = r->type;
+        c->mode = r->mode;
+        c->profiles = r->profiles;
+        c->n_profiles = r->n_profiles;
+        r->uuid = r->type = r->mode = NULL;
+        r->profiles = NULL;
+        r->n_profiles = 0;
+        c->index = r->index;
+        c->numa = r->numa;
+        c->count = r->count;
+        c->devmem = r->devmem;
+        c->devcore = r->devcore;
+        c->health = r->health;
+        c->is_mig = strcmp(c->mode, "mig") == 0;
+        n->has_mig |= c->is_mig;
+        sort_profiles(c->profiles, c->n_profiles);
+    }
+    for (size_t t = 0; t < topo.n; t++) {
+        size_t i;
+        for (i = 0; i < n->n_cards; i++)
+            if (strcmp(n->cards[i].uuid, topo.items[t].uuid) == 0)
+                break;
+        if (i == n->n_cards)
+            continue;
+        for (size_t s = 0; s < topo.items[t].n; s++)
+            for (size_t j = 0; j < n->n_cards; j++)
+                if (strcmp(n->cards[j].uuid, topo.items[t].scores[s].other) == 0)
+                    n->topo[i * n->n_cards + j] = topo.items[t].scores[s].score;
+    }
+    vs_register_cleanup(&reg);
+    vs_topo_cleanup(&topo);
+    return VS_OK;
+}
+
+static enum vs_err node_apply_cordon(struct vs_node *n)
+{
+    struct vs_strlist l;
+    if (vs_annot_parse_list(n->raw_cordon, &l))
+        return VS_ERR_NOMEM;
+    for (size_t i = 0; i < n->n_cards; i++)
+        n->cards[i].cordoned = vs_strlist_has(&l, n->cards[i].uuid);
+    vs_strlist_cleanup(&l);
+    return VS_OK;
+}
+
+static bool replace_str(char **dst, const char *src)
+{
+    char *c = src ? strdup(src) : NULL;
+    if (src && !c)
+        return false;
+    free(*dst);
+    *dst = c;
+    return true;
+}
+
+enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
+                                 struct vs_errbuf *eb)
+{
+    struct vs_node *n = node_get(m, kn->name, true);
+    if (!n)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    if (eb)
+        eb->msg[0] = '\0';
+    if (!n->present) {
+        n->present = true;
+        m->n_present++;
+    }
+    n->unschedulable = kn->unschedulable;
+    vs_kv_cleanup(&n->labels);
+    if (vs_kv_copy(&n->labels, &kn->labels))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    const char *reg = vs_kv_get(&kn->annotations, VS_ANNO_REGISTER);
+    const char *score = vs_kv_get(&kn->annotations, VS_ANNO_SCORE);
+    const char *cordon = vs_kv_get(&kn->annotations, VS_ANNO_CORDON);
+    bool devices_changed = !str_eq(reg, n->raw_register) || !str_eq(score, n->raw_score) ||
+                           (!n->cards && !n->error);
+    bool cordon_changed = !str_eq(cordon, n->raw_cordon);
+    if (!devices_changed && !cordon_changed)
+        return VS_OK;
+    if (!replace_str(&n->raw_register, reg) || !replace_str(&n->raw_score, score) ||
+        !replace_str(&n->raw_cordon, cordon))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    if (devices_changed) {
+        enum vs_err err = node_load_devices(n, reg, score, eb);
+        if (err)
+            return err;
+        node_rebuild_usage(m, n);
+    }
+    if (node_apply_cordon(n))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    n->gen++;
+    return VS_OK;
+}
+
+void vs_model_remove_node(struct vs_model *m, const char *name)
+{
+    struct vs_node *n = node_get(m, name, false);
+    if (!n || !n->present)
+        return;
+    n->present = false;
+    m->n_present--;
+    node_clear_cards(n);
+    free(n->raw_register);
+    free(n->raw_score);
+    free(n->raw_cordon);
+    n->raw_register = n->raw_score = n->raw_cordon = NULL;
+    set_error(n, NULL);
+    n->gen++;
+    node_gc(m, n);
+}
+
+/* ------------------------------------------------------------------ pods */
+
+static void podent_free(struct vs_podent *pe)
+{
+    free(pe->uid);
+    free(pe->ns);
+    free(pe->name);
+    free(pe->node);
+    free(pe->error);
+    free(pe->alloc_raw);
+    vs_pod_devs_cleanup(&pe->devs);
+    vs_mig_allocs_cleanup(&pe->mig);
+    vs_usage_free(pe->usage, pe->n_usage);
+    free(pe);
+}
+
+/* Unlinks a tracked pod from its node and the hash, undoing its usage, and frees it. */
+static void pod_drop(struct vs_model *m, struct vs_podent *pe)
+{
+    struct vs_node *n = pe->on;
+    apply_usage(m, pe, -1);
+    if (n) {
+        if (pe->prev)
+            pe->prev->next = pe->next;
+        else
+            n->pods = pe->next;
+        if (pe->next)
+            pe->next->prev = pe->prev;
+        n->n_pods--;
+        if (pe->malformed)
+            n->n_bad_pods--;
+        if (n->has_mig || pe->mig.n)
+            node_rebuild_mig(n);
+    }
+    if (pe->reservation)
+        m->n_reservations--;
+    HASH_DEL(m->pods, pe);
+    podent_free(pe);
+    node_gc(m, n);
+}
+
+/* Links a fully built entry into the hash and its node, applying its usage. */
+static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
+{
+    struct vs_node *n = node_get(m, pe->node, true);
+    if (!n)
+        return VS_ERR_NOMEM;
+    pe->on = n;
+    pe->prev = NULL;
+    pe->next = n->pods;
+    if (n->pods)
+        n->pods->prev = pe;
+    n->pods = pe;
+    n->n_pods++;
+    if (pe->malformed)
+        n->n_bad_pods++;
+    HASH_ADD_KEYPTR(hh, m->pods, pe->uid, strlen(pe->uid), pe);
+    if (pe->reservation)
+        m->n_reservations++;
+    apply_usage(m, pe, +1);
+    if (n->has_mig || pe->mig.n)
+        node_rebuild_mig(n);
+    return VS_OK;
+}
+
+static struct vs_podent *podent_new(const struct vs_pod *p, const char *node)
+{
+    struct vs_podent *pe = calloc(1, sizeof(*pe));
+    if (!pe)
+        return NULL;
+    pe->uid = strdup(p->uid ? p->uid : "");
+    pe->ns = strdup(p->ns ? p->ns : "");
+    pe->name = strdup(p->name ? p->name : "");
+    pe->node = strdup(node);
+    pe->n_init = p->n_init;
+    if (!pe->uid || !pe->ns || !pe->name || !pe->node) {
+        podent_free(pe);
+        return NULL;
+    }
+    return pe;
+}
+
+static bool init_done(const struct vs_pod *p)
+{
+    if (p->n_init_status == 0)
+        return false;
+    for (size_t i = 0; i < p->n_init_status; i++)
+        if (!p->init_status[i].terminated || p->init_status[i].exit_code != 0)
+            return false;
+    return true;
+}
+
+/* Decodes allocation + MIG annotations into pe; a malformed value marks pe malformed. */
+static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const char *mig)
+{
+    struct vs_errbuf e;
+    enum vs_err err;
+    if (alloc && !(pe->alloc_raw = strdup(alloc)))
+        return VS_ERR_NOMEM;
+    if (alloc && (err = vs_annot_parse_devices(VS_ANNO_ALLOCATED, alloc, &pe->devs, &e))) {
+        if (err == VS_ERR_NOMEM)
+            return err;
+        pe->malformed = true;
+        return (pe->error = strdup(e.msg)) ? VS_OK : VS_ERR_NOMEM;
+    }
+    if (mig && (err = vs_annot_parse_mig(mig, &pe->mig, &e))) {
+        /* HAMi ignores the whole annotation; the MIG cards it names then fail closed. */
+        if (err == VS_ERR_NOMEM)
+            return err;
+    }
+    return vs_usage_collapse(&pe->devs, pe->n_init, pe->released, &pe->usage, &pe->n_usage);
+}
+
+enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
+{
+    if (eb)
+        eb->msg[0] = '\0';
+    const char *node = vs_kv_get(&p->annotations, VS_ANNO_VGPU_NODE);
+    if (!node || !*node || !p->uid || !*p->uid)
+        return VS_OK;
+    struct vs_podent *old = NULL;
+    HASH_FIND_STR(m->pods, p->uid, old);
+    if (strcmp(p->phase ? p->phase : "", "Succeeded") == 0 ||
+        strcmp(p->phase ? p->phase : "", "Failed") == 0) {
+        if (old)
+            pod_drop(m, old);
+        return VS_OK;
+    }
+    if (p->deleting)
+        return VS_OK; /* keep a tracked pod's usage until its delete event; never add */
+    const char *alloc = vs_kv_get(&p->annotations, VS_ANNO_ALLOCATED);
+    const char *mig = vs_kv_get(&p->annotations, VS_ANNO_MIG_ALLOC);
+    bool release = init_done(p) && p->n_init > 0;
+    if (old) {
+        bool same = str_eq(old->alloc_raw, alloc) && strcmp(old->node, node) == 0;
+        if (old->reservation && !same)
+            return VS_OK; /* our newer Filter decision wins until its patch is seen or expires */
+        if (same && (old->released || !release)) {
+            if (old->reservation) {
+                old->reservation = false;
+                m->n_reservations--;
+            }
+            return VS_OK;
+        }
+    }
+    struct vs_podent *pe = podent_new(p, node);
+    if (!pe)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    pe->released = release;
+    enum vs_err err = podent_decode(pe, alloc, mig);
+    if (err) {
+        podent_free(pe);
+        return vs_err_set(eb, err, "out of memory");
+    }
+    if (pe->malformed)
+        vs_err_set(eb, VS_ERR_PARSE, "pod %s/%s: %s", pe->ns, pe->name, pe->error);
+    if (old)
+        pod_drop(m, old);
+    if ((err = pod_link(m, pe))) {
+        podent_free(pe);
+        return vs_err_set(eb, err, "out of memory");
+    }
+    return pe->malformed ? VS_ERR_PARSE : VS_OK;
+}
+
+void vs_model_remove_pod(struct vs_model *m, const char *uid)
+{
+    struct vs_podent *pe = NULL;
+    HASH_FIND_STR(m->pods, uid, pe);
+    if (pe)
+        pod_drop(m, pe);
+}
+
+static enum vs_err devs_copy(struct vs_pod_devs *dst, const struct vs_pod_devs *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (!src->n)
+        return VS_OK;
+    dst->ctrs = calloc(src->n, sizeof(*dst->ctrs));
+    if (!dst->ctrs)
+        return VS_ERR_NOMEM;
+    dst->n = src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        if (!src->ctrs[i].n)
+            continue;
+        dst->ctrs[i].devs = calloc(src->ctrs[i].n, sizeof(struct vs_cdev));
+        if (!dst->ctrs[i].devs)
+            return VS_ERR_NOMEM;
+        dst->ctrs[i].n = src->ctrs[i].n;
+        for (size_t j = 0; j < src->ctrs[i].n; j++) {
+            const struct vs_cdev *s = &src->ctrs[i].devs[j];
+            struct vs_cdev *d = &dst->ctrs[i].devs[j];
+            d->uuid = strdup(s->uuid);
+            d->type = strdup(s->type ? s->type : VS_VENDOR);
+            d->usedmem = s->usedmem;
+            d->usedcores = s->usedcores;
+            if (!d->uuid || !d->type)
+                return VS_ERR_NOMEM;
+        }
+    }
+    return VS_OK;
+}
+
+static enum vs_err mig_copy(struct vs_mig_allocs *dst, const struct vs_mig_allocs *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (!src || !src->n)
+        return VS_OK;
+    dst->items = calloc(src->n, sizeof(*dst->items));
+    if (!dst->items)
+        return VS_ERR_NOMEM;
+    dst->n = src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        dst->items[i] = src->items[i];
+        dst->items[i].gpu_uuid = strdup(src->items[i].gpu_uuid);
+        dst->items[i].profile = strdup(src->items[i].profile);
+        dst->items[i].mig_uuid = strdup(src->items[i].mig_uuid ? src->items[i].mig_uuid : "");
+        if (!dst->items[i].gpu_uuid || !dst->items[i].profile || !dst->items[i].mig_uuid)
+            return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
+                             const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
+                             int64_t now)
+{
+    struct vs_podent *pe = podent_new(p, node);
+    if (!pe)
+        return VS_ERR_NOMEM;
+    pe->reservation = true;
+    pe->reserved_at = now;
+    if (devs_copy(&pe->devs, devs) || mig_copy(&pe->mig, mig) ||
+        !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
+        vs_usage_collapse(&pe->devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
+        podent_free(pe);
+        return VS_ERR_NOMEM;
+    }
+    struct vs_podent *old = NULL;
+    HASH_FIND_STR(m->pods, pe->uid, old);
+    if (old)
+        pod_drop(m, old);
+    if (pod_link(m, pe)) {
+        podent_free(pe);
+        return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl)
+{
+    size_t dropped = 0;
+    if (m->n_reservations == 0)
+        return 0;
+    struct vs_podent *pe, *tmp;
+    HASH_ITER(hh, m->pods, pe, tmp)
+    {
+        if (pe->reservation && now - pe->reserved_at > ttl) {
+            pod_drop(m, pe);
+            dropped++;
+        }
+    }
+    return dropped;
+}
+
+/* ------------------------------------------------------------------ quotas */
+
+static void quota_recompute(struct vs_model *m, const char *ns)
+{
+    struct vs_quota *q = quota_for(m, ns, true);
+    if (!q)
+        return;
+    q->has_mem = q->has_cores = false;
+    q->mem_limit = q->cores_limit = 0;
+    for (size_t i = 0; i < m->n_qobjs; i++) {
+        const struct quota_obj *o = &m->qobjs[i];
+        if (strcmp(o->ns, ns) != 0)
+            continue;
+        if (o->has_mem && (!q->has_mem || o->mem < q->mem_limit)) {
+            q->has_mem = true;
+            q->mem_limit = o->mem;
+        }
+        if (o->has_cores && (!q->has_cores || o->cores < q->cores_limit)) {
+            q->has_cores = true;
+            q->cores_limit = o->cores;
+        }
+    }
+}
+
+enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *kq,
+                               const char *mem_resource, const char *core_resource)
+{
+    char key[256];
+    struct quota_obj o = {0};
+    snprintf(key, sizeof(key), "limits.%s", mem_resource);
+    const char *v = vs_kv_get(&kq->hard, key);
+    int64_t x;
+    if (v && vs_quantity_ceil(v, &x) == VS_OK) {
+        o.has_mem = true;
+        o.mem = x > INT64_MAX / m->memory_factor ? INT64_MAX : x * m->memory_factor;
+    }
+    snprintf(key, sizeof(key), "limits.%s", core_resource);
+    v = vs_kv_get(&kq->hard, key);
+    if (v && vs_quantity_ceil(v, &x) == VS_OK) {
+        o.has_cores = true;
+        o.cores = x;
+    }
+    vs_model_remove_quota(m, kq->ns, kq->name);
+    struct quota_obj *g = realloc(m->qobjs, (m->n_qobjs + 1) * sizeof(*g));
+    if (!g)
+        return VS_ERR_NOMEM;
+    m->qobjs = g;
+    o.ns = strdup(kq->ns);
+    o.name = strdup(kq->name);
+    if (!o.ns || !o.name) {
+        free(o.ns);
+        free(o.name);
+        return VS_ERR_NOMEM;
+    }
+    m->qobjs[m->n_qobjs++] = o;
+    quota_recompute(m, kq->ns);
+    return VS_OK;
+}
+
+void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < m->n_qobjs; i++) {
+        if (strcmp(m->qobjs[i].ns, ns) == 0 && strcmp(m->qobjs[i].name, name) == 0) {
+            free(m->qobjs[i].ns);
+            free(m->qobjs[i].name);
+            memmove(&m->qobjs[i], &m->qobjs[i + 1], (m->n_qobjs - i - 1) * sizeof(*m->qobjs));
+            m->n_qobjs--;
+            quota_recompute(m, ns);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ lookups */
+
+const struct vs_node *vs_model_node(const struct vs_model *m, const char *name)
+{
+    struct vs_node *n = NULL;
+    HASH_FIND_STR(m->nodes, name, n);
+    return n;
+}
+
+const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid)
+{
+    struct vs_podent *pe = NULL;
+    HASH_FIND_STR(m->pods, uid, pe);
+    return pe;
+}
+
+const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns)
+{
+    struct vs_quota *q = NULL;
+    HASH_FIND_STR(m->quotas, ns, q);
+    return q;
+}
+
+static int node_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp((*(struct vs_node *const *)a)->name, (*(struct vs_node *const *)b)->name);
+}
+
+void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),
+                        void *ctx)
+{
+    size_t n = HASH_COUNT(m->nodes), k = 0;
+    struct vs_node **v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return;
+    struct vs_node *it, *tmp;
+    HASH_ITER(hh, m->nodes, it, tmp)
+    {
+        if (it->present)
+            v[k++] = it;
+    }
+    qsort(v, k, sizeof(*v), node_ptr_cmp);
+    for (size_t i = 0; i < k; i++)
+        fn(ctx, v[i]);
+    free(v);
+}
+
+size_t vs_model_node_count(const struct vs_model *m)
+{
+    return m->n_present;
+}
+
+size_t vs_model_pod_count(const struct vs_model *m)
+{
+    return HASH_COUNT(m->pods);
+}
+
+void vs_model_free(struct vs_model *m)
+{
+    if (!m)
+        return;
+    struct vs_podent *pe, *ptmp;
+    HASH_ITER(hh, m->pods, pe, ptmp)
+    {
+        HASH_DEL(m->pods, pe);
+        podent_free(pe);
+    }
+    struct vs_node *n, *ntmp;
+    HASH_ITER(hh, m->nodes, n, ntmp)
+    {
+        HASH_DEL(m->nodes, n);
+        node_free(n);
+    }
+    struct vs_quota *q, *qtmp;
+    HASH_ITER(hh, m->quotas, q, qtmp)
+    {
+        HASH_DEL(m->quotas, q);
+        free(q->ns);
+        free(q);
+    }
+    for (size_t i = 0; i < m->n_qobjs; i++) {
+        free(m->qobjs[i].ns);
+        free(m->qobjs[i].name);
+    }
+    free(m->qobjs);
+    free(m);
+}

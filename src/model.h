@@ -1,0 +1,167 @@
+/* model: the cluster as the scheduler sees it — nodes with their cards, and every tracked pod's
+ * collapsed per-card usage — kept current incrementally from events (node upsert/remove, pod
+ * upsert/remove, Filter reservations). Per-card counters are always the sum of the tracked pods
+ * on that node, so a Filter reads O(cards) per candidate and never rescans the cluster.
+ *
+ * Locking: the model itself is not thread-safe. The owner (store) wraps it in a rwlock: event
+ * application and commits take the write lock, Filter evaluation the read lock. `gen` fields
+ * let a commit detect that what a Filter read has changed in between. */
+#ifndef VS_MODEL_H
+#define VS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "annot.h"
+#include "err.h"
+#include "kobj.h"
+
+#include <uthash.h>
+
+struct vs_podent;
+
+/* An occupied MIG placement on a card and the pod holding it. */
+struct vs_mig_occ {
+    struct vs_mig_placement placement;
+    const struct vs_podent *owner;
+};
+
+struct vs_card {
+    /* registration (from hami.io/node-nvidia-register) */
+    char *uuid;
+    char *type;
+    char *mode;
+    uint32_t index;
+    int32_t numa;
+    int32_t count;
+    int32_t devmem;
+    int32_t devcore;
+    bool health;
+    bool is_mig;
+    bool cordoned;
+    struct vs_mig_profile *profiles; /* sorted by (memoryMB, sliceCount) for profile choice */
+    size_t n_profiles;
+    /* usage: sums over the tracked pods of this node */
+    int64_t used;
+    int64_t usedmem;
+    int64_t usedcores;
+    /* MIG occupancy, rebuilt for the node whenever one of its pods changes */
+    struct vs_mig_occ *occ;
+    size_t n_occ;
+    bool mig_unhealthy; /* fail-closed: MIG bookkeeping of some pod does not add up */
+};
+
+/* One card's share of a pod's collapsed usage (spec §3.2 step 5). */
+struct vs_usage {
+    char *uuid;
+    int64_t mem;
+    int64_t cores;
+    int64_t slots;
+};
+
+struct vs_podent {
+    char *uid;
+    char *ns;
+    char *name;
+    char *node; /* from hami.io/vgpu-node */
+    size_t n_init;
+    struct vs_pod_devs devs; /* decoded hami.io/vgpu-devices-allocated */
+    struct vs_mig_allocs mig;
+    struct vs_usage *usage; /* collapsed; what is counted on the cards */
+    size_t n_usage;
+    bool released;  /* init containers finished: only the app part is counted */
+    bool malformed; /* allocation annotation unusable: node is fail-closed */
+    char *error;    /* why malformed */
+    bool reservation; /* made by Filter here, not yet confirmed by an API event */
+    int64_t reserved_at;
+    struct vs_node *on; /* node entry the usage is applied to */
+    struct vs_podent *prev, *next; /* list of pods on `on` */
+    char *alloc_raw; /* the allocation string the usage was decoded from */
+    UT_hash_handle hh; /* model-private: pods by uid */
+};
+
+struct vs_node {
+    char *name;
+    bool present;       /* a Node object exists (else only a bucket for pods naming it) */
+    bool unschedulable; /* spec.unschedulable */
+    struct vs_kvlist labels;
+    char *raw_register; /* last seen annotation values (NULL = absent), to skip re-parsing */
+    char *raw_score;
+    char *raw_cordon;
+    char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
+    struct vs_card *cards; /* register annotation order */
+    size_t n_cards;
+    int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j] */
+    struct vs_podent *pods;
+    size_t n_pods;
+    size_t n_bad_pods; /* pods here with a malformed allocation */
+    uint64_t gen;      /* bumped on every change of this node's cards or usage */
+    bool has_mig;      /* some card is in mig mode */
+    UT_hash_handle hh; /* model-private: nodes by name */
+};
+
+struct vs_quota {
+    char *ns;
+    bool has_mem, has_cores;
+    int64_t mem_limit;   /* already multiplied by memoryFactor */
+    int64_t cores_limit;
+    int64_t mem_used;
+    int64_t cores_used;
+    UT_hash_handle hh; /* model-private: quotas by namespace */
+};
+
+struct vs_model;
+
+/* memory_factor scales quota memory limits (spec §2.5). Returns NULL on OOM. */
+struct vs_model *vs_model_new(int32_t memory_factor);
+void vs_model_free(struct vs_model *m);
+
+/* Applies a Node add/update: parses register, score and cordon annotations only when they
+ * changed; a malformed one makes the node unusable with a reason (vs_node.error) and is logged
+ * by the caller from the returned message. Usage of pods on the node is re-applied to the new
+ * card list. Returns VS_ERR_NOMEM only; a parse problem is VS_OK with node->error set. */
+enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
+                                 struct vs_errbuf *eb);
+void vs_model_remove_node(struct vs_model *m, const char *name);
+
+/* Applies a Pod add/update with HAMi's tracking rules (spec §3.2): pods without
+ * hami.io/vgpu-node are ignored, terminal pods removed, terminating pods only kept if tracked,
+ * malformed allocations tracked as `malformed` (their node becomes unusable with a reason, never
+ * silently under-counted), init usage released when every init container exited 0. */
+enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);
+void vs_model_remove_pod(struct vs_model *m, const char *uid);
+
+/* Records a Filter decision: replaces any entry for the pod's UID with devs (one entry per
+ * container, init first) on node, with MIG allocations mig (may be NULL). Takes copies. */
+enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
+                             const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
+                             int64_t now);
+/* Drops Filter reservations older than ttl seconds that no API event has confirmed.
+ * Returns how many were dropped. */
+size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl);
+
+/* ResourceQuota spec.hard for one namespace/name; quotas of a namespace combine by taking
+ * the smallest limit per resource. */
+enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *q,
+                               const char *mem_resource, const char *core_resource);
+void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name);
+
+/* Lookups: borrowed pointers valid until the next change of the model. */
+const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);
+const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid);
+const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
+/* Visits every node that has a Node object, in name order. */
+void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),
+                        void *ctx);
+size_t vs_model_node_count(const struct vs_model *m);
+size_t vs_model_pod_count(const struct vs_model *m);
+
+/* Collapses a decoded device list into per-card usage (spec §3.2 step 5): init part by max,
+ * app part by sum, slots = max(init, app, 1). With released, only the app part. Result is
+ * sorted by UUID; free with vs_usage_free. */
+enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
+                              struct vs_usage **out, size_t *n_out);
+void vs_usage_free(struct vs_usage *u, size_t n);
+
+#endif

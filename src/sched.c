@@ -1,0 +1,808 @@
+/* sched: per-node fit of every container, card and node scoring, node choice and the
+ * compare-and-commit of the decision. Everything a Filter computes lives in per-evaluation
+ * scratch (struct vs_scard arrays); the model is only read, until vs_sched_commit. */
+#include "sched.h"
+
+#include "buf.h"
+#include "mig.h"
+#include "policy.h"
+#include "request.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum reason {
+    R_TYPE,
+    R_UUID,
+    R_SLICING,
+    R_CU_EXHAUSTED,
+    R_MEM,
+    R_CORE,
+    R_HEALTH,
+    R_CORDON,
+    R_NUMA,
+    R_EXCLUSIVE,
+    R_CUSTOM,
+    R_MIG,
+    R_ALLOC_INSUFF,
+    R_QUOTA,
+    R_COUNT
+};
+
+static const char *const reason_words[R_COUNT] = {
+    "CardTypeMismatch",
+    "CardUuidMismatch",
+    "CardTimeSlicingExhausted",
+    "CardComputeUnitsExhausted",
+    "CardInsufficientMemory",
+    "CardInsufficientCore",
+    "CardNotHealth",
+    "CardCordoned",
+    "NumaNotFit",
+    "ExclusiveDeviceAllocateConflict",
+    "CardNotFoundCustomFilterRule",
+    "CardMigTopologyInfeasible",
+    "AllocatedCardsInsufficientRequest",
+    "ResourceQuotaNotFit",
+};
+
+/* What one Filter call knows about the pod, shared by all node evaluations. */
+struct fit_ctx {
+    const struct vs_pod *pod;
+    struct vs_pod_req req;
+    struct vs_gpu_policy gpu;
+    bool numa_bind;
+    struct vs_weights w;
+    struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
+    const char *vgpu_mode; /* NULL when absent */
+    const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
+    const struct vs_quota *quota;
+    int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
+};
+
+/* One chosen device of the container being fitted. */
+struct pick {
+    struct vs_scard *card;
+    int64_t mem;
+    int64_t cores;
+};
+
+/* ------------------------------------------------------------------ snapshot */
+
+static void scards_free(struct vs_scard *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        free(s[i].occ);
+    free(s);
+}
+
+static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
+{
+    if (s->n_occ == s->cap_occ) {
+        size_t nc = s->cap_occ ? s->cap_occ * 2 : 4;
+        struct vs_mig_placement *g = realloc(s->occ, nc * sizeof(*g));
+        if (!g)
+            return false;
+        s->occ = g;
+        s->cap_occ = nc;
+    }
+    s->occ[s->n_occ++] = pl;
+    return true;
+}
+
+/* Base view of a node's cards, without the pod's own previous reservation. */
+static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own)
+{
+    struct vs_scard *s = calloc(n->n_cards, sizeof(*s));
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        s[i].c = c;
+        s[i].pos = i;
+        s[i].used = c->used;
+        s[i].usedmem = c->usedmem;
+        s[i].usedcores = c->usedcores;
+        s[i].unhealthy = c->mig_unhealthy;
+        for (size_t k = 0; k < c->n_occ; k++) {
+            if (c->occ[k].owner == own)
+                continue;
+            if (!occ_push(&s[i], c->occ[k].placement)) {
+                scards_free(s, n->n_cards);
+                return NULL;
+            }
+        }
+    }
+    if (own && own->on == n) {
+        for (size_t u = 0; u < own->n_usage; u++) {
+            for (size_t i = 0; i < n->n_cards; i++) {
+                if (strcmp(n->cards[i].uuid, own->usage[u].uuid) == 0) {
+                    s[i].used -= own->usage[u].slots;
+                    s[i].usedmem -= own->usage[u].mem;
+                    s[i].usedcores -= own->usage[u].cores;
+                }
+            }
+        }
+    }
+    return s;
+}
+
+static struct vs_scard *clone(const struct vs_scard *b, size_t n)
+{
+    struct vs_scard *s = calloc(n ? n : 1, sizeof(*s));
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        s[i] = b[i];
+        s[i].occ = NULL;
+        s[i].n_occ = s[i].cap_occ = 0;
+        for (size_t k = 0; k < b[i].n_occ; k++) {
+            if (!occ_push(&s[i], b[i].occ[k])) {
+                scards_free(s, n);
+                return NULL;
+            }
+        }
+    }
+    return s;
+}
+
+static float node_score_of(const struct vs_scard *s, size_t n)
+{
+    int64_t used = 0, count = 0, uc = 0, tc = 0, um = 0, tm = 0;
+    for (size_t i = 0; i < n; i++) {
+        used += s[i].used;
+        count += s[i].c->count;
+        uc += s[i].usedcores;
+        tc += s[i].c->devcore;
+        um += s[i].usedmem;
+        tm += s[i].c->devmem;
+    }
+    if (count == 0 || tc == 0 || tm == 0)
+        return 0;
+    float a = (float)used / (float)count;
+    float b = (float)uc / (float)tc;
+    float c = (float)um / (float)tm;
+    return 10.0f * (a + b + c);
+}
+
+float vs_sched_node_score(const struct vs_node *n)
+{
+    struct vs_scard *s = snapshot(n, NULL);
+    if (!s)
+        return 0;
+    float f = node_score_of(s, n->n_cards);
+    scards_free(s, n->n_cards);
+    return f;
+}
+
+/* ------------------------------------------------------------------ card scoring and order */
+
+static void card_score(struct vs_scard *s, const struct vs_req *r, const struct vs_weights *w)
+{
+    const struct vs_card *c = s->c;
+    if (c->count == 0 || c->devcore == 0 || c->devmem == 0) {
+        s->score = 0;
+        return;
+    }
+    /* The request always counts: its vendor equals the card's vendor (design.md §4). */
+    int64_t req = 1, core = r->cores, mem;
+    if (r->pct != 0 && r->pct != VS_PCT_UNSET)
+        mem = (int64_t)c->devmem * r->pct / 100;
+    else
+        mem = r->memreq;
+    float us = (float)(req + s->used) / (float)c->count;
+    float cs = (float)(core + s->usedcores) / (float)c->devcore;
+    float ms = (float)(mem + s->usedmem) / (float)c->devmem;
+    s->score = 10.0f * ((float)w->slot * us + (float)w->core * cs + (float)w->mem * ms);
+}
+
+/* Stable insertion sort (cards per node are few); equal cards keep their previous order. */
+static void sort_cards(struct vs_scard *s, size_t n, const struct fit_ctx *x)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct vs_scard t = s[i];
+        size_t j = i;
+        while (j > 0 && vs_policy_card_cmp(&x->gpu, x->numa_bind, &s[j - 1], &t) > 0) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = t;
+    }
+}
+
+/* ------------------------------------------------------------------ reasons */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "<c>/<total> <Reason>" items sorted as plain strings, joined with ", " (HAMi GenReason). */
+static char *gen_reason(const size_t counts[R_COUNT], size_t total)
+{
+    char items[R_COUNT][64];
+    char *ptrs[R_COUNT];
+    size_t n = 0;
+    for (int r = 0; r < R_COUNT; r++) {
+        if (!counts[r])
+            continue;
+        snprintf(items[n], sizeof(items[n]), "%zu/%zu %s", counts[r], total, reason_words[r]);
+        ptrs[n] = items[n];
+        n++;
+    }
+    qsort(ptrs, n, sizeof(ptrs[0]), str_cmp);
+    struct vs_buf b;
+    vs_buf_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            vs_buf_puts(&b, ", ");
+        vs_buf_puts(&b, ptrs[i]);
+    }
+    return vs_buf_steal(&b);
+}
+
+/* ------------------------------------------------------------------ Fit (§4.4) */
+
+static bool type_ok(const struct fit_ctx *x, const struct vs_card *c)
+{
+    if (x->use_type.n || x->nouse_type.n) {
+        bool any_use = false, any_nouse = false;
+        for (size_t i = 0; i < x->use_type.n; i++)
+            any_use |= strcasestr(c->type, x->use_type.items[i]) != NULL;
+        for (size_t i = 0; i < x->nouse_type.n; i++)
+            any_nouse |= strcasestr(c->type, x->nouse_type.items[i]) != NULL;
+        if ((x->use_type.n && !any_use) || any_nouse)
+            return false;
+    }
+    if (x->vgpu_mode && !strstr(x->vgpu_mode, c->mode))
+        return false;
+    return true;
+}
+
+static bool uuid_ok(const struct fit_ctx *x, const struct vs_card *c)
+{
+    if (x->use_uuid.n && !vs_strlist_has(&x->use_uuid, c->uuid))
+        return false;
+    if (x->nouse_uuid.n && vs_strlist_has(&x->nouse_uuid, c->uuid))
+        return false;
+    return true;
+}
+
+/* Placements the container's earlier picks on card s would take, appended to a copy of the
+ * card's occupancy; then whether one more `mem` instance fits. */
+static bool mig_fits(const struct vs_scard *s, const struct pick *chosen, size_t n_chosen,
+                     int64_t mem)
+{
+    size_t cap = s->n_occ + n_chosen + 1;
+    struct vs_mig_placement stackbuf[32];
+    struct vs_mig_placement *occ = cap <= 32 ? stackbuf : malloc(cap * sizeof(*occ));
+    if (!occ)
+        return false;
+    size_t n = s->n_occ;
+    memcpy(occ, s->occ, n * sizeof(*occ));
+    bool ok = true;
+    const struct vs_mig_profile *prof;
+    struct vs_mig_placement pl;
+    for (size_t i = 0; i < n_chosen && ok; i++) {
+        if (chosen[i].card != s)
+            continue;
+        ok = vs_mig_choose(s->c, occ, n, chosen[i].mem, &prof, &pl);
+        if (ok)
+            occ[n++] = pl;
+    }
+    if (ok)
+        ok = vs_mig_choose(s->c, occ, n, mem, &prof, &pl);
+    if (occ != stackbuf)
+        free(occ);
+    return ok;
+}
+
+static bool quota_ok(const struct fit_ctx *x, int64_t so_far_mem, int64_t so_far_cores,
+                     const struct pick *chosen, size_t n_chosen, int64_t mem, int64_t cores)
+{
+    const struct vs_quota *q = x->quota;
+    if (!q || (!q->has_mem && !q->has_cores))
+        return true;
+    int64_t m = so_far_mem + mem, c = so_far_cores + cores;
+    for (size_t i = 0; i < n_chosen; i++) {
+        m += chosen[i].mem;
+        c += chosen[i].cores;
+    }
+    if (q->has_mem && x->q_mem_used + m > q->mem_limit)
+        return false;
+    if (q->has_cores && x->q_cores_used + c > q->cores_limit)
+        return false;
+    return true;
+}
+
+#define MAX_MIG_REVISITS 64
+
+/* Fit for one container over the candidates (sorted order; walked from the end).
+ * On success fills picks (n_picks = Nums). On failure returns the reason text (new string). */
+static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cands,
+                 const struct vs_req *r, int64_t so_far_mem, int64_t so_far_cores,
+                 const int64_t *topo, size_t n_cards, struct pick *picks, bool *nomem)
+{
+    size_t counts[R_COUNT] = {0};
+    size_t need = (size_t)r->nums, n_chosen = 0;
+    int64_t prev_numa = INT64_MIN;
+    size_t cap = n_cands * (MAX_MIG_REVISITS + 1) + (size_t)r->nums + 1;
+    struct pick *chosen = calloc(cap, sizeof(*chosen));
+    if (!chosen) {
+        *nomem = true;
+        return NULL;
+    }
+    size_t revisits = 0, revisit_idx = SIZE_MAX;
+    for (size_t ii = n_cands; ii-- > 0;) {
+        struct vs_scard *d = cands[ii];
+        const struct vs_card *c = d->c;
+        if (ii != revisit_idx)
+            revisits = 0;
+        if (!c->health || d->unhealthy) {
+            counts[R_HEALTH]++;
+            continue;
+        }
+        if (c->cordoned) {
+            counts[R_CORDON]++;
+            continue;
+        }
+        if (!type_ok(x, c)) {
+            counts[R_TYPE]++;
+            continue;
+        }
+        if (x->numa_bind && c->numa != prev_numa) {
+            if (need != (size_t)r->nums)
+                counts[R_NUMA] += n_chosen;
+            need = (size_t)r->nums;
+            n_chosen = 0;
+            prev_numa = c->numa;
+        }
+        if (!uuid_ok(x, c)) {
+            counts[R_UUID]++;
+            continue;
+        }
+        if (c->count <= d->used) {
+            counts[R_SLICING]++;
+            continue;
+        }
+        if (x->gpu.mutex && d->used > 0) {
+            counts[R_EXCLUSIVE]++;
+            continue;
+        }
+        int64_t cores = r->cores > 100 ? 100 : r->cores;
+        int64_t mem = 0;
+        if (r->memreq > 0)
+            mem = r->memreq;
+        else if (r->pct != VS_PCT_UNSET)
+            mem = (int64_t)c->devmem * r->pct / 100;
+        if (!quota_ok(x, so_far_mem, so_far_cores, chosen, n_chosen, mem, cores)) {
+            counts[R_QUOTA]++;
+            continue;
+        }
+        if (c->devmem - d->usedmem < mem) {
+            counts[R_MEM]++;
+            continue;
+        }
+        if (c->devcore - d->usedcores < cores) {
+            counts[R_CORE]++;
+            continue;
+        }
+        if (c->devcore == 100 && cores == 100 && d->used > 0) {
+            counts[R_EXCLUSIVE]++;
+            continue;
+        }
+        if (c->devcore != 0 && d->usedcores == c->devcore && cores == 0) {
+            counts[R_CU_EXHAUSTED]++;
+            continue;
+        }
+        if (c->is_mig && !mig_fits(d, chosen, n_chosen, mem)) {
+            counts[R_MIG]++;
+            continue;
+        }
+        if (need > 0 && n_chosen < cap) {
+            if (!x->gpu.topology)
+                need--;
+            chosen[n_chosen].card = d;
+            chosen[n_chosen].mem = mem;
+            chosen[n_chosen].cores = cores;
+            n_chosen++;
+        }
+        if (need == 0 && !x->gpu.topology) {
+            memcpy(picks, chosen, (size_t)r->nums * sizeof(*picks));
+            free(chosen);
+            return NULL;
+        }
+        if (c->is_mig && revisits < MAX_MIG_REVISITS) {
+            revisits++;
+            revisit_idx = ii;
+            ii++; /* a MIG card can host several instances: try it again */
+        }
+    }
+    if (x->gpu.topology && n_chosen >= (size_t)r->nums) {
+        if (n_chosen == (size_t)r->nums) {
+            memcpy(picks, chosen, n_chosen * sizeof(*picks));
+        } else {
+            const struct vs_scard **col = calloc(n_chosen, sizeof(*col));
+            size_t *idx = calloc((size_t)r->nums, sizeof(*idx));
+            if (!col || !idx) {
+                free(col);
+                free(idx);
+                free(chosen);
+                *nomem = true;
+                return NULL;
+            }
+            for (size_t i = 0; i < n_chosen; i++)
+                col[i] = chosen[i].card;
+            vs_topology_select(col, n_chosen, (size_t)r->nums, topo, n_cards, idx);
+            for (size_t i = 0; i < (size_t)r->nums; i++)
+                picks[i] = chosen[idx[i]];
+            free(col);
+            free(idx);
+        }
+        free(chosen);
+        return NULL;
+    }
+    if (n_chosen > 0)
+        counts[R_ALLOC_INSUFF] = n_chosen;
+    free(chosen);
+    char *reason = gen_reason(counts, n_cands);
+    if (!reason)
+        *nomem = true;
+    return reason;
+}
+
+/* Fits one container on a node view (§4.3 fitContainer): scores and sorts the cards in place,
+ * runs Fit, applies the picks to the view and records the device entry (and MIG entries). */
+static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_t n,
+                           const struct vs_req *r, size_t ctr_index, int64_t *so_far_mem,
+                           int64_t *so_far_cores, const int64_t *topo, struct vs_ctr_devs *out,
+                           struct vs_mig_allocs *mig, bool *nomem)
+{
+    for (size_t i = 0; i < n; i++)
+        card_score(&view[i], r, &x->w);
+    sort_cards(view, n, x);
+    struct vs_scard **cands = calloc(n ? n : 1, sizeof(*cands));
+    struct pick *picks = calloc((size_t)r->nums, sizeof(*picks));
+    char *reason = NULL;
+    if (!cands || !picks) {
+        *nomem = true;
+        goto out;
+    }
+    size_t nc = 0;
+    bool any_mig = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strcasestr(view[i].c->type, "nvidia")) {
+            cands[nc++] = &view[i];
+            any_mig |= view[i].c->is_mig;
+        }
+    }
+    bool mig_request = (!x->vgpu_mode || strstr(x->vgpu_mode, "mig")) && any_mig;
+    if ((size_t)r->nums > nc && !mig_request) {
+        reason = strdup("NodeInsufficientDevice");
+        if (!reason)
+            *nomem = true;
+        goto out;
+    }
+    reason = fit(x, cands, nc, r, *so_far_mem, *so_far_cores, topo, n, picks, nomem);
+    if (reason || *nomem)
+        goto out;
+    out->devs = calloc((size_t)r->nums, sizeof(*out->devs));
+    if (!out->devs) {
+        *nomem = true;
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)r->nums; i++) {
+        struct vs_scard *d = picks[i].card;
+        int64_t mem = picks[i].mem, cores = picks[i].cores;
+        if (d->c->is_mig) {
+            const struct vs_mig_profile *prof;
+            struct vs_mig_placement pl;
+            if (!vs_mig_choose(d->c, d->occ, d->n_occ, mem, &prof, &pl)) {
+                reason = strdup("AddResourceUsage failed for device ");
+                struct vs_buf b;
+                vs_buf_init(&b);
+                vs_buf_printf(&b,
+                              "AddResourceUsage failed for device %s: MIG profile and placement "
+                              "allocation failed",
+                              d->c->uuid);
+                free(reason);
+                reason = vs_buf_steal(&b);
+                if (!reason)
+                    *nomem = true;
+                goto out;
+            }
+            mem = prof->memory_mb;
+            cores = prof->core;
+            struct vs_mig_alloc *g = realloc(mig->items, (mig->n + 1) * sizeof(*g));
+            if (!g || !occ_push(d, pl)) {
+                if (g)
+                    mig->items = g;
+                *nomem = true;
+                goto out;
+            }
+            mig->items = g;
+            struct vs_mig_alloc *a = &mig->items[mig->n];
+            memset(a, 0, sizeof(*a));
+            a->container_index = (int32_t)ctr_index;
+            a->device_index = (int32_t)i;
+            a->gpu_uuid = strdup(d->c->uuid);
+            a->profile = strdup(prof->name ? prof->name : "");
+            a->mig_uuid = strdup("");
+            a->placement = pl;
+            mig->n++;
+            if (!a->gpu_uuid || !a->profile || !a->mig_uuid) {
+                *nomem = true;
+                goto out;
+            }
+        }
+        d->used += 1;
+        d->usedmem += mem;
+        d->usedcores += cores;
+        *so_far_mem += mem;
+        *so_far_cores += cores;
+        struct vs_cdev *cd = &out->devs[out->n++];
+        cd->uuid = strdup(d->c->uuid);
+        cd->type = strdup(VS_VENDOR);
+        cd->usedmem = (int32_t)mem;
+        cd->usedcores = (int32_t)cores;
+        if (!cd->uuid || !cd->type) {
+            *nomem = true;
+            goto out;
+        }
+    }
+out:
+    free(cands);
+    free(picks);
+    return reason;
+}
+
+/* ------------------------------------------------------------------ per node (§4.3) */
+
+static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
+{
+    char buf[VS_ERRBUF_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    f->fit = false;
+    f->reason = strdup(buf);
+    return f->reason ? VS_OK : VS_ERR_NOMEM;
+}
+
+static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
+                             struct vs_node_fit *f)
+{
+    const struct vs_node *n = vs_model_node(m, f->node);
+    if (!n || !n->present)
+        return set_reason(f, "node unregistered");
+    f->gen = n->gen;
+    if (n->error) {
+        if (strncmp(n->error, "annos not found", 15) == 0)
+            return set_reason(f, "node unregistered");
+        return set_reason(f, "node unregistered: %s", n->error);
+    }
+    if (n->n_cards == 0)
+        return set_reason(f, "node unregistered");
+    if (n->n_bad_pods) {
+        for (const struct vs_podent *pe = n->pods; pe; pe = pe->next)
+            if (pe->malformed)
+                return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
+                                  pe->error);
+    }
+    size_t nc = n->n_cards;
+    struct vs_scard *base = snapshot(n, x->own);
+    if (!base)
+        return VS_ERR_NOMEM;
+    size_t n_init = x->req.n_init, n_ctrs = x->req.n_ctrs;
+    enum vs_err err = VS_OK;
+    bool nomem = false;
+    char *reason = NULL;
+    struct vs_scard *view = NULL;
+    f->devs.ctrs = calloc(n_init + n_ctrs ? n_init + n_ctrs : 1, sizeof(*f->devs.ctrs));
+    if (!f->devs.ctrs) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
+    f->devs.n = n_init + n_ctrs;
+    int64_t so_mem = 0, so_cores = 0;
+    for (size_t i = 0; i < n_init && !reason; i++) {
+        if (x->req.init[i].nums == 0)
+            continue;
+        /* Init containers run one at a time: each sees the node without the pod. */
+        view = clone(base, nc);
+        if (!view) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+        reason = fit_container(x, view, nc, &x->req.init[i], i, &so_mem, &so_cores, n->topo,
+                               &f->devs.ctrs[i], &f->mig, &nomem);
+        scards_free(view, nc);
+        view = NULL;
+        if (nomem) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+    }
+    f->score = node_score_of(base, nc);
+    view = clone(base, nc);
+    if (!view) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
+    so_mem = so_cores = 0;
+    for (size_t j = 0; j < n_ctrs && !reason; j++) {
+        if (x->req.ctrs[j].nums == 0)
+            continue;
+        reason = fit_container(x, view, nc, &x->req.ctrs[j], n_init + j, &so_mem, &so_cores,
+                               n->topo, &f->devs.ctrs[n_init + j], &f->mig, &nomem);
+        if (nomem) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+    }
+    if (reason) {
+        f->fit = false;
+        f->reason = reason;
+        reason = NULL;
+        vs_pod_devs_cleanup(&f->devs);
+        vs_mig_allocs_cleanup(&f->mig);
+    } else {
+        f->fit = true;
+    }
+out:
+    free(reason);
+    scards_free(view, nc);
+    scards_free(base, nc);
+    return err;
+}
+
+/* ------------------------------------------------------------------ Filter */
+
+static void ctx_cleanup(struct fit_ctx *x)
+{
+    vs_pod_req_cleanup(&x->req);
+    vs_strlist_cleanup(&x->use_type);
+    vs_strlist_cleanup(&x->nouse_type);
+    vs_strlist_cleanup(&x->use_uuid);
+    vs_strlist_cleanup(&x->nouse_uuid);
+}
+
+static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
+{
+    r->error = strdup(msg);
+    return r->error ? VS_OK : VS_ERR_NOMEM;
+}
+
+enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
+                            const char *const *cands, size_t n_cands,
+                            const struct vs_sched_opts *o, struct vs_filter_result *r)
+{
+    struct fit_ctx x;
+    struct vs_errbuf eb;
+    enum vs_err err = VS_OK;
+    memset(r, 0, sizeof(*r));
+    memset(&x, 0, sizeof(x));
+    r->best = -1;
+    x.pod = pod;
+    if ((err = vs_request_build(pod, o->cfg, &x.req, &eb))) {
+        if (err == VS_ERR_NOMEM)
+            return err;
+        r->managed = true;
+        return pod_error(r, eb.msg);
+    }
+    if (!x.req.any) {
+        ctx_cleanup(&x);
+        return VS_OK;
+    }
+    r->managed = true;
+    r->any_regular = x.req.any_regular;
+    const struct vs_kvlist *an = &pod->annotations;
+    const char *np = vs_kv_get(an, VS_ANNO_NODE_POLICY);
+    const char *gp = vs_kv_get(an, VS_ANNO_GPU_POLICY);
+    const struct vs_node_policy *node_policy;
+    if (np ? vs_policy_parse_node(np, VS_ANNO_NODE_POLICY, &node_policy, &eb)
+           : vs_policy_parse_node(o->node_policy ? o->node_policy : "binpack",
+                                  "--node-scheduler-policy", &node_policy, &eb)) {
+        err = pod_error(r, eb.msg);
+        goto out;
+    }
+    if (gp ? vs_policy_parse_gpu(gp, VS_ANNO_GPU_POLICY, &x.gpu, &eb)
+           : vs_policy_parse_gpu(o->gpu_policy ? o->gpu_policy : "spread",
+                                 "--gpu-scheduler-policy", &x.gpu, &eb)) {
+        err = pod_error(r, eb.msg);
+        goto out;
+    }
+    if (vs_annot_parse_weights(vs_kv_get(an, VS_ANNO_WEIGHTS), &x.w, &eb)) {
+        char msg[VS_ERRBUF_SIZE + 128];
+        snprintf(msg, sizeof(msg), "calcScore failed %s for pod %s", eb.msg,
+                 pod->name ? pod->name : "");
+        err = pod_error(r, msg);
+        goto out;
+    }
+    const char *nb = vs_kv_get(an, VS_ANNO_NUMA_BIND);
+    if (nb && vs_annot_parse_bool(nb, &x.numa_bind))
+        x.numa_bind = false;
+    if (vs_annot_parse_list(vs_kv_get(an, VS_ANNO_USE_TYPE), &x.use_type) ||
+        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_NOUSE_TYPE), &x.nouse_type) ||
+        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_USE_UUID), &x.use_uuid) ||
+        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_NOUSE_UUID), &x.nouse_uuid)) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
+    x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
+    x.own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
+    x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
+    if (x.quota) {
+        x.q_mem_used = x.quota->mem_used;
+        x.q_cores_used = x.quota->cores_used;
+        r->quota_checked = x.quota->has_mem || x.quota->has_cores;
+        r->quota_mem_used = x.quota->mem_used;
+        r->quota_cores_used = x.quota->cores_used;
+        if (x.own && strcmp(x.own->ns, pod->ns ? pod->ns : "") == 0) {
+            for (size_t i = 0; i < x.own->n_usage; i++) {
+                x.q_mem_used -= x.own->usage[i].mem;
+                x.q_cores_used -= x.own->usage[i].cores;
+            }
+        }
+    }
+    r->nodes = calloc(n_cands ? n_cands : 1, sizeof(*r->nodes));
+    if (!r->nodes) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
+    r->n = n_cands;
+    for (size_t i = 0; i < n_cands; i++) {
+        r->nodes[i].node = cands[i];
+        if ((err = eval_node(&x, m, &r->nodes[i])))
+            goto out;
+        if (r->nodes[i].fit &&
+            (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
+            r->best = (long)i;
+    }
+out:
+    ctx_cleanup(&x);
+    return err;
+}
+
+void vs_filter_result_cleanup(struct vs_filter_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->nodes[i].reason);
+        vs_pod_devs_cleanup(&r->nodes[i].devs);
+        vs_mig_allocs_cleanup(&r->nodes[i].mig);
+    }
+    free(r->nodes);
+    free(r->error);
+    memset(r, 0, sizeof(*r));
+    r->best = -1;
+}
+
+enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
+                            const struct vs_filter_result *r, int64_t now, struct vs_errbuf *eb)
+{
+    if (r->best < 0)
+        return vs_err_set(eb, VS_ERR_INVAL, "no node was chosen");
+    const struct vs_node_fit *f = &r->nodes[r->best];
+    const struct vs_node *n = vs_model_node(m, f->node);
+    if (!n || n->gen != f->gen)
+        return vs_err_set(eb, VS_ERR_CONFLICT, "node %s changed during filter", f->node);
+    if (r->quota_checked) {
+        const struct vs_quota *q = vs_model_quota(m, pod->ns ? pod->ns : "");
+        if (!q || q->mem_used != r->quota_mem_used || q->cores_used != r->quota_cores_used)
+            return vs_err_set(eb, VS_ERR_CONFLICT, "quota of namespace %s changed during filter",
+                              pod->ns);
+    }
+    if (vs_model_reserve(m, pod, f->node, &f->devs, &f->mig, now))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    return VS_OK;
+}

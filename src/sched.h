@@ -1,0 +1,62 @@
+/* sched: the Filter decision, pure and deterministic: derive the pod's requests, fit every
+ * container on every candidate node (spec/hami-compat.md §4.3–4.5), score nodes and cards
+ * (§5), choose one node, and commit the choice into the model atomically (compare the node's
+ * generation read during evaluation; a changed node means "recompute"). No I/O, no clock. */
+#ifndef VS_SCHED_H
+#define VS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "annot.h"
+#include "devcfg.h"
+#include "err.h"
+#include "kobj.h"
+#include "model.h"
+
+struct vs_sched_opts {
+    const struct vs_devcfg *cfg;
+    const char *node_policy; /* default node policy (flag), "binpack" when NULL */
+    const char *gpu_policy;  /* default card policy (flag), "spread" when NULL */
+};
+
+struct vs_node_fit {
+    const char *node; /* borrowed from the candidate list */
+    bool fit;
+    char *reason;            /* FailedNodes text when !fit */
+    float score;             /* node score (§5.1) when fit */
+    struct vs_pod_devs devs; /* one entry per container, init first */
+    struct vs_mig_allocs mig;
+    uint64_t gen; /* node generation the decision was computed on */
+};
+
+struct vs_filter_result {
+    bool managed; /* the pod asks for a HAMi device; false = pass NodeNames through */
+    char *error;  /* pod-level problem no node could fix (bad annotation or quantity) */
+    struct vs_node_fit *nodes; /* one per candidate, in candidate order */
+    size_t n;
+    long best; /* index into nodes of the chosen node, -1 when none fits */
+    bool any_regular; /* a regular container asks for a GPU (Bind takes the node lock) */
+    /* namespace quota usage the decision relied on (compared at commit) */
+    bool quota_checked;
+    int64_t quota_mem_used;
+    int64_t quota_cores_used;
+};
+
+/* Evaluates `pod` on the candidates. Returns VS_ERR_NOMEM only; pod-level problems are in
+ * r->error, per-node ones in r->nodes[i].reason. r must be cleaned up. */
+enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
+                            const char *const *cands, size_t n_cands,
+                            const struct vs_sched_opts *o, struct vs_filter_result *r);
+void vs_filter_result_cleanup(struct vs_filter_result *r);
+
+/* Commits r's chosen node into the model as the pod's reservation (replacing any previous one).
+ * VS_ERR_CONFLICT when the node or the namespace quota changed since evaluation: recompute. */
+enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
+                            const struct vs_filter_result *r, int64_t now, struct vs_errbuf *eb);
+
+/* The node score of §5.1 over a node's current usage (float32, HAMi's operation order). */
+float vs_sched_node_score(const struct vs_node *n);
+
+#endif
