@@ -46,6 +46,8 @@ const char *vs_err_name(enum vs_err code)
     case VS_ERR_NOTFOUND: return "VS_ERR_NOTFOUND";
     case VS_ERR_IO: return "VS_ERR_IO";
     case VS_ERR_UNFIT: return "VS_ERR_UNFIT";
+    case VS_ERR_GONE: return "VS_ERR_GONE";
+    case VS_ERR_AUTH: return "VS_ERR_AUTH";
     }
     return "VS_ERR_UNKNOWN";
 }

@@ -17,6 +17,8 @@ enum vs_err {
     VS_ERR_NOTFOUND,
     VS_ERR_IO,
     VS_ERR_UNFIT,
+    VS_ERR_GONE, /* 410: resourceVersion too old, relist */
+    VS_ERR_AUTH, /* 401/403 */
 };
 
 #define VS_ERRBUF_SIZE 512

@@ -139,20 +139,20 @@ char *vs_report_table(const struct vs_sim_report *r)
 {
     struct vs_buf b;
     vs_buf_init(&b);
-    vs_buf_printf(&b, "%-32s %-20s %-8s %s\n", "POD", "NODE", "SCORE", "DEVICES / REASON");
+    vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", "POD", "NODE", "SCORE", "DEVICES / REASON");
     for (size_t i = 0; i < r->n_pods; i++) {
         const struct vs_sim_pod *p = &r->pods[i];
         if (p->node) {
             char s[32];
             vs_format_float(p->score, s, sizeof(s));
-            vs_buf_printf(&b, "%-32s %-20s %-8s %s\n", p->pod, p->node, s, p->devices);
+            vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", p->pod, p->node, s, p->devices);
         } else if (p->error) {
-            vs_buf_printf(&b, "%-32s %-20s %-8s error: %s\n", p->pod, "-", "-", p->error);
+            vs_buf_printf(&b, "%-32s %-20s %-10s error: %s\n", p->pod, "-", "-", p->error);
         } else if (p->reasons.n == 0) {
-            vs_buf_printf(&b, "%-32s %-20s %-8s no candidate node\n", p->pod, "-", "-");
+            vs_buf_printf(&b, "%-32s %-20s %-10s no candidate node\n", p->pod, "-", "-");
         } else {
             for (size_t k = 0; k < p->reasons.n; k++)
-                vs_buf_printf(&b, "%-32s %-20s %-8s %s: %s\n", k ? "" : p->pod, k ? "" : "-",
+                vs_buf_printf(&b, "%-32s %-20s %-10s %s: %s\n", k ? "" : p->pod, k ? "" : "-",
                               k ? "" : "-", p->reasons.items[k].key, p->reasons.items[k].val);
         }
     }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every test of vgpu-sched from a fresh clone: installs missing packages, builds, runs the
+# unit/integration/golden/replay tests plainly and under ASan+UBSan, checks formatting, runs each
+# libFuzzer target for a bounded time, and (when its tools are present) the end-to-end suite.
+# Env: VS_FUZZ_SECONDS (default 15 per target), VS_SKIP_E2E=1, VS_JOBS (default 2).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=${VS_JOBS:-2}
+passed=0; failed=0; failures=()
+
+step() { # name command...
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then passed=$((passed+1)); echo "=== $name: ok"
+  else failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAILED"; fi
+}
+
+bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
+
+build() { # dir extra-cmake-args...
+  local dir=$1; shift
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >"$dir.cmake.log" 2>&1 &&
+    cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'error|warning: ' ; test "${PIPESTATUS[0]}" -eq 0
+}
+ctest_in() { (cd "$1" && ctest --output-on-failure -j"$jobs" --timeout 600); }
+
+step "build" build build
+step "tests" ctest_in build
+step "build (asan,ubsan)" build build-asan -DVS_SANITIZE=address,undefined
+step "tests (asan,ubsan)" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  bash -c "cd build-asan && ctest --output-on-failure -j$jobs --timeout 900"
+
+format_check() {
+  local bad=0
+  while IFS= read -r f; do
+    clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || { echo "not formatted: $f"; bad=1; }
+  done < <(git ls-files '*.c' '*.h')
+  return $bad
+}
+step "clang-format" format_check
+
+fuzz() {
+  local dir=build-fuzz secs=${VS_FUZZ_SECONDS:-15}
+  CC=clang cmake -S "$root" -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVS_FUZZ=ON -DVS_TESTS=OFF \
+    -DVS_SANITIZE=address,undefined >$dir.cmake.log 2>&1 || return 1
+  cmake --build $dir -j"$jobs" 2>&1 | grep -E 'error' ; test "${PIPESTATUS[0]}" -eq 0 || return 1
+  local rc=0
+  for t in $dir/fuzz_*; do
+    local name=${t##*/fuzz_} work=$dir/corpus-$name
+    mkdir -p "$work"
+    echo "fuzz $name for ${secs}s"
+    "$t" -max_total_time="$secs" -print_final_stats=0 -artifact_prefix="$dir/crash-$name-" \
+      "$work" "tests/fuzz/corpus/$name" >"$dir/$name.log" 2>&1 || { rc=1; tail -30 "$dir/$name.log"; }
+  done
+  return $rc
+}
+step "fuzz" fuzz
+
+if [ "${VS_SKIP_E2E:-0}" != 1 ] && [ -x tests/e2e/run.sh ]; then
+  step "e2e" tests/e2e/run.sh "$root/build/vgpu-sched"
+fi
+
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failed steps: ${failures[*]}"
+echo "test.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
