@@ -35,6 +35,18 @@ enum vs_err vs_loader_load_buf(const char *buf, size_t len, const char *name,
                                struct vs_objset *set, vs_warn_fn warn, void *warn_ctx,
                                struct vs_errbuf *eb);
 
+/* Sees every accepted Node/Pod/ResourceQuota as its JSON object (borrowed for the call) with
+ * its kind (from the object or its typed list). A non-OK return aborts the load with that
+ * error (the message in eb). */
+struct json_t;
+typedef enum vs_err (*vs_object_fn)(void *ctx, const char *kind, const struct json_t *obj,
+                                    struct vs_errbuf *eb);
+
+/* vs_loader_load_file with a raw-object callback (used by the embedded API server). */
+enum vs_err vs_loader_load_file_raw(const char *path, struct vs_objset *set, vs_object_fn raw,
+                                    void *raw_ctx, vs_warn_fn warn, void *warn_ctx,
+                                    struct vs_errbuf *eb);
+
 void vs_objset_cleanup(struct vs_objset *set);
 
 #endif

@@ -880,6 +880,16 @@ void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const st
     free(v);
 }
 
+void vs_model_each_pod(const struct vs_model *m,
+                       void (*fn)(void *ctx, const struct vs_podent *pe), void *ctx)
+{
+    struct vs_podent *pe, *tmp;
+    HASH_ITER(hh, m->pods, pe, tmp)
+    {
+        fn(ctx, pe);
+    }
+}
+
 size_t vs_model_node_count(const struct vs_model *m)
 {
     return m->n_present;

@@ -154,6 +154,9 @@ const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
 /* Visits every node that has a Node object, in name order. */
 void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),
                         void *ctx);
+/* Visits every tracked pod (hash order). fn must not change the model. */
+void vs_model_each_pod(const struct vs_model *m,
+                       void (*fn)(void *ctx, const struct vs_podent *pe), void *ctx);
 size_t vs_model_node_count(const struct vs_model *m);
 size_t vs_model_pod_count(const struct vs_model *m);
 

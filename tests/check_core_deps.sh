@@ -6,7 +6,7 @@ set -euo pipefail
 cc=$1; src=$2; shift 2
 bad=0
 for f in "$@"; do
-  deps=$("$cc" -MM -D_GNU_SOURCE -I"$src/src" -I"$src/policies" "$f")
+  deps=$("$cc" -MM -D_GNU_SOURCE -iquote "$src/src" -iquote "$src/policies" "$f")
   if grep -Eq '(jansson|curl/|microhttpd|yaml)\.?h?' <<<"$deps"; then
     echo "core source $f includes a codec/network header:"; grep -Eo '[^ ]*(jansson|curl/|microhttpd|yaml)[^ ]*' <<<"$deps"
     bad=1

@@ -1,0 +1,455 @@
+/* k8s_codec: decodes v1 Pod, Node and ResourceQuota JSON (jansson) into the plain structs of
+ * kobj.h. A missing key and JSON null both mean "absent"; a value of the wrong type is an error
+ * naming its JSON path. Map values also accept numbers and bools (YAML users leave them bare). */
+#include "k8s_codec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room for "%lld" and for the longest shortest-round-trip double text ("-1.2345678901234567e-308"
+ * or 21 fixed digits plus sign and point). */
+#define NUM_TEXT_SIZE 40
+/* JSON paths in messages; longer ones are truncated by vs_err_set anyway. */
+#define PATH_SIZE 160
+
+static const char *type_name(const json_t *v)
+{
+    if (!v)
+        return "nothing";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    case JSON_NULL:
+        return "null";
+    }
+    return "unknown";
+}
+
+/* The member `key` of obj; NULL when obj is NULL, the key is missing or its value is null. */
+static const json_t *member(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_null(v) ? NULL : v;
+}
+
+/* A constant return the static analyzer can follow, unlike vs_err_set's. */
+static enum vs_err oom(struct vs_errbuf *eb)
+{
+    vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    return VS_ERR_NOMEM;
+}
+
+static enum vs_err type_err(struct vs_errbuf *eb, const char *base, const char *key,
+                            const char *want, const json_t *got)
+{
+    return vs_err_set(eb, VS_ERR_PARSE, "%s%s%s: expected %s, got %s", base,
+                      *base && *key ? "." : "", key, want, type_name(got));
+}
+
+/* Writes the shortest decimal text that reads back as d: fixed notation for magnitudes in
+ * [1e-6, 1e21), exponent notation outside (so 1.5 -> "1.5", 1e8 -> "100000000"). */
+static void real_text(double d, char *out, size_t n)
+{
+    char sci[NUM_TEXT_SIZE];
+    int prec;
+
+    if (d == 0 || !isfinite(d)) {
+        snprintf(out, n, "%s", d == 0 ? "0" : "nan");
+        return;
+    }
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(sci, sizeof(sci), "%.*e", prec - 1, d);
+        if (strtod(sci, NULL) == d)
+            break;
+    }
+    snprintf(sci, sizeof(sci), "%.*e", prec - 1, d);
+
+    /* sci is "[-]D[.DDD]e(+|-)XX": collect the digits and the exponent. */
+    const char *p = sci;
+    bool neg = *p == '-';
+    char digits[20];
+    size_t nd = 0;
+    if (neg)
+        p++;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.' && nd < sizeof(digits) - 1)
+            digits[nd++] = *p;
+    digits[nd] = '\0';
+    int exp = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
+
+    size_t o = 0;
+    char buf[NUM_TEXT_SIZE];
+#define PUT(c)                                                                                     \
+    do {                                                                                           \
+        if (o < sizeof(buf) - 1)                                                                   \
+            buf[o++] = (c);                                                                        \
+    } while (0)
+    if (neg)
+        PUT('-');
+    if (exp >= -6 && exp < 21) {
+        if (exp < 0) {
+            PUT('0');
+            PUT('.');
+            for (int i = -1; i > exp; i--)
+                PUT('0');
+            for (size_t i = 0; i < nd; i++)
+                PUT(digits[i]);
+        } else {
+            for (size_t i = 0; i < nd || i <= (size_t)exp; i++) {
+                if (i == (size_t)exp + 1)
+                    PUT('.');
+                PUT(i < nd ? digits[i] : '0');
+            }
+        }
+    } else {
+        PUT(digits[0]);
+        if (nd > 1)
+            PUT('.');
+        for (size_t i = 1; i < nd; i++)
+            PUT(digits[i]);
+        PUT('e');
+        PUT(exp < 0 ? '-' : '+');
+        char e[12];
+        snprintf(e, sizeof(e), "%d", exp < 0 ? -exp : exp);
+        for (const char *q = e; *q; q++)
+            PUT(*q);
+    }
+#undef PUT
+    buf[o] = '\0';
+    snprintf(out, n, "%s", buf);
+}
+
+/* The text of a string, number or bool value: borrowed from v or written into tmp.
+ * Returns false for objects, arrays and null. */
+static bool scalar_text(const json_t *v, char tmp[NUM_TEXT_SIZE], const char **out)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        *out = json_string_value(v);
+        return true;
+    case JSON_INTEGER:
+        snprintf(tmp, NUM_TEXT_SIZE, "%lld", (long long)json_integer_value(v));
+        *out = tmp;
+        return true;
+    case JSON_REAL:
+        real_text(json_real_value(v), tmp, NUM_TEXT_SIZE);
+        *out = tmp;
+        return true;
+    case JSON_TRUE:
+        *out = "true";
+        return true;
+    case JSON_FALSE:
+        *out = "false";
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Writes key as a JSON string literal (quotes included), for `map["key"]` paths. */
+static void quote_key(char *out, size_t n, const char *key)
+{
+    size_t o = 0;
+    if (n < 3) {
+        if (n)
+            out[0] = '\0';
+        return;
+    }
+    out[o++] = '"';
+    for (const unsigned char *p = (const unsigned char *)key; *p && o + 8 < n; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)*p;
+        } else if (*p < 0x20) {
+            o += (size_t)snprintf(out + o, n - o, "\\u%04x", *p);
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
+/* parent[key] when it is an object; *out is NULL when absent. */
+static enum vs_err get_obj(const json_t *parent, const char *base, const char *key,
+                           const json_t **out, struct vs_errbuf *eb)
+{
+    const json_t *v = member(parent, key);
+    *out = NULL;
+    if (v && !json_is_object(v))
+        return type_err(eb, base, key, "an object", v);
+    *out = v;
+    return VS_OK;
+}
+
+static enum vs_err get_arr(const json_t *parent, const char *base, const char *key,
+                           const json_t **out, struct vs_errbuf *eb)
+{
+    const json_t *v = member(parent, key);
+    *out = NULL;
+    if (v && !json_is_array(v))
+        return type_err(eb, base, key, "an array", v);
+    *out = v;
+    return VS_OK;
+}
+
+/* A new copy of the text of parent[key] in *dst ("" when absent). */
+static enum vs_err get_str(const json_t *parent, const char *base, const char *key, char **dst,
+                           struct vs_errbuf *eb)
+{
+    const json_t *v = member(parent, key);
+    char tmp[NUM_TEXT_SIZE];
+    const char *text = "";
+
+    if (v && !scalar_text(v, tmp, &text))
+        return type_err(eb, base, key, "a string", v);
+    free(*dst);
+    *dst = strdup(text);
+    if (!*dst)
+        return oom(eb);
+    return VS_OK;
+}
+
+static enum vs_err get_bool(const json_t *parent, const char *base, const char *key, bool *dst,
+                            struct vs_errbuf *eb)
+{
+    const json_t *v = member(parent, key);
+    *dst = false;
+    if (!v)
+        return VS_OK;
+    if (!json_is_boolean(v))
+        return type_err(eb, base, key, "a bool", v);
+    *dst = json_is_true(v);
+    return VS_OK;
+}
+
+/* Fills out (empty on entry) from the string map parent[key]. JSON objects have unique keys,
+ * so the list is filled directly at its final size instead of through vs_kv_set. */
+static enum vs_err get_map(const json_t *parent, const char *base, const char *key,
+                           struct vs_kvlist *out, struct vs_errbuf *eb)
+{
+    const json_t *obj;
+    enum vs_err rc = get_obj(parent, base, key, &obj, eb);
+    if (rc != VS_OK || !obj || json_object_size(obj) == 0)
+        return rc;
+
+    out->items = calloc(json_object_size(obj), sizeof(*out->items));
+    if (!out->items)
+        return oom(eb);
+
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        char tmp[NUM_TEXT_SIZE];
+        const char *text = "";
+        if (!json_is_null(v) && !scalar_text(v, tmp, &text)) {
+            char qk[PATH_SIZE];
+            quote_key(qk, sizeof(qk), k);
+            return vs_err_set(eb, VS_ERR_PARSE, "%s%s%s[%s]: expected a string or number, got %s",
+                              base, *base ? "." : "", key, qk, type_name(v));
+        }
+        char *kc = strdup(k);
+        char *vc = strdup(text);
+        if (!kc || !vc) {
+            free(kc);
+            free(vc);
+            return oom(eb);
+        }
+        out->items[out->n].key = kc;
+        out->items[out->n].val = vc;
+        out->n++;
+    }
+    return VS_OK;
+}
+
+/* spec[key] (containers or initContainers) into a new array of *n containers. */
+static enum vs_err get_containers(const json_t *spec, const char *key, struct vs_container **out,
+                                  size_t *n, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(spec, "spec", key, &arr, eb);
+    size_t cnt = json_array_size(arr);
+    if (rc != VS_OK || cnt == 0)
+        return rc;
+
+    *out = calloc(cnt, sizeof(**out));
+    if (!*out)
+        return oom(eb);
+    *n = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *c = json_array_get(arr, i);
+        struct vs_container *ctr = &(*out)[i];
+        char base[64], sub[PATH_SIZE];
+        const json_t *res, *sc;
+
+        snprintf(base, sizeof(base), "spec.%s[%zu]", key, i);
+        if (!json_is_object(c))
+            return type_err(eb, base, "", "an object", c);
+        if ((rc = get_str(c, base, "name", &ctr->name, eb)) != VS_OK ||
+            (rc = get_obj(c, base, "resources", &res, eb)) != VS_OK ||
+            (rc = get_obj(c, base, "securityContext", &sc, eb)) != VS_OK)
+            return rc;
+        snprintf(sub, sizeof(sub), "%s.resources", base);
+        if ((rc = get_map(res, sub, "limits", &ctr->limits, eb)) != VS_OK ||
+            (rc = get_map(res, sub, "requests", &ctr->requests, eb)) != VS_OK)
+            return rc;
+        snprintf(sub, sizeof(sub), "%s.securityContext", base);
+        if ((rc = get_bool(sc, sub, "privileged", &ctr->privileged, eb)) != VS_OK)
+            return rc;
+    }
+    return VS_OK;
+}
+
+static enum vs_err get_init_status(const json_t *status, struct vs_pod *p, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(status, "status", "initContainerStatuses", &arr, eb);
+    size_t cnt = json_array_size(arr);
+    if (rc != VS_OK || cnt == 0)
+        return rc;
+
+    p->init_status = calloc(cnt, sizeof(*p->init_status));
+    if (!p->init_status)
+        return oom(eb);
+    p->n_init_status = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *s = json_array_get(arr, i);
+        const json_t *state, *term, *code;
+        char base[PATH_SIZE];
+
+        snprintf(base, sizeof(base), "status.initContainerStatuses[%zu]", i);
+        if (!json_is_object(s))
+            return type_err(eb, base, "", "an object", s);
+        if ((rc = get_obj(s, base, "state", &state, eb)) != VS_OK)
+            return rc;
+        snprintf(base, sizeof(base), "status.initContainerStatuses[%zu].state", i);
+        if ((rc = get_obj(state, base, "terminated", &term, eb)) != VS_OK)
+            return rc;
+        if (!term)
+            continue;
+        p->init_status[i].terminated = true;
+        code = member(term, "exitCode");
+        if (!code)
+            continue;
+        snprintf(base, sizeof(base), "status.initContainerStatuses[%zu].state.terminated", i);
+        if (!json_is_integer(code))
+            return type_err(eb, base, "exitCode", "an integer", code);
+        json_int_t ec = json_integer_value(code);
+        if (ec < INT32_MIN || ec > INT32_MAX)
+            return vs_err_set(eb, VS_ERR_PARSE, "%s.exitCode: out of int32 range: %lld", base,
+                              (long long)ec);
+        p->init_status[i].exit_code = (int32_t)ec;
+    }
+    return VS_OK;
+}
+
+/* metadata.name, required and non-empty. */
+static enum vs_err get_name(const json_t *meta, char **dst, struct vs_errbuf *eb)
+{
+    enum vs_err rc = get_str(meta, "metadata", "name", dst, eb);
+    if (rc == VS_OK && **dst == '\0')
+        return vs_err_set(eb, VS_ERR_PARSE, "metadata.name: missing");
+    return rc;
+}
+
+/* metadata.namespace, "default" when absent or empty (as the API server defaults it). */
+static enum vs_err get_ns(const json_t *meta, char **dst, struct vs_errbuf *eb)
+{
+    enum vs_err rc = get_str(meta, "metadata", "namespace", dst, eb);
+    if (rc == VS_OK && **dst == '\0') {
+        free(*dst);
+        *dst = strdup("default");
+        if (!*dst)
+            return oom(eb);
+    }
+    return rc;
+}
+
+static enum vs_err expect_object(const json_t *obj, struct vs_errbuf *eb)
+{
+    if (!json_is_object(obj))
+        return vs_err_set(eb, VS_ERR_PARSE, "expected an object, got %s", type_name(obj));
+    return VS_OK;
+}
+
+enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb)
+{
+    const json_t *meta, *spec, *status;
+    enum vs_err rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = expect_object(obj, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "metadata", &meta, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "spec", &spec, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "status", &status, eb)) != VS_OK)
+        return rc;
+    if ((rc = get_ns(meta, &out->ns, eb)) != VS_OK ||
+        (rc = get_name(meta, &out->name, eb)) != VS_OK ||
+        (rc = get_str(meta, "metadata", "uid", &out->uid, eb)) != VS_OK ||
+        (rc = get_str(meta, "metadata", "resourceVersion", &out->resource_version, eb)) != VS_OK ||
+        (rc = get_map(meta, "metadata", "annotations", &out->annotations, eb)) != VS_OK ||
+        (rc = get_map(meta, "metadata", "labels", &out->labels, eb)) != VS_OK)
+        return rc;
+    out->deleting = member(meta, "deletionTimestamp") != NULL;
+    if ((rc = get_str(spec, "spec", "nodeName", &out->node_name, eb)) != VS_OK ||
+        (rc = get_str(spec, "spec", "schedulerName", &out->scheduler_name, eb)) != VS_OK ||
+        (rc = get_map(spec, "spec", "nodeSelector", &out->node_selector, eb)) != VS_OK ||
+        (rc = get_containers(spec, "initContainers", &out->init, &out->n_init, eb)) != VS_OK ||
+        (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK)
+        return rc;
+    if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
+        (rc = get_init_status(status, out, eb)) != VS_OK)
+        return rc;
+    return VS_OK;
+}
+
+enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb)
+{
+    const json_t *meta, *spec, *status;
+    enum vs_err rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = expect_object(obj, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "metadata", &meta, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "spec", &spec, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "status", &status, eb)) != VS_OK)
+        return rc;
+    if ((rc = get_name(meta, &out->name, eb)) != VS_OK ||
+        (rc = get_str(meta, "metadata", "resourceVersion", &out->resource_version, eb)) != VS_OK ||
+        (rc = get_map(meta, "metadata", "annotations", &out->annotations, eb)) != VS_OK ||
+        (rc = get_map(meta, "metadata", "labels", &out->labels, eb)) != VS_OK ||
+        (rc = get_bool(spec, "spec", "unschedulable", &out->unschedulable, eb)) != VS_OK ||
+        (rc = get_map(status, "status", "allocatable", &out->allocatable, eb)) != VS_OK)
+        return rc;
+    return VS_OK;
+}
+
+enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out, struct vs_errbuf *eb)
+{
+    const json_t *meta, *spec;
+    enum vs_err rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = expect_object(obj, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "metadata", &meta, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "spec", &spec, eb)) != VS_OK)
+        return rc;
+    if ((rc = get_ns(meta, &out->ns, eb)) != VS_OK ||
+        (rc = get_str(meta, "metadata", "name", &out->name, eb)) != VS_OK ||
+        (rc = get_map(spec, "spec", "hard", &out->hard, eb)) != VS_OK)
+        return rc;
+    return VS_OK;
+}
