@@ -1,0 +1,73 @@
+/* kube_internal: the pieces of the kube client that unit tests and the fuzz target drive
+ * directly: the token-bucket limiter (pure clock math, the clock is a parameter) and the
+ * incremental watch-stream decoder (newline-delimited JSON events, split anywhere). Not part of
+ * the public API; only kube.c, tests and fuzz targets include it. */
+#ifndef VS_KUBE_INTERNAL_H
+#define VS_KUBE_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Token bucket shared by every thread of one client. Reservations may drive `tokens`
+ * negative: each caller takes its token at once and then waits out its own debt, so callers
+ * are served in arrival order without a condition variable. */
+struct vs_kube_limiter {
+    pthread_mutex_t mu; /* guards every field below */
+    double qps;         /* tokens added per second; <= 0 = unlimited */
+    double burst;       /* bucket size (>= 1) */
+    double tokens;      /* current balance, negative while callers wait */
+    double last;        /* clock reading of the last refill, seconds */
+    bool started;       /* false until the first reservation (bucket starts full) */
+};
+
+void vs_kube_limiter_init(struct vs_kube_limiter *l, double qps, int burst);
+void vs_kube_limiter_cleanup(struct vs_kube_limiter *l);
+
+/* Takes one token at time `now` (seconds on any monotonic clock; a clock that goes backwards
+ * adds nothing) and returns how many seconds the caller must wait before sending (0 = now). */
+double vs_kube_limiter_reserve(struct vs_kube_limiter *l, double now);
+
+/* Largest single watch event accepted (one JSON line). */
+#define VS_WATCH_MAX_EVENT (16u << 20)
+
+/* Splits a watch response body into lines and decodes each as one event. ADDED, MODIFIED
+ * and DELETED go to on_event (object borrowed for the call); BOOKMARK only advances rv; ERROR
+ * carries a Status and ends decoding with its code mapped (410 -> VS_ERR_GONE). */
+struct vs_watch_decoder {
+    char *buf; /* bytes of an incomplete line, owned */
+    size_t len, cap;
+    size_t max_event; /* cap on one line */
+    char *rv;         /* last metadata.resourceVersion seen, owned, or NULL */
+    uint64_t events;  /* events decoded, bookmarks included */
+    int (*on_event)(void *ctx, const char *type, json_t *obj);
+    void *ctx;
+};
+
+/* on_event may be NULL; max_event 0 means VS_WATCH_MAX_EVENT. */
+void vs_watch_decoder_init(struct vs_watch_decoder *d,
+                           int (*on_event)(void *ctx, const char *type, json_t *obj), void *ctx,
+                           size_t max_event);
+void vs_watch_decoder_cleanup(struct vs_watch_decoder *d);
+
+/* Feeds len bytes. Returns VS_OK, or the first error: VS_ERR_PARSE (bad JSON, unknown type,
+ * line over max_event), VS_ERR_GONE and the other Status mappings for an ERROR event,
+ * VS_ERR_INVAL when on_event returned non-zero, VS_ERR_NOMEM. eb then holds
+ * "<code> <message>" for ERROR events, a description otherwise. After an error the decoder
+ * must not be fed again. */
+enum vs_err vs_watch_decoder_feed(struct vs_watch_decoder *d, const char *data, size_t len,
+                                  struct vs_errbuf *eb);
+
+/* The stream ended cleanly: decodes a last event that lacked its newline. VS_ERR_PARSE when
+ * the remainder is not a whole event. */
+enum vs_err vs_watch_decoder_finish(struct vs_watch_decoder *d, struct vs_errbuf *eb);
+
+/* Maps an HTTP status to the error enum (401/403 AUTH, 404 NOTFOUND, 409 CONFLICT, 410 GONE,
+ * everything else KUBE). */
+enum vs_err vs_kube_status_err(long code);
+
+#endif

@@ -1,0 +1,1814 @@
+/* fakeapi: a fake kube-apiserver for tests. libmicrohttpd runs one thread per connection so a
+ * watch can block in its content reader until an event, a bookmark tick, its timeout, a drop
+ * or shutdown. Invariants: stored objects are immutable once stored (every change stores a new
+ * json_t), so the store and the watch history share references safely; `api->mu` guards all
+ * mutable state and `api->cv` is broadcast on every change a watcher or waiter may care about. */
+#include "fakeapi.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BODY_MAX          (8u << 20)
+#define DEFAULT_HISTORY   4096
+#define DEFAULT_BOOKMARK  1000
+#define DEFAULT_WATCH_S   1800
+#define WAIT_STEP_MS      100
+#define NAME_MAX_LEN      253
+#define CONNECTION_IDLE_S 60
+
+struct kinddef {
+    const char *kind;
+    const char *plural;
+    const char *prefix; /* group/version path */
+    const char *api_version;
+    const char *qualified; /* resource name used in messages */
+    const char *list_kind;
+    bool namespaced;
+};
+
+static const struct kinddef KINDS[] = {
+    {"Node", "nodes", "/api/v1", "v1", "nodes", "NodeList", false},
+    {"Pod", "pods", "/api/v1", "v1", "pods", "PodList", true},
+    {"ResourceQuota", "resourcequotas", "/api/v1", "v1", "resourcequotas", "ResourceQuotaList",
+     true},
+    {"Event", "events", "/api/v1", "v1", "events", "EventList", true},
+    {"Lease", "leases", "/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1",
+     "leases.coordination.k8s.io", "LeaseList", true},
+};
+#define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
+#define KIND_POD 1
+
+struct obj {
+    int kind;
+    char *ns; /* "" for cluster-scoped kinds */
+    char *name;
+    json_t *o; /* immutable once stored */
+};
+
+struct hist {
+    uint64_t rv;
+    int kind;
+    const char *type; /* static string */
+    json_t *o;        /* shared with the store or a private snapshot */
+};
+
+struct rule {
+    char *method;
+    char *prefix;
+    int status;
+    int count;
+    char *body; /* NULL = Status body */
+    int retry_after;
+    int ms;
+};
+
+struct reqlog {
+    char verb[8];
+    char method[8];
+    char *path;
+};
+
+struct sel_term {
+    char *key;
+    char *val;
+    int op; /* 0 equals, 1 not equals, 2 exists, 3 does not exist */
+};
+
+struct sel {
+    struct sel_term *t;
+    size_t n;
+};
+
+struct watcher {
+    struct vs_fakeapi *api;
+    struct watcher *next;
+    struct MHD_Connection *conn;
+    int kind;
+    char *ns; /* NULL = all namespaces */
+    struct sel labels, fields;
+    uint64_t cursor; /* every matching event up to here has been queued */
+    bool bookmarks;
+    double deadline, last_send;
+    unsigned gen; /* drop generation at start */
+    bool ending;  /* send what is pending, then end cleanly */
+    char *pending;
+    size_t plen, poff, pcap;
+};
+
+struct vs_fakeapi {
+    struct MHD_Daemon *d;
+    int port;
+    char url[64];
+    char *cert_pem, *key_pem;
+    int bookmark_ms;
+    bool quiet;
+
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cv;
+    bool stopping;
+    char *token;
+    uint64_t rv;
+    uint64_t uids;
+    struct obj *objs;
+    size_t n_objs, cap_objs;
+    struct hist *hist; /* ring */
+    size_t hist_cap, hist_start, hist_n;
+    uint64_t hist_floor; /* highest rv evicted from the ring */
+    uint64_t compact[NKINDS];
+    bool compact_event[NKINDS];
+    struct rule *faults;
+    size_t n_faults;
+    struct rule *delays;
+    size_t n_delays;
+    struct reqlog *log;
+    size_t n_log, cap_log;
+    struct watcher *watchers;
+    unsigned drop_gen;
+};
+
+/* Per-request state while the body arrives. */
+struct req {
+    char *body;
+    size_t len, cap;
+    bool too_big;
+};
+
+/* An answer computed under the lock and sent after it. */
+struct reply {
+    int code;
+    char *body; /* malloc'd text, may be NULL for an empty body */
+    int retry_after;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void warn(const struct vs_fakeapi *api, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void warn(const struct vs_fakeapi *api, const char *fmt, ...)
+{
+    if (api && api->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fakeapi: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int kind_find(const char *s)
+{
+    if (!s)
+        return -1;
+    for (int i = 0; i < NKINDS; i++)
+        if (strcasecmp(s, KINDS[i].kind) == 0 || strcasecmp(s, KINDS[i].plural) == 0)
+            return i;
+    return -1;
+}
+
+static const char *reason_for(int code)
+{
+    switch (code) {
+    case 400:
+        return "BadRequest";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "NotFound";
+    case 405:
+        return "MethodNotAllowed";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Expired";
+    case 413:
+        return "RequestEntityTooLarge";
+    case 415:
+        return "UnsupportedMediaType";
+    case 422:
+        return "Invalid";
+    case 429:
+        return "TooManyRequests";
+    case 500:
+        return "InternalError";
+    case 503:
+        return "ServiceUnavailable";
+    case 504:
+        return "Timeout";
+    }
+    return "Unknown";
+}
+
+static json_t *status_obj(int code, const char *reason, const char *msg)
+{
+    return json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
+                     "metadata", "status", code < 400 ? "Success" : "Failure", "message", msg,
+                     "reason", reason ? reason : reason_for(code), "code", code);
+}
+
+static void reply_json(struct reply *rp, int code, const json_t *j)
+{
+    rp->code = code;
+    rp->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+}
+
+static void reply_status(struct reply *rp, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void reply_status(struct reply *rp, int code, const char *reason, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    json_t *st = status_obj(code, reason, msg);
+    reply_json(rp, code, st);
+    json_decref(st);
+}
+
+static const char *meta_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(o, "metadata"), key));
+}
+
+/* metadata of o, created when missing or not an object. Borrowed. */
+static json_t *meta_of(json_t *o)
+{
+    json_t *m = json_object_get(o, "metadata");
+    if (!json_is_object(m)) {
+        m = json_object();
+        json_object_set_new(o, "metadata", m);
+    }
+    return m;
+}
+
+static void now_rfc3339(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void new_uid(struct vs_fakeapi *api, char *buf, size_t n)
+{
+    snprintf(buf, n, "00000000-0000-4000-8000-%012" PRIx64, ++api->uids);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* store and history (callers hold api->mu)                                                   */
+
+static ssize_t obj_find(struct vs_fakeapi *api, int kind, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < api->n_objs; i++) {
+        struct obj *e = &api->objs[i];
+        if (e->kind == kind && strcmp(e->ns, ns) == 0 && strcmp(e->name, name) == 0)
+            return (ssize_t)i;
+    }
+    return -1;
+}
+
+static void hist_add(struct vs_fakeapi *api, int kind, const char *type, json_t *o)
+{
+    if (api->hist_n == api->hist_cap) {
+        struct hist *old = &api->hist[api->hist_start];
+        api->hist_floor = old->rv;
+        json_decref(old->o);
+        api->hist_start = (api->hist_start + 1) % api->hist_cap;
+        api->hist_n--;
+    }
+    struct hist *h = &api->hist[(api->hist_start + api->hist_n) % api->hist_cap];
+    h->rv = api->rv;
+    h->kind = kind;
+    h->type = type;
+    h->o = json_incref(o);
+    api->hist_n++;
+}
+
+/* Stores o (stolen) under the next resourceVersion and records the event. Returns the stored
+ * object (borrowed) or NULL on allocation failure. */
+static json_t *store(struct vs_fakeapi *api, int kind, const char *ns, const char *name, json_t *o,
+                     const char *type)
+{
+    char rv[32];
+    api->rv++;
+    snprintf(rv, sizeof(rv), "%" PRIu64, api->rv);
+    json_object_set_new(meta_of(o), "resourceVersion", json_string(rv));
+    ssize_t i = obj_find(api, kind, ns, name);
+    if (i >= 0) {
+        json_decref(api->objs[i].o);
+        api->objs[i].o = o;
+    } else {
+        if (api->n_objs == api->cap_objs) {
+            size_t cap = api->cap_objs ? api->cap_objs * 2 : 64;
+            struct obj *g = realloc(api->objs, cap * sizeof(*g));
+            if (!g) {
+                json_decref(o);
+                return NULL;
+            }
+            api->objs = g;
+            api->cap_objs = cap;
+        }
+        struct obj *e = &api->objs[api->n_objs];
+        e->kind = kind;
+        e->ns = strdup(ns);
+        e->name = strdup(name);
+        e->o = o;
+        if (!e->ns || !e->name) {
+            free(e->ns);
+            free(e->name);
+            json_decref(o);
+            return NULL;
+        }
+        api->n_objs++;
+    }
+    hist_add(api, kind, type, o);
+    pthread_cond_broadcast(&api->cv);
+    return o;
+}
+
+/* Removes entry i and records DELETED. Returns the deleted state (new reference). */
+static json_t *remove_at(struct vs_fakeapi *api, size_t i)
+{
+    struct obj *e = &api->objs[i];
+    char rv[32];
+    json_t *last = json_deep_copy(e->o);
+    api->rv++;
+    snprintf(rv, sizeof(rv), "%" PRIu64, api->rv);
+    json_object_set_new(meta_of(last), "resourceVersion", json_string(rv));
+    hist_add(api, e->kind, "DELETED", last);
+    json_decref(e->o);
+    free(e->ns);
+    free(e->name);
+    api->objs[i] = api->objs[--api->n_objs];
+    pthread_cond_broadcast(&api->cv);
+    return last;
+}
+
+/* Keeps what the server owns (kind, apiVersion, name, namespace, uid, creationTimestamp) from
+ * cur on an updated object. */
+static void keep_identity(json_t *o, const json_t *cur, int kind)
+{
+    json_t *m = meta_of(o);
+    const json_t *cm = json_object_get(cur, "metadata");
+    static const char *const keys[] = {"name", "namespace", "uid", "creationTimestamp"};
+    json_object_set_new(o, "kind", json_string(KINDS[kind].kind));
+    json_object_set_new(o, "apiVersion", json_string(KINDS[kind].api_version));
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(cm, keys[i]);
+        if (v)
+            json_object_set(m, keys[i], v);
+        else
+            json_object_del(m, keys[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* selectors                                                                                  */
+
+static void sel_free(struct sel *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->t[i].key);
+        free(s->t[i].val);
+    }
+    free(s->t);
+    memset(s, 0, sizeof(*s));
+}
+
+static char *trimmed(const char *s, size_t n)
+{
+    while (n && *s == ' ') {
+        s++;
+        n--;
+    }
+    while (n && s[n - 1] == ' ')
+        n--;
+    return strndup(s, n);
+}
+
+/* Parses "k=v,k==v,k!=v" (labels also "k" and "!k"). Returns 0, or -1 when unsupported. */
+static int sel_parse(const char *text, bool labels, struct sel *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!text || !*text)
+        return 0;
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *term = trimmed(p, n);
+        struct sel_term t = {0};
+        struct sel_term *g;
+        if (!term)
+            goto fail;
+        char *op = strstr(term, "!=");
+        if (op) {
+            t.op = 1;
+            *op = '\0';
+            t.val = trimmed(op + 2, strlen(op + 2));
+        } else if ((op = strchr(term, '='))) {
+            t.op = 0;
+            *op = '\0';
+            op += op[1] == '=' ? 2 : 1;
+            t.val = trimmed(op, strlen(op));
+        } else if (labels && term[0] == '!') {
+            t.op = 3;
+            memmove(term, term + 1, strlen(term));
+        } else if (labels) {
+            t.op = 2;
+        } else {
+            free(term);
+            goto fail;
+        }
+        t.key = trimmed(term, strlen(term));
+        free(term);
+        if (!t.key || !*t.key || strpbrk(t.key, "() ") || (t.op < 2 && !t.val) ||
+            (t.val && strpbrk(t.val, "() ")) || !(g = realloc(out->t, (out->n + 1) * sizeof(*g)))) {
+            free(t.key);
+            free(t.val);
+            goto fail;
+        }
+        out->t = g;
+        out->t[out->n++] = t;
+        p = end ? end + 1 : p + n;
+    }
+    return 0;
+fail:
+    sel_free(out);
+    return -1;
+}
+
+/* Text of a dotted field path ("spec.nodeName"); "" when absent. */
+static const char *field_text(const json_t *o, const char *path, char *buf, size_t n)
+{
+    char part[128];
+    const json_t *cur = o;
+    while (*path && cur) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        if (len >= sizeof(part))
+            return "";
+        memcpy(part, path, len);
+        part[len] = '\0';
+        cur = json_object_get(cur, part);
+        path += len + (dot ? 1 : 0);
+    }
+    if (json_is_string(cur))
+        return json_string_value(cur);
+    if (json_is_boolean(cur))
+        return json_is_true(cur) ? "true" : "false";
+    if (json_is_integer(cur)) {
+        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(cur));
+        return buf;
+    }
+    return "";
+}
+
+static bool sel_match(const struct sel *s, const json_t *o, bool labels)
+{
+    const json_t *lm = json_object_get(json_object_get(o, "metadata"), "labels");
+    char buf[32];
+    for (size_t i = 0; i < s->n; i++) {
+        const struct sel_term *t = &s->t[i];
+        const char *v;
+        bool present;
+        if (labels) {
+            v = json_string_value(json_object_get(lm, t->key));
+            present = v != NULL;
+            if (!v)
+                v = "";
+        } else {
+            v = field_text(o, t->key, buf, sizeof(buf));
+            present = true;
+        }
+        switch (t->op) {
+        case 0:
+            if (!present || strcmp(v, t->val) != 0)
+                return false;
+            break;
+        case 1:
+            if (present && strcmp(v, t->val) == 0)
+                return false;
+            break;
+        case 2:
+            if (!present)
+                return false;
+            break;
+        case 3:
+            if (present)
+                return false;
+            break;
+        }
+    }
+    return true;
+}
+
+static bool obj_matches(int kind, const char *ns, const struct sel *labels,
+                        const struct sel *fields, int okind, const json_t *o)
+{
+    if (okind != kind)
+        return false;
+    if (ns) {
+        const char *ons = meta_str(o, "namespace");
+        if (!ons || strcmp(ons, ns) != 0)
+            return false;
+    }
+    return sel_match(labels, o, true) && sel_match(fields, o, false);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* routing                                                                                    */
+
+struct route {
+    int kind;
+    char ns[NAME_MAX_LEN + 1]; /* "" = none */
+    char name[NAME_MAX_LEN + 1];
+    char sub[32];
+    bool item;
+};
+
+static bool seg_copy(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+    return true;
+}
+
+static bool parse_route(const char *url, struct route *rt)
+{
+    for (int k = 0; k < NKINDS; k++) {
+        const struct kinddef *kd = &KINDS[k];
+        size_t plen = strlen(kd->prefix);
+        if (strncmp(url, kd->prefix, plen) != 0 || url[plen] != '/')
+            continue;
+        const char *segs[8];
+        size_t lens[8];
+        int n = 0;
+        const char *p = url + plen + 1;
+        while (*p && n < 8) {
+            const char *s = strchr(p, '/');
+            size_t len = s ? (size_t)(s - p) : strlen(p);
+            segs[n] = p;
+            lens[n++] = len;
+            p += len + (s ? 1 : 0);
+        }
+        if (*p)
+            continue;
+        memset(rt, 0, sizeof(*rt));
+        rt->kind = k;
+        int idx;
+        if (n >= 3 && lens[0] == 10 && memcmp(segs[0], "namespaces", 10) == 0 &&
+            lens[2] == strlen(kd->plural) && memcmp(segs[2], kd->plural, lens[2]) == 0) {
+            if (!kd->namespaced || !seg_copy(rt->ns, sizeof(rt->ns), segs[1], lens[1]))
+                continue;
+            idx = 3;
+        } else if (n >= 1 && lens[0] == strlen(kd->plural) &&
+                   memcmp(segs[0], kd->plural, lens[0]) == 0) {
+            idx = 1;
+        } else {
+            continue;
+        }
+        if (n == idx)
+            return true;
+        if (kd->namespaced && !rt->ns[0])
+            continue; /* namespaced items live under their namespace */
+        if (!seg_copy(rt->name, sizeof(rt->name), segs[idx], lens[idx]))
+            continue;
+        rt->item = true;
+        if (n == idx + 1)
+            return true;
+        if (n == idx + 2 && seg_copy(rt->sub, sizeof(rt->sub), segs[idx + 1], lens[idx + 1]))
+            return true;
+    }
+    return false;
+}
+
+static const char *arg(struct MHD_Connection *c, const char *key)
+{
+    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static bool arg_true(struct MHD_Connection *c, const char *key)
+{
+    const char *v = arg(c, key);
+    return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+static bool rule_match(const struct rule *r, const char *verb, const char *method, const char *path)
+{
+    return (strcmp(r->method, "*") == 0 || strcasecmp(r->method, verb) == 0 ||
+            strcasecmp(r->method, method) == 0) &&
+           strncmp(path, r->prefix, strlen(r->prefix)) == 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* handlers (called with api->mu held)                                                        */
+
+static void do_get(struct vs_fakeapi *api, const struct route *rt, struct reply *rp)
+{
+    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (i < 0) {
+        reply_status(rp, 404, "NotFound", "%s \"%s\" not found", KINDS[rt->kind].qualified,
+                     rt->name);
+        return;
+    }
+    reply_json(rp, 200, api->objs[i].o);
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+    const struct obj *x = *(const struct obj *const *)a, *y = *(const struct obj *const *)b;
+    int c = strcmp(x->ns, y->ns);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* Matching objects sorted by namespace/name; *n set. NULL with *n == 0 when none. */
+static struct obj **collect(struct vs_fakeapi *api, int kind, const char *ns,
+                            const struct sel *labels, const struct sel *fields, size_t *n)
+{
+    struct obj **v = malloc((api->n_objs ? api->n_objs : 1) * sizeof(*v));
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < api->n_objs; i++)
+        if (obj_matches(kind, ns, labels, fields, api->objs[i].kind, api->objs[i].o))
+            v[(*n)++] = &api->objs[i];
+    qsort(v, *n, sizeof(*v), cmp_obj);
+    return v;
+}
+
+static void do_list(struct vs_fakeapi *api, struct MHD_Connection *c, const struct route *rt,
+                    const struct sel *labels, const struct sel *fields, struct reply *rp)
+{
+    const char *limit_s = arg(c, "limit"), *cont = arg(c, "continue");
+    long limit = limit_s ? strtol(limit_s, NULL, 10) : 0;
+    uint64_t list_rv = api->rv;
+    size_t off = 0, n;
+    char buf[64];
+
+    if (cont && *cont) {
+        unsigned long long crv;
+        size_t coff;
+        int used = 0;
+        if (sscanf(cont, "%llu:%zu%n", &crv, &coff, &used) != 2 || cont[used] != '\0') {
+            reply_status(rp, 400, "BadRequest", "invalid continue token");
+            return;
+        }
+        if (crv < api->compact[rt->kind]) {
+            reply_status(rp, 410, "Expired",
+                         "The provided continue parameter is too old to display a consistent "
+                         "list result. You can start a new list without the continue parameter.");
+            return;
+        }
+        list_rv = crv;
+        off = coff;
+    }
+    struct obj **v = collect(api, rt->kind, rt->ns[0] ? rt->ns : NULL, labels, fields, &n);
+    json_t *items = json_array();
+    size_t end = n;
+    if (limit > 0 && off + (size_t)limit < n)
+        end = off + (size_t)limit;
+    for (size_t i = off; i < end; i++) {
+        json_t *it = json_copy(v[i]->o); /* shallow: list items carry no kind/apiVersion */
+        json_object_del(it, "kind");
+        json_object_del(it, "apiVersion");
+        json_array_append_new(items, it);
+    }
+    json_t *meta = json_object();
+    snprintf(buf, sizeof(buf), "%" PRIu64, list_rv);
+    json_object_set_new(meta, "resourceVersion", json_string(buf));
+    if (end < n) {
+        snprintf(buf, sizeof(buf), "%" PRIu64 ":%zu", list_rv, end);
+        json_object_set_new(meta, "continue", json_string(buf));
+    }
+    json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", KINDS[rt->kind].list_kind, "apiVersion",
+                             KINDS[rt->kind].api_version, "metadata", meta, "items", items);
+    reply_json(rp, 200, list);
+    json_decref(list);
+    free(v);
+}
+
+static json_t *parse_body(const struct req *r, struct reply *rp)
+{
+    json_error_t je;
+    json_t *b = r->len ? json_loadb(r->body, r->len, 0, &je) : NULL;
+    if (!json_is_object(b)) {
+        reply_status(rp, 400, "BadRequest", "the request body must be a JSON object%s%s",
+                     b ? "" : ": ", b ? "" : (r->len ? je.text : "empty body"));
+        json_decref(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void do_create(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
+                      struct reply *rp)
+{
+    const struct kinddef *kd = &KINDS[rt->kind];
+    json_t *b = parse_body(r, rp);
+    char name[NAME_MAX_LEN + 1], uid[64], ts[32];
+    if (!b)
+        return;
+    if (kd->namespaced && !rt->ns[0]) {
+        reply_status(rp, 405, NULL, "create needs a namespace in the path");
+        goto out;
+    }
+    const char *bn = meta_str(b, "name"), *gen = meta_str(b, "generateName");
+    const char *bns = meta_str(b, "namespace");
+    if (bns && *bns && strcmp(bns, rt->ns) != 0) {
+        reply_status(rp, 400, "BadRequest",
+                     "the namespace of the provided object does not match the namespace sent on "
+                     "the request");
+        goto out;
+    }
+    if (bn && *bn)
+        snprintf(name, sizeof(name), "%s", bn);
+    else if (gen && *gen)
+        snprintf(name, sizeof(name), "%s%05" PRIu64, gen, api->rv + 1);
+    else {
+        reply_status(rp, 422, "Invalid", "%s \"\" is invalid: metadata.name: Required value",
+                     kd->kind);
+        goto out;
+    }
+    if (obj_find(api, rt->kind, rt->ns, name) >= 0) {
+        reply_status(rp, 409, "AlreadyExists", "%s \"%s\" already exists", kd->qualified, name);
+        goto out;
+    }
+    json_t *o = json_deep_copy(b);
+    json_t *m = meta_of(o);
+    new_uid(api, uid, sizeof(uid));
+    now_rfc3339(ts, sizeof(ts));
+    json_object_set_new(o, "kind", json_string(kd->kind));
+    json_object_set_new(o, "apiVersion", json_string(kd->api_version));
+    json_object_set_new(m, "name", json_string(name));
+    if (kd->namespaced)
+        json_object_set_new(m, "namespace", json_string(rt->ns));
+    json_object_set_new(m, "uid", json_string(uid));
+    json_object_set_new(m, "creationTimestamp", json_string(ts));
+    json_t *stored = store(api, rt->kind, rt->ns, name, o, "ADDED");
+    if (stored)
+        reply_json(rp, 201, stored);
+    else
+        reply_status(rp, 500, NULL, "out of memory");
+out:
+    json_decref(b);
+}
+
+static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
+                   struct reply *rp)
+{
+    const struct kinddef *kd = &KINDS[rt->kind];
+    json_t *b = parse_body(r, rp);
+    if (!b)
+        return;
+    const char *bn = meta_str(b, "name"), *brv = meta_str(b, "resourceVersion");
+    ssize_t i;
+    if (!bn || strcmp(bn, rt->name) != 0) {
+        reply_status(rp, 400, "BadRequest",
+                     "the name of the object (%s) does not match the name "
+                     "on the URL (%s)",
+                     bn ? bn : "", rt->name);
+        goto out;
+    }
+    if ((i = obj_find(api, rt->kind, rt->ns, rt->name)) < 0) {
+        reply_status(rp, 404, "NotFound", "%s \"%s\" not found", kd->qualified, rt->name);
+        goto out;
+    }
+    const char *cur_rv = meta_str(api->objs[i].o, "resourceVersion");
+    if (brv && *brv && strcmp(brv, cur_rv) != 0) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
+                     "please apply your changes to the latest version and try again",
+                     kd->qualified, rt->name);
+        goto out;
+    }
+    json_t *o = json_deep_copy(b);
+    keep_identity(o, api->objs[i].o, rt->kind);
+    json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
+    if (stored)
+        reply_json(rp, 200, stored);
+    else
+        reply_status(rp, 500, NULL, "out of memory");
+out:
+    json_decref(b);
+}
+
+/* RFC 7386 merge of patch into target (owned); returns the result (owned). */
+static json_t *merge_apply(json_t *target, const json_t *patch)
+{
+    if (!json_is_object(patch)) {
+        json_decref(target);
+        return json_deep_copy(patch);
+    }
+    if (!json_is_object(target)) {
+        json_decref(target);
+        target = json_object();
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)patch, key, val)
+    {
+        if (json_is_null(val)) {
+            json_object_del(target, key);
+        } else {
+            json_t *cur = json_incref(json_object_get(target, key));
+            json_object_set_new(target, key, merge_apply(cur, val));
+        }
+    }
+    return target;
+}
+
+static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const struct route *rt,
+                     const struct req *r, struct reply *rp)
+{
+    const struct kinddef *kd = &KINDS[rt->kind];
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (!ct || (strncmp(ct, "application/merge-patch+json", 28) != 0 &&
+                strncmp(ct, "application/strategic-merge-patch+json", 38) != 0)) {
+        reply_status(rp, 415, NULL,
+                     "the body of the request was in an unknown format - accepted media types "
+                     "include: application/merge-patch+json, "
+                     "application/strategic-merge-patch+json");
+        return;
+    }
+    json_t *patch = parse_body(r, rp);
+    if (!patch)
+        return;
+    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (i < 0) {
+        reply_status(rp, 404, "NotFound", "%s \"%s\" not found", kd->qualified, rt->name);
+        goto out;
+    }
+    const json_t *cur = api->objs[i].o;
+    const char *prv = meta_str(patch, "resourceVersion"), *puid = meta_str(patch, "uid");
+    const char *cuid = meta_str(cur, "uid");
+    if (prv && strcmp(prv, meta_str(cur, "resourceVersion")) != 0) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
+                     "please apply your changes to the latest version and try again",
+                     kd->qualified, rt->name);
+        goto out;
+    }
+    if (puid && (!cuid || strcmp(puid, cuid) != 0)) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
+                     "precondition: %s, UID in object meta: %s",
+                     kd->qualified, rt->name, puid, cuid ? cuid : "");
+        goto out;
+    }
+    json_t *pm = json_object_get(patch, "metadata");
+    if (json_is_object(pm))
+        json_object_del(pm, "resourceVersion"); /* a precondition, not data */
+    json_t *o = merge_apply(json_deep_copy(cur), patch);
+    keep_identity(o, cur, rt->kind);
+    json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
+    if (stored)
+        reply_json(rp, 200, stored);
+    else
+        reply_status(rp, 500, NULL, "out of memory");
+out:
+    json_decref(patch);
+}
+
+static void do_delete(struct vs_fakeapi *api, const struct route *rt, struct reply *rp)
+{
+    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (i < 0) {
+        reply_status(rp, 404, "NotFound", "%s \"%s\" not found", KINDS[rt->kind].qualified,
+                     rt->name);
+        return;
+    }
+    json_t *last = remove_at(api, (size_t)i);
+    reply_json(rp, 200, last);
+    json_decref(last);
+}
+
+static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
+                    struct reply *rp)
+{
+    json_t *b = parse_body(r, rp);
+    if (!b)
+        return;
+    const char *bn = meta_str(b, "name"), *buid = meta_str(b, "uid");
+    json_t *target = json_object_get(b, "target");
+    const char *tname = json_string_value(json_object_get(target, "name"));
+    const char *tkind = json_string_value(json_object_get(target, "kind"));
+    ssize_t i = obj_find(api, KIND_POD, rt->ns, rt->name);
+    if (i < 0) {
+        reply_status(rp, 404, "NotFound", "pods \"%s\" not found", rt->name);
+        goto out;
+    }
+    if (!bn || strcmp(bn, rt->name) != 0) {
+        reply_status(rp, 400, "BadRequest", "name in URL does not match name in Binding object");
+        goto out;
+    }
+    if (!tname || !*tname || (tkind && *tkind && strcmp(tkind, "Node") != 0)) {
+        reply_status(rp, 422, "Invalid", "Binding \"%s\" is invalid: target: %s", rt->name,
+                     !tname || !*tname ? "target.name: Required value"
+                                       : "target.kind: must be empty or Node");
+        goto out;
+    }
+    const json_t *pod = api->objs[i].o;
+    const char *uid = meta_str(pod, "uid");
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    if (buid && *buid && (!uid || strcmp(buid, uid) != 0)) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on pods/binding \"%s\": Precondition failed: "
+                     "UID in precondition: %s, UID in object meta: %s",
+                     rt->name, buid, uid ? uid : "");
+        goto out;
+    }
+    if (node && *node) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
+                     "assigned to node \"%s\"",
+                     rt->name, rt->name, node);
+        goto out;
+    }
+    if (meta_str(pod, "deletionTimestamp")) {
+        reply_status(rp, 409, "Conflict",
+                     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being "
+                     "deleted, cannot be assigned to a host",
+                     rt->name, rt->name);
+        goto out;
+    }
+    json_t *o = json_deep_copy(pod);
+    json_t *spec = json_object_get(o, "spec");
+    if (!json_is_object(spec)) {
+        spec = json_object();
+        json_object_set_new(o, "spec", spec);
+    }
+    json_object_set_new(spec, "nodeName", json_string(tname));
+    json_t *ann = json_object_get(json_object_get(b, "metadata"), "annotations");
+    if (json_is_object(ann)) {
+        json_t *m = meta_of(o);
+        json_t *pa = json_object_get(m, "annotations");
+        if (!json_is_object(pa)) {
+            pa = json_object();
+            json_object_set_new(m, "annotations", pa);
+        }
+        json_object_update(pa, ann);
+    }
+    if (!store(api, KIND_POD, rt->ns, rt->name, o, "MODIFIED")) {
+        reply_status(rp, 500, NULL, "out of memory");
+        goto out;
+    }
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Success", "code", 201);
+    reply_json(rp, 201, st);
+    json_decref(st);
+out:
+    json_decref(b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* watch                                                                                      */
+
+static bool pend_append(struct watcher *w, const char *s, size_t n)
+{
+    if (w->plen + n > w->pcap) {
+        size_t cap = w->pcap ? w->pcap : 4096;
+        while (cap < w->plen + n)
+            cap *= 2;
+        char *g = realloc(w->pending, cap);
+        if (!g)
+            return false;
+        w->pending = g;
+        w->pcap = cap;
+    }
+    memcpy(w->pending + w->plen, s, n);
+    w->plen += n;
+    return true;
+}
+
+static void pend_event(struct watcher *w, const char *type, json_t *o)
+{
+    json_t *ev = json_pack("{s:s,s:O}", "type", type, "object", o);
+    char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    if (text) {
+        pend_append(w, text, strlen(text));
+        pend_append(w, "\n", 1);
+    }
+    free(text);
+    json_decref(ev);
+}
+
+static void pend_expired(struct watcher *w, uint64_t since, uint64_t now_rv)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "too old resource version: %" PRIu64 " (%" PRIu64 ")", since,
+             now_rv);
+    json_t *st = status_obj(410, "Expired", msg);
+    pend_event(w, "ERROR", st);
+    json_decref(st);
+    w->ending = true;
+}
+
+static bool conn_gone(struct watcher *w)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(w->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return false;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Queues the next matching history event, if any; advances the cursor past the rest. */
+static bool next_event(struct vs_fakeapi *api, struct watcher *w)
+{
+    for (size_t i = 0; i < api->hist_n; i++) {
+        struct hist *h = &api->hist[(api->hist_start + i) % api->hist_cap];
+        if (h->rv <= w->cursor)
+            continue;
+        w->cursor = h->rv;
+        if (obj_matches(w->kind, w->ns, &w->labels, &w->fields, h->kind, h->o)) {
+            pend_event(w, h->type, h->o);
+            return true;
+        }
+    }
+    w->cursor = api->rv;
+    return false;
+}
+
+static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct watcher *w = cls;
+    struct vs_fakeapi *api = w->api;
+    ssize_t ret;
+
+    pthread_mutex_lock(&api->mu);
+    for (;;) {
+        if (api->stopping || w->gen != api->drop_gen) {
+            ret = MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        if (w->poff < w->plen) {
+            size_t n = w->plen - w->poff;
+            if (n > max)
+                n = max;
+            memcpy(buf, w->pending + w->poff, n);
+            w->poff += n;
+            if (w->poff == w->plen)
+                w->poff = w->plen = 0;
+            ret = (ssize_t)n;
+            break;
+        }
+        if (w->ending) {
+            ret = MHD_CONTENT_READER_END_OF_STREAM;
+            break;
+        }
+        double now = now_s();
+        if (api->compact_event[w->kind] && w->cursor < api->compact[w->kind]) {
+            pend_expired(w, w->cursor, api->rv);
+            continue;
+        }
+        if (w->cursor < api->hist_floor) {
+            pend_expired(w, w->cursor, api->rv);
+            continue;
+        }
+        if (next_event(api, w)) {
+            w->last_send = now;
+            continue;
+        }
+        if (w->bookmarks && now - w->last_send >= api->bookmark_ms / 1000.0) {
+            char rv[32];
+            snprintf(rv, sizeof(rv), "%" PRIu64, w->cursor);
+            json_t *bm = json_pack("{s:s,s:s,s:{s:s}}", "kind", KINDS[w->kind].kind, "apiVersion",
+                                   KINDS[w->kind].api_version, "metadata", "resourceVersion", rv);
+            pend_event(w, "BOOKMARK", bm);
+            json_decref(bm);
+            w->last_send = now;
+            continue;
+        }
+        if (now >= w->deadline) {
+            w->ending = true;
+            continue;
+        }
+        if (conn_gone(w)) {
+            ret = MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        double wake = now + WAIT_STEP_MS / 1000.0;
+        if (w->deadline < wake)
+            wake = w->deadline;
+        if (w->bookmarks && w->last_send + api->bookmark_ms / 1000.0 < wake)
+            wake = w->last_send + api->bookmark_ms / 1000.0;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double d = wake - now;
+        if (d < 0.001)
+            d = 0.001;
+        ts.tv_sec += (time_t)d;
+        ts.tv_nsec += (long)((d - (double)(time_t)d) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&api->cv, &api->mu, &ts);
+    }
+    pthread_mutex_unlock(&api->mu);
+    return ret;
+}
+
+static void watcher_free(void *cls)
+{
+    struct watcher *w = cls;
+    struct vs_fakeapi *api = w->api;
+    pthread_mutex_lock(&api->mu);
+    for (struct watcher **p = &api->watchers; *p; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    }
+    pthread_cond_broadcast(&api->cv);
+    pthread_mutex_unlock(&api->mu);
+    sel_free(&w->labels);
+    sel_free(&w->fields);
+    free(w->ns);
+    free(w->pending);
+    free(w);
+}
+
+/* Sets up a watch. Returns the watcher (registered, response to be created by the caller) or
+ * NULL with an error reply in rp. Takes ownership of the selectors. */
+static struct watcher *do_watch(struct vs_fakeapi *api, struct MHD_Connection *c,
+                                const struct route *rt, struct sel *labels, struct sel *fields,
+                                struct reply *rp)
+{
+    const char *rvs = arg(c, "resourceVersion"), *to = arg(c, "timeoutSeconds");
+    struct watcher *w = calloc(1, sizeof(*w));
+    if (!w) {
+        reply_status(rp, 500, NULL, "out of memory");
+        return NULL;
+    }
+    w->api = api;
+    w->conn = c;
+    w->kind = rt->kind;
+    w->ns = rt->ns[0] ? strdup(rt->ns) : NULL;
+    w->labels = *labels;
+    w->fields = *fields;
+    memset(labels, 0, sizeof(*labels));
+    memset(fields, 0, sizeof(*fields));
+    w->bookmarks = arg_true(c, "allowWatchBookmarks");
+    w->gen = api->drop_gen;
+    w->last_send = now_s();
+    long t = to ? strtol(to, NULL, 10) : 0;
+    w->deadline = w->last_send + (t > 0 ? (double)t : DEFAULT_WATCH_S);
+
+    if (!rvs || !*rvs || strcmp(rvs, "0") == 0) {
+        size_t n;
+        struct obj **v = collect(api, w->kind, w->ns, &w->labels, &w->fields, &n);
+        for (size_t i = 0; i < n; i++)
+            pend_event(w, "ADDED", v[i]->o);
+        free(v);
+        w->cursor = api->rv;
+    } else {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(rvs, &end, 10);
+        if (errno || *end || rvs[0] == '-') {
+            reply_status(rp, 400, "BadRequest", "invalid resourceVersion \"%s\"", rvs);
+            goto fail;
+        }
+        w->cursor = v;
+        if (v < api->compact[w->kind] && !api->compact_event[w->kind]) {
+            reply_status(rp, 410, "Expired", "too old resource version: %llu (%" PRIu64 ")", v,
+                         api->rv);
+            goto fail;
+        }
+        if (v < api->compact[w->kind] || v < api->hist_floor)
+            pend_expired(w, v, api->rv);
+    }
+    w->next = api->watchers;
+    api->watchers = w;
+    pthread_cond_broadcast(&api->cv);
+    return w;
+fail:
+    sel_free(&w->labels);
+    sel_free(&w->fields);
+    free(w->ns);
+    free(w->pending);
+    free(w);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* request dispatch                                                                           */
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
+{
+    size_t len = rp->body ? strlen(rp->body) : 0;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, rp->body ? rp->body : (void *)"",
+                                        rp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(rp->body);
+        return MHD_NO;
+    }
+    if (len)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (rp->retry_after >= 0) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%d", rp->retry_after);
+        MHD_add_response_header(resp, "Retry-After", ra);
+    }
+    enum MHD_Result r = MHD_queue_response(c, (unsigned)rp->code, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static const char *verb_of(const char *method, const struct route *rt, bool routed,
+                           struct MHD_Connection *c)
+{
+    if (routed && !rt->item && strcmp(method, "GET") == 0)
+        return arg_true(c, "watch") ? "WATCH" : "LIST";
+    return method;
+}
+
+static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c, const char *url,
+                                const char *method, struct req *r)
+{
+    struct route rt;
+    struct reply rp = {.code = 500, .retry_after = -1};
+    struct sel labels = {0}, fields = {0};
+    struct watcher *w = NULL;
+    bool routed = parse_route(url, &rt);
+    const char *verb = verb_of(method, &rt, routed, c);
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    int delay_ms = 0;
+
+    pthread_mutex_lock(&api->mu);
+    if (api->n_log == api->cap_log) {
+        size_t cap = api->cap_log ? api->cap_log * 2 : 256;
+        struct reqlog *g = realloc(api->log, cap * sizeof(*g));
+        if (g) {
+            api->log = g;
+            api->cap_log = cap;
+        }
+    }
+    if (api->n_log < api->cap_log) {
+        struct reqlog *l = &api->log[api->n_log];
+        snprintf(l->verb, sizeof(l->verb), "%s", verb);
+        snprintf(l->method, sizeof(l->method), "%s", method);
+        if ((l->path = strdup(url)))
+            api->n_log++;
+    }
+    for (size_t i = 0; i < api->n_delays; i++)
+        if (rule_match(&api->delays[i], verb, method, url))
+            delay_ms = api->delays[i].ms;
+    pthread_mutex_unlock(&api->mu);
+
+    if (delay_ms > 0) {
+        struct timespec ts = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+
+    pthread_mutex_lock(&api->mu);
+    for (size_t i = 0; i < api->n_faults; i++) {
+        struct rule *f = &api->faults[i];
+        if (f->count > 0 && rule_match(f, verb, method, url)) {
+            f->count--;
+            rp.retry_after = f->retry_after;
+            if (!f->body)
+                reply_status(&rp, f->status, NULL, "injected fault");
+            else {
+                rp.code = f->status;
+                rp.body = *f->body ? strdup(f->body) : NULL;
+            }
+            goto unlock;
+        }
+    }
+    if (api->token) {
+        size_t tl = strlen(api->token);
+        if (!auth || strncmp(auth, "Bearer ", 7) != 0 || strlen(auth + 7) != tl ||
+            memcmp(auth + 7, api->token, tl) != 0) {
+            reply_status(&rp, 401, "Unauthorized", "Unauthorized");
+            goto unlock;
+        }
+    }
+    if (r->too_big) {
+        reply_status(&rp, 413, NULL, "the request body is larger than %u bytes", BODY_MAX);
+        goto unlock;
+    }
+    if (!routed) {
+        reply_status(&rp, 404, "NotFound", "the server could not find the requested resource");
+        goto unlock;
+    }
+    if (!rt.item) {
+        if (strcmp(method, "GET") == 0) {
+            if (sel_parse(arg(c, "labelSelector"), true, &labels) != 0 ||
+                sel_parse(arg(c, "fieldSelector"), false, &fields) != 0) {
+                reply_status(&rp, 400, "BadRequest", "unable to parse the selector");
+                goto unlock;
+            }
+            if (strcmp(verb, "WATCH") == 0)
+                w = do_watch(api, c, &rt, &labels, &fields, &rp);
+            else
+                do_list(api, c, &rt, &labels, &fields, &rp);
+        } else if (strcmp(method, "POST") == 0) {
+            do_create(api, &rt, r, &rp);
+        } else {
+            reply_status(&rp, 405, "MethodNotAllowed",
+                         "the server does not allow this method on the requested resource");
+        }
+    } else if (rt.sub[0] && strcmp(rt.sub, "binding") == 0) {
+        if (rt.kind == KIND_POD && strcmp(method, "POST") == 0)
+            do_bind(api, &rt, r, &rp);
+        else
+            reply_status(&rp, 405, "MethodNotAllowed",
+                         "the server does not allow this method on the requested resource");
+    } else if (rt.sub[0] && strcmp(rt.sub, "status") != 0) {
+        reply_status(&rp, 404, "NotFound", "the server could not find the requested resource");
+    } else if (strcmp(method, "GET") == 0) {
+        do_get(api, &rt, &rp);
+    } else if (strcmp(method, "PATCH") == 0) {
+        do_patch(api, c, &rt, r, &rp);
+    } else if (strcmp(method, "PUT") == 0 && !rt.sub[0]) {
+        do_put(api, &rt, r, &rp);
+    } else if (strcmp(method, "DELETE") == 0 && !rt.sub[0]) {
+        do_delete(api, &rt, &rp);
+    } else {
+        reply_status(&rp, 405, "MethodNotAllowed",
+                     "the server does not allow this method on the requested resource");
+    }
+unlock:
+    pthread_mutex_unlock(&api->mu);
+    sel_free(&labels);
+    sel_free(&fields);
+
+    if (w) {
+        struct MHD_Response *resp = MHD_create_response_from_callback(
+            MHD_SIZE_UNKNOWN, 32 * 1024, watch_reader, w, watcher_free);
+        if (!resp) {
+            watcher_free(w);
+            return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        enum MHD_Result res = MHD_queue_response(c, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+        return res;
+    }
+    return send_reply(c, &rp);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct req *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof(*r))))
+            return MHD_NO;
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (r->too_big || r->len + n > BODY_MAX) {
+            r->too_big = true;
+            return MHD_YES;
+        }
+        if (r->len + n > r->cap) {
+            size_t cap = r->cap ? r->cap : 4096;
+            while (cap < r->len + n)
+                cap *= 2;
+            char *g = realloc(r->body, cap);
+            if (!g)
+                return MHD_NO;
+            r->body = g;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload, n);
+        r->len += n;
+        return MHD_YES;
+    }
+    return dispatch(cls, c, url, method, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct req *r = *con_cls;
+    if (r) {
+        free(r->body);
+        free(r);
+        *con_cls = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* public API                                                                                 */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (cap - len < 4096) {
+            char *g = realloc(buf, cap + 65536);
+            if (!g) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = g;
+            cap += 65536;
+        }
+        got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+struct vs_fakeapi *vs_fakeapi_start(const struct vs_fakeapi_opts *o)
+{
+    struct vs_fakeapi_opts def = {0};
+    struct vs_fakeapi *api = calloc(1, sizeof(*api));
+    pthread_condattr_t ca;
+
+    if (!o)
+        o = &def;
+    if (!api)
+        return NULL;
+    api->quiet = o->quiet;
+    api->bookmark_ms = o->bookmark_ms > 0 ? o->bookmark_ms : DEFAULT_BOOKMARK;
+    api->hist_cap = o->history ? o->history : DEFAULT_HISTORY;
+    api->hist = calloc(api->hist_cap, sizeof(*api->hist));
+    api->token = o->token ? strdup(o->token) : NULL;
+    pthread_mutex_init(&api->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&api->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (!api->hist || (o->token && !api->token))
+        goto fail;
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_AUTO | (o->quiet ? 0 : MHD_USE_ERROR_LOG);
+    bool tls = o->tls_cert_file && o->tls_key_file;
+    if (tls) {
+        if (!(api->cert_pem = slurp(o->tls_cert_file)) ||
+            !(api->key_pem = slurp(o->tls_key_file))) {
+            warn(api, "cannot read %s or %s", o->tls_cert_file, o->tls_key_file);
+            goto fail;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o->port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (tls)
+        api->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, api, MHD_OPTION_SOCK_ADDR,
+                                  (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                                  NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
+                                  MHD_OPTION_HTTPS_MEM_CERT, api->cert_pem,
+                                  MHD_OPTION_HTTPS_MEM_KEY, api->key_pem, MHD_OPTION_END);
+    else
+        api->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, api, MHD_OPTION_SOCK_ADDR,
+                                  (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                                  NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
+                                  MHD_OPTION_END);
+    if (!api->d) {
+        warn(api, "cannot start the daemon on 127.0.0.1:%d", o->port);
+        goto fail;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(api->d, MHD_DAEMON_INFO_BIND_PORT);
+    api->port = di ? di->port : o->port;
+    snprintf(api->url, sizeof(api->url), "%s://127.0.0.1:%d", tls ? "https" : "http", api->port);
+    return api;
+fail:
+    vs_fakeapi_stop(api);
+    return NULL;
+}
+
+static void free_rules(struct rule *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].method);
+        free(r[i].prefix);
+        free(r[i].body);
+    }
+    free(r);
+}
+
+void vs_fakeapi_stop(struct vs_fakeapi *api)
+{
+    if (!api)
+        return;
+    pthread_mutex_lock(&api->mu);
+    api->stopping = true;
+    pthread_cond_broadcast(&api->cv);
+    pthread_mutex_unlock(&api->mu);
+    if (api->d)
+        MHD_stop_daemon(api->d);
+    for (size_t i = 0; i < api->n_objs; i++) {
+        json_decref(api->objs[i].o);
+        free(api->objs[i].ns);
+        free(api->objs[i].name);
+    }
+    free(api->objs);
+    for (size_t i = 0; i < api->hist_n; i++)
+        json_decref(api->hist[(api->hist_start + i) % api->hist_cap].o);
+    free(api->hist);
+    free_rules(api->faults, api->n_faults);
+    free_rules(api->delays, api->n_delays);
+    for (size_t i = 0; i < api->n_log; i++)
+        free(api->log[i].path);
+    free(api->log);
+    free(api->token);
+    free(api->cert_pem);
+    free(api->key_pem);
+    pthread_cond_destroy(&api->cv);
+    pthread_mutex_destroy(&api->mu);
+    free(api);
+}
+
+int vs_fakeapi_port(const struct vs_fakeapi *api)
+{
+    return api->port;
+}
+
+const char *vs_fakeapi_url(const struct vs_fakeapi *api)
+{
+    return api->url;
+}
+
+uint64_t vs_fakeapi_put(struct vs_fakeapi *api, const char *text)
+{
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    uint64_t rv = 0;
+    char uid[64], ts[32];
+
+    if (!json_is_object(o)) {
+        warn(api, "put: not a JSON object: %s", o ? "" : je.text);
+        json_decref(o);
+        return 0;
+    }
+    int kind = kind_find(json_string_value(json_object_get(o, "kind")));
+    const char *name = meta_str(o, "name");
+    if (kind < 0 || !name || !*name) {
+        warn(api, "put: unknown kind or missing metadata.name");
+        json_decref(o);
+        return 0;
+    }
+    json_t *m = meta_of(o);
+    const char *ns = "";
+    if (KINDS[kind].namespaced) {
+        ns = meta_str(o, "namespace");
+        if (!ns || !*ns) {
+            json_object_set_new(m, "namespace", json_string("default"));
+            ns = "default";
+        }
+    } else {
+        json_object_del(m, "namespace");
+    }
+    json_object_set_new(o, "apiVersion", json_string(KINDS[kind].api_version));
+    json_object_set_new(o, "kind", json_string(KINDS[kind].kind));
+
+    pthread_mutex_lock(&api->mu);
+    char *nsc = strdup(ns), *namec = strdup(name); /* o's strings change when o is modified */
+    ssize_t i = obj_find(api, kind, nsc, namec);
+    if (!meta_str(o, "uid")) {
+        const char *old = i >= 0 ? meta_str(api->objs[i].o, "uid") : NULL;
+        if (old)
+            snprintf(uid, sizeof(uid), "%s", old);
+        else
+            new_uid(api, uid, sizeof(uid));
+        json_object_set_new(m, "uid", json_string(uid));
+    }
+    if (!meta_str(o, "creationTimestamp")) {
+        now_rfc3339(ts, sizeof(ts));
+        json_object_set_new(m, "creationTimestamp", json_string(ts));
+    }
+    if (nsc && namec && store(api, kind, nsc, namec, o, i >= 0 ? "MODIFIED" : "ADDED"))
+        rv = api->rv;
+    else if (!nsc || !namec)
+        json_decref(o);
+    pthread_mutex_unlock(&api->mu);
+    free(nsc);
+    free(namec);
+    return rv;
+}
+
+int vs_fakeapi_delete(struct vs_fakeapi *api, const char *kind, const char *ns, const char *name)
+{
+    int k = kind_find(kind);
+    if (k < 0)
+        return -1;
+    pthread_mutex_lock(&api->mu);
+    ssize_t i = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
+    if (i >= 0)
+        json_decref(remove_at(api, (size_t)i));
+    pthread_mutex_unlock(&api->mu);
+    return i >= 0 ? 0 : -1;
+}
+
+json_t *vs_fakeapi_get(struct vs_fakeapi *api, const char *kind, const char *ns, const char *name)
+{
+    int k = kind_find(kind);
+    json_t *copy = NULL;
+    if (k < 0)
+        return NULL;
+    pthread_mutex_lock(&api->mu);
+    ssize_t i = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
+    if (i >= 0)
+        copy = json_deep_copy(api->objs[i].o);
+    pthread_mutex_unlock(&api->mu);
+    return copy;
+}
+
+uint64_t vs_fakeapi_rv(struct vs_fakeapi *api)
+{
+    pthread_mutex_lock(&api->mu);
+    uint64_t rv = api->rv;
+    pthread_mutex_unlock(&api->mu);
+    return rv;
+}
+
+unsigned vs_fakeapi_count(struct vs_fakeapi *api, const char *method, const char *prefix)
+{
+    struct rule r = {.method = (char *)method, .prefix = (char *)prefix};
+    unsigned n = 0;
+    pthread_mutex_lock(&api->mu);
+    for (size_t i = 0; i < api->n_log; i++)
+        if (rule_match(&r, api->log[i].verb, api->log[i].method, api->log[i].path))
+            n++;
+    pthread_mutex_unlock(&api->mu);
+    return n;
+}
+
+void vs_fakeapi_reset_counts(struct vs_fakeapi *api)
+{
+    pthread_mutex_lock(&api->mu);
+    for (size_t i = 0; i < api->n_log; i++)
+        free(api->log[i].path);
+    api->n_log = 0;
+    pthread_mutex_unlock(&api->mu);
+}
+
+static int live_watchers(struct vs_fakeapi *api)
+{
+    int n = 0;
+    for (struct watcher *w = api->watchers; w; w = w->next)
+        if (!w->ending && w->gen == api->drop_gen)
+            n++;
+    return n;
+}
+
+int vs_fakeapi_watchers(struct vs_fakeapi *api)
+{
+    pthread_mutex_lock(&api->mu);
+    int n = live_watchers(api);
+    pthread_mutex_unlock(&api->mu);
+    return n;
+}
+
+bool vs_fakeapi_wait_watchers(struct vs_fakeapi *api, int n, int timeout_ms)
+{
+    double end = now_s() + timeout_ms / 1000.0;
+    bool ok;
+    pthread_mutex_lock(&api->mu);
+    while (!(ok = live_watchers(api) >= n) && now_s() < end) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&api->cv, &api->mu, &ts);
+    }
+    pthread_mutex_unlock(&api->mu);
+    return ok;
+}
+
+static bool add_rule(struct rule **v, size_t *n, const struct rule *r)
+{
+    struct rule *g = realloc(*v, (*n + 1) * sizeof(*g));
+    if (!g)
+        return false;
+    *v = g;
+    g[*n] = *r;
+    g[*n].method = strdup(r->method);
+    g[*n].prefix = strdup(r->prefix);
+    g[*n].body = r->body ? strdup(r->body) : NULL;
+    (*n)++;
+    return true;
+}
+
+void vs_fakeapi_fault_body(struct vs_fakeapi *api, const char *method, const char *prefix,
+                           int status, int count, const char *body, int retry_after)
+{
+    struct rule r = {.method = (char *)method,
+                     .prefix = (char *)prefix,
+                     .status = status,
+                     .count = count,
+                     .body = (char *)body,
+                     .retry_after = retry_after};
+    pthread_mutex_lock(&api->mu);
+    add_rule(&api->faults, &api->n_faults, &r);
+    pthread_mutex_unlock(&api->mu);
+}
+
+void vs_fakeapi_fault(struct vs_fakeapi *api, const char *method, const char *prefix, int status,
+                      int count)
+{
+    vs_fakeapi_fault_body(api, method, prefix, status, count, NULL, -1);
+}
+
+void vs_fakeapi_delay(struct vs_fakeapi *api, const char *method, const char *prefix, int ms)
+{
+    pthread_mutex_lock(&api->mu);
+    for (size_t i = 0; i < api->n_delays; i++) {
+        struct rule *d = &api->delays[i];
+        if (strcmp(d->method, method) == 0 && strcmp(d->prefix, prefix) == 0) {
+            d->ms = ms;
+            goto out;
+        }
+    }
+    if (ms > 0) {
+        struct rule r = {.method = (char *)method, .prefix = (char *)prefix, .ms = ms};
+        add_rule(&api->delays, &api->n_delays, &r);
+    }
+out:
+    pthread_mutex_unlock(&api->mu);
+}
+
+void vs_fakeapi_drop_watches(struct vs_fakeapi *api)
+{
+    pthread_mutex_lock(&api->mu);
+    api->drop_gen++;
+    pthread_cond_broadcast(&api->cv);
+    pthread_mutex_unlock(&api->mu);
+}
+
+static void expire(struct vs_fakeapi *api, const char *resource, bool as_event)
+{
+    int k = kind_find(resource);
+    if (k < 0) {
+        warn(api, "expire: unknown resource %s", resource ? resource : "(null)");
+        return;
+    }
+    pthread_mutex_lock(&api->mu);
+    /* Every version handed out so far becomes older than the compaction point; lists after
+     * this report the new point, so a client that relists can watch again. */
+    api->rv++;
+    api->compact[k] = api->rv;
+    api->compact_event[k] = as_event;
+    pthread_cond_broadcast(&api->cv);
+    pthread_mutex_unlock(&api->mu);
+}
+
+void vs_fakeapi_expire(struct vs_fakeapi *api, const char *resource)
+{
+    expire(api, resource, false);
+}
+
+void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource)
+{
+    expire(api, resource, true);
+}
+
+void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token)
+{
+    char *t = token ? strdup(token) : NULL;
+    pthread_mutex_lock(&api->mu);
+    free(api->token);
+    api->token = t;
+    pthread_mutex_unlock(&api->mu);
+}

@@ -1,0 +1,80 @@
+/* fakeapi: an in-process fake kube-apiserver for tests (libmicrohttpd + jansson). Serves the
+ * REST subset vgpu-sched uses (spec/k8s-protocols.md §5) for Nodes, Pods, ResourceQuotas,
+ * Events and Leases, with a global resourceVersion counter, a bounded watch history, and
+ * fault injection (status codes, delays, dropped watches, 410 expiry both as an HTTP status
+ * and as an ERROR event). Every function is thread-safe; one mutex guards the whole state. */
+#ifndef VS_FAKEAPI_H
+#define VS_FAKEAPI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vs_fakeapi_opts {
+    int port;                  /* 0 = any free port; always bound to 127.0.0.1 */
+    const char *tls_cert_file; /* PEM; with tls_key_file the fake serves HTTPS */
+    const char *tls_key_file;
+    const char *token; /* required bearer token, NULL = no authentication */
+    size_t history;    /* watch events kept for resuming; 0 = 4096 */
+    int bookmark_ms;   /* BOOKMARK interval on idle watches that asked for them; 0 = 1000 */
+    bool quiet;        /* no diagnostics on stderr */
+};
+
+struct vs_fakeapi;
+
+/* Starts serving (o may be NULL). NULL when the daemon cannot start (reason on stderr). */
+struct vs_fakeapi *vs_fakeapi_start(const struct vs_fakeapi_opts *o);
+/* Ends open watches, stops the daemon and frees everything. Accepts NULL. */
+void vs_fakeapi_stop(struct vs_fakeapi *api);
+
+int vs_fakeapi_port(const struct vs_fakeapi *api);
+/* "http://127.0.0.1:PORT" or https; borrowed, valid until vs_fakeapi_stop. */
+const char *vs_fakeapi_url(const struct vs_fakeapi *api);
+
+/* Creates or replaces an object given as JSON text (kind Node, Pod, Lease, ResourceQuota or
+ * Event; namespace defaults to "default" for namespaced kinds). Assigns the next
+ * resourceVersion, a uid when missing (a replaced object keeps its uid) and emits ADDED or
+ * MODIFIED. Returns the new resourceVersion, 0 on bad input. */
+uint64_t vs_fakeapi_put(struct vs_fakeapi *api, const char *json_object);
+/* Deletes an object (kind "Pod" or resource "pods"; ns NULL for cluster-scoped) and emits
+ * DELETED. Returns 0, or -1 when it does not exist. */
+int vs_fakeapi_delete(struct vs_fakeapi *api, const char *kind, const char *ns, const char *name);
+/* A deep copy of the stored object (free with json_decref), NULL when absent. */
+json_t *vs_fakeapi_get(struct vs_fakeapi *api, const char *kind, const char *ns, const char *name);
+/* The current (latest) global resourceVersion. */
+uint64_t vs_fakeapi_rv(struct vs_fakeapi *api);
+
+/* Requests seen so far whose method matches and whose path starts with path_prefix. method is
+ * an HTTP method ("GET" counts lists and watches too), or "LIST"/"WATCH" for only those, or
+ * "*" for any. */
+unsigned vs_fakeapi_count(struct vs_fakeapi *api, const char *method, const char *path_prefix);
+void vs_fakeapi_reset_counts(struct vs_fakeapi *api);
+/* Open watch streams that have not been dropped or ended. */
+int vs_fakeapi_watchers(struct vs_fakeapi *api);
+/* Waits until at least n watch streams are open; false after timeout_ms. */
+bool vs_fakeapi_wait_watchers(struct vs_fakeapi *api, int n, int timeout_ms);
+
+/* The next `count` requests matching (method, prefix) as above answer `status` with a Status
+ * body (message "injected fault"). */
+void vs_fakeapi_fault(struct vs_fakeapi *api, const char *method, const char *path_prefix,
+                      int status, int count);
+/* Same with a raw body ("" = empty, NULL = the Status body) and a Retry-After header in
+ * seconds when retry_after >= 0. */
+void vs_fakeapi_fault_body(struct vs_fakeapi *api, const char *method, const char *path_prefix,
+                           int status, int count, const char *body, int retry_after);
+/* Every matching request waits ms before it is answered (0 removes the delay). */
+void vs_fakeapi_delay(struct vs_fakeapi *api, const char *method, const char *path_prefix, int ms);
+/* Breaks every open watch stream now (connection closed without the final chunk). */
+void vs_fakeapi_drop_watches(struct vs_fakeapi *api);
+/* Compacts `resource` ("pods" or "Pod"): every resourceVersion and continue token issued so
+ * far becomes too old. The next watch from such a version answers HTTP 410; open watches are
+ * left alone; a LIST continuing such a token answers 410. */
+void vs_fakeapi_expire(struct vs_fakeapi *api, const char *resource);
+/* Same compaction, reported the other way: open watches on the resource receive an ERROR event
+ * with a 410 Status and end, and new watches from an old version get 200 + that ERROR event. */
+void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource);
+/* Changes the required bearer token (NULL = no authentication). */
+void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token);
+
+#endif
