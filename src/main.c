@@ -1,5 +1,6 @@
-/* main: the vgpu-sched command line — subcommands `simulate`, `version` (and `serve`, the
- * default, once the service lands). Global state lives only here. */
+/* main: the vgpu-sched command line — subcommands `serve` (the default when the first argument
+ * is a flag), `simulate` and `version`. */
+#include "serve.h"
 #include "simulate.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: vgpu-sched <command> [flags]\n"
                "commands:\n"
+               "  serve [flags]   (default; HAMi's hami-scheduler flags, see README)\n"
                "  simulate --cluster FILE [--pods FILE] [--node-scheduler-policy P]\n"
                "           [--gpu-scheduler-policy P] [--device-config-file FILE]\n"
                "           [--output table|json] [--svg FILE]\n"
@@ -24,6 +26,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    if (cmd[0] == '-' && strcmp(cmd, "--help") != 0 && strcmp(cmd, "-h") != 0 &&
+        strcmp(cmd, "--version") != 0)
+        return vs_serve_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return vs_serve_main(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("vgpu-sched %s (HAMi protocol %s)\n", VS_VERSION, VS_HAMI_PROTOCOL);
         return 0;

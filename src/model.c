@@ -26,6 +26,7 @@ struct vs_model {
     size_t n_qobjs;
     size_t n_present;
     size_t n_reservations;
+    struct vs_podent *unbound; /* pods that may still expire */
     int32_t memory_factor;
 };
 
@@ -511,6 +512,29 @@ static void podent_free(struct vs_podent *pe)
     free(pe);
 }
 
+static void ub_add(struct vs_model *m, struct vs_podent *pe)
+{
+    pe->ub_prev = NULL;
+    pe->ub_next = m->unbound;
+    if (m->unbound)
+        m->unbound->ub_prev = pe;
+    m->unbound = pe;
+    pe->on_ub = true;
+}
+
+static void ub_del(struct vs_model *m, struct vs_podent *pe)
+{
+    if (!pe->on_ub)
+        return;
+    if (pe->ub_prev)
+        pe->ub_prev->ub_next = pe->ub_next;
+    else
+        m->unbound = pe->ub_next;
+    if (pe->ub_next)
+        pe->ub_next->ub_prev = pe->ub_prev;
+    pe->on_ub = false;
+}
+
 /* Unlinks a tracked pod from its node and the hash, undoing its usage, and frees it. */
 static void pod_drop(struct vs_model *m, struct vs_podent *pe)
 {
@@ -531,6 +555,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
     }
     if (pe->reservation)
         m->n_reservations--;
+    ub_del(m, pe);
     HASH_DEL(m->pods, pe);
     podent_free(pe);
     node_gc(m, n);
@@ -554,6 +579,8 @@ static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
     HASH_ADD_KEYPTR(hh, m->pods, pe->uid, strlen(pe->uid), pe);
     if (pe->reservation)
         m->n_reservations++;
+    if (!pe->bound && !pe->expired && pe->filtered_at > 0)
+        ub_add(m, pe);
     apply_usage(m, pe, +1);
     if (n->has_mig || pe->mig.n)
         node_rebuild_mig(n);
@@ -628,11 +655,22 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     const char *alloc = vs_kv_get(&p->annotations, VS_ANNO_ALLOCATED);
     const char *mig = vs_kv_get(&p->annotations, VS_ANNO_MIG_ALLOC);
     bool release = init_done(p) && p->n_init > 0;
+    bool bound = p->node_name && *p->node_name;
+    int64_t filtered_at = 0;
+    const char *vt = vs_kv_get(&p->annotations, VS_ANNO_VGPU_TIME);
+    if (vt) {
+        char *end;
+        long long t = strtoll(vt, &end, 10);
+        if (!*end && end != vt && t > 0)
+            filtered_at = t;
+    }
     if (old) {
         bool same = str_eq(old->alloc_raw, alloc) && strcmp(old->node, node) == 0;
         if (old->reservation && !same)
             return VS_OK; /* our newer Filter decision wins until its patch is seen or expires */
-        if (same && (old->released || !release)) {
+        if (same && old->expired && !bound)
+            return VS_OK; /* still not bound: stays expired */
+        if (same && (old->released || !release) && old->bound == bound) {
             if (old->reservation) {
                 old->reservation = false;
                 m->n_reservations--;
@@ -644,6 +682,8 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     if (!pe)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     pe->released = release;
+    pe->bound = bound;
+    pe->filtered_at = old && old->reservation ? old->filtered_at : filtered_at;
     enum vs_err err = podent_decode(pe, alloc, mig);
     if (err) {
         podent_free(pe);
@@ -726,7 +766,7 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     if (!pe)
         return VS_ERR_NOMEM;
     pe->reservation = true;
-    pe->reserved_at = now;
+    pe->filtered_at = now;
     if (devs_copy(&pe->devs, devs) || mig_copy(&pe->mig, mig) ||
         !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
         vs_usage_collapse(&pe->devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
@@ -747,15 +787,24 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
 size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl)
 {
     size_t dropped = 0;
-    if (m->n_reservations == 0)
-        return 0;
-    struct vs_podent *pe, *tmp;
-    HASH_ITER(hh, m->pods, pe, tmp)
-    {
-        if (pe->reservation && now - pe->reserved_at > ttl) {
+    struct vs_podent *pe = m->unbound, *next;
+    for (; pe; pe = next) {
+        next = pe->ub_next;
+        if (now - pe->filtered_at <= ttl)
+            continue;
+        dropped++;
+        if (pe->reservation) {
             pod_drop(m, pe);
-            dropped++;
+            continue;
         }
+        apply_usage(m, pe, -1);
+        vs_usage_free(pe->usage, pe->n_usage);
+        pe->usage = NULL;
+        pe->n_usage = 0;
+        pe->expired = true;
+        ub_del(m, pe);
+        if (pe->on && (pe->on->has_mig || pe->mig.n))
+            node_rebuild_mig(pe->on);
     }
     return dropped;
 }

@@ -74,7 +74,11 @@ struct vs_podent {
     bool malformed; /* allocation annotation unusable: node is fail-closed */
     char *error;    /* why malformed */
     bool reservation; /* made by Filter here, not yet confirmed by an API event */
-    int64_t reserved_at;
+    bool bound;       /* spec.nodeName is set */
+    bool expired;     /* filtered long ago and never bound: usage no longer counted */
+    int64_t filtered_at; /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
+    struct vs_podent *ub_prev, *ub_next; /* list of unbound pods that may expire */
+    bool on_ub;
     struct vs_node *on; /* node entry the usage is applied to */
     struct vs_podent *prev, *next; /* list of pods on `on` */
     char *alloc_raw; /* the allocation string the usage was decoded from */
@@ -137,8 +141,9 @@ void vs_model_remove_pod(struct vs_model *m, const char *uid);
 enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
                              const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
                              int64_t now);
-/* Drops Filter reservations older than ttl seconds that no API event has confirmed.
- * Returns how many were dropped. */
+/* Pods filtered more than ttl seconds ago that are still not bound stop counting: an
+ * unconfirmed reservation is dropped, an annotated pod is marked expired (its usage counts again
+ * only if it gets bound or re-filtered). Returns how many expired. Costs O(unbound pods). */
 size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl);
 
 /* ResourceQuota spec.hard for one namespace/name; quotas of a namespace combine by taking

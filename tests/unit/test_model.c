@@ -208,11 +208,23 @@ Test(model, reservation_lifecycle)
     cr_assert_eq(vs_model_expire(m, 200, 300), 0);
     cr_assert_eq(vs_model_expire(m, 401, 300), 1);
     assert_card("n1", 1, 0, 0, 0);
-    /* Reserve again, then the patched pod arrives: confirmed, never expires. */
+    /* Reserve again, then the patched pod arrives: confirmed. */
     cr_assert_eq(vs_model_reserve(m, &p, "n1", &devs, NULL, 500), VS_OK);
     tb_anno(&p, VS_ANNO_ALLOCATED, "GPU1,NVIDIA,1000,10:;");
+    tb_anno(&p, VS_ANNO_VGPU_TIME, "500");
     upsert(&p);
     cr_assert_not(vs_model_pod(m, "p")->reservation);
+    /* Annotated but never bound: after the TTL its usage stops counting ... */
+    cr_assert_eq(vs_model_expire(m, 801, 300), 1);
+    assert_card("n1", 1, 0, 0, 0);
+    cr_assert(vs_model_pod(m, "p")->expired);
+    upsert(&p); /* a status update does not bring it back */
+    assert_card("n1", 1, 0, 0, 0);
+    /* ... until it is bound after all (it will run, so it counts), and then it never expires. */
+    free(p.node_name);
+    p.node_name = tb_strdup("n1");
+    upsert(&p);
+    assert_card("n1", 1, 1, 1000, 10);
     cr_assert_eq(vs_model_expire(m, 100000, 300), 0);
     assert_card("n1", 1, 1, 1000, 10);
     vs_pod_devs_cleanup(&devs);

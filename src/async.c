@@ -1,0 +1,263 @@
+/* async: a FIFO of API writes served by one worker thread, and a table of per-pod patch states
+ * (in flight / ok / failed) that Bind waits on. Lock: `mu` guards the queue and the table;
+ * `cv` signals both new jobs and finished patches. Finished states are kept for a while
+ * (STATE_TTL) for a Bind that comes later, then swept. */
+#include "async.h"
+
+#include "log.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uthash.h>
+
+#define STATE_TTL 600
+
+struct job {
+    bool is_event;
+    char *uid;
+    char *path;
+    char *alloc;
+    json_t *body;
+    struct job *next;
+};
+
+struct state {
+    char *uid;
+    int in_flight; /* queued or running patches */
+    bool failed;
+    char err[VS_ERRBUF_SIZE];
+    time_t done_at;
+    UT_hash_handle hh;
+};
+
+struct vs_async {
+    struct vs_kube *k;
+    void (*on_failed)(void *ctx, const char *uid, const char *alloc);
+    void *ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct job *head, *tail;
+    struct state *states;
+    bool stop;
+    pthread_t thread;
+    time_t last_sweep;
+};
+
+static void job_free(struct job *j)
+{
+    free(j->uid);
+    free(j->path);
+    free(j->alloc);
+    json_decref(j->body);
+    free(j);
+}
+
+static void sweep(struct vs_async *a, time_t now)
+{
+    if (now - a->last_sweep < 60)
+        return;
+    a->last_sweep = now;
+    struct state *s, *t;
+    HASH_ITER(hh, a->states, s, t)
+    {
+        if (s->in_flight == 0 && now - s->done_at > STATE_TTL) {
+            HASH_DEL(a->states, s);
+            free(s->uid);
+            free(s);
+        }
+    }
+}
+
+static void *worker(void *arg)
+{
+    struct vs_async *a = arg;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->head && !a->stop)
+            pthread_cond_wait(&a->cv, &a->mu);
+        if (a->stop)
+            break;
+        struct job *j = a->head;
+        a->head = j->next;
+        if (!a->head)
+            a->tail = NULL;
+        pthread_mutex_unlock(&a->mu);
+        struct vs_errbuf eb;
+        enum vs_err err;
+        if (j->is_event)
+            err = vs_kube_post(a->k, j->path, j->body, NULL, &eb);
+        else
+            err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
+        if (err) {
+            char q[VS_ERRBUF_SIZE + 8];
+            vs_log(j->is_event ? VS_LOG_DEBUG : VS_LOG_WARN,
+                   j->is_event ? "event_post_failed" : "pod_patch_failed", "path=%s error=%s",
+                   j->path, vs_log_quote(eb.msg, q, sizeof(q)));
+            if (!j->is_event && a->on_failed)
+                a->on_failed(a->ctx, j->uid, j->alloc);
+        }
+        pthread_mutex_lock(&a->mu);
+        if (!j->is_event) {
+            struct state *s = NULL;
+            HASH_FIND_STR(a->states, j->uid, s);
+            if (s) {
+                s->in_flight--;
+                s->failed = err != VS_OK;
+                if (err)
+                    snprintf(s->err, sizeof(s->err), "%s", eb.msg);
+                s->done_at = time(NULL);
+            }
+            pthread_cond_broadcast(&a->cv);
+        }
+        sweep(a, time(NULL));
+        job_free(j);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+struct vs_async *vs_async_new(struct vs_kube *k,
+                              void (*on_patch_failed)(void *ctx, const char *uid,
+                                                      const char *alloc),
+                              void *ctx)
+{
+    struct vs_async *a = calloc(1, sizeof(*a));
+    if (!a)
+        return NULL;
+    a->k = k;
+    a->on_failed = on_patch_failed;
+    a->ctx = ctx;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (pthread_create(&a->thread, NULL, worker, a) != 0) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void vs_async_free(struct vs_async *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = true;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    while (a->head) {
+        struct job *j = a->head;
+        a->head = j->next;
+        job_free(j);
+    }
+    struct state *s, *t;
+    HASH_ITER(hh, a->states, s, t)
+    {
+        HASH_DEL(a->states, s);
+        free(s->uid);
+        free(s);
+    }
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
+
+static void enqueue(struct vs_async *a, struct job *j)
+{
+    if (a->tail)
+        a->tail->next = j;
+    else
+        a->head = j;
+    a->tail = j;
+    pthread_cond_broadcast(&a->cv);
+}
+
+enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path,
+                               json_t *patch, const char *alloc)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return VS_ERR_NOMEM;
+    j->uid = strdup(uid);
+    j->path = strdup(path);
+    j->alloc = strdup(alloc ? alloc : "");
+    j->body = json_incref(patch);
+    if (!j->uid || !j->path || !j->alloc) {
+        job_free(j);
+        return VS_ERR_NOMEM;
+    }
+    pthread_mutex_lock(&a->mu);
+    struct state *s = NULL;
+    HASH_FIND_STR(a->states, uid, s);
+    if (!s) {
+        s = calloc(1, sizeof(*s));
+        if (!s || !(s->uid = strdup(uid))) {
+            free(s);
+            pthread_mutex_unlock(&a->mu);
+            job_free(j);
+            return VS_ERR_NOMEM;
+        }
+        HASH_ADD_KEYPTR(hh, a->states, s->uid, strlen(s->uid), s);
+    }
+    s->in_flight++;
+    enqueue(a, j);
+    pthread_mutex_unlock(&a->mu);
+    return VS_OK;
+}
+
+void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return;
+    j->is_event = true;
+    size_t n = strlen(ns) + 40;
+    j->path = malloc(n);
+    j->body = json_incref(event);
+    if (!j->path) {
+        job_free(j);
+        return;
+    }
+    snprintf(j->path, n, "/api/v1/namespaces/%s/events", ns);
+    pthread_mutex_lock(&a->mu);
+    enqueue(a, j);
+    pthread_mutex_unlock(&a->mu);
+}
+
+enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
+                          struct vs_errbuf *eb)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    enum vs_err err = VS_OK;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        struct state *s = NULL;
+        HASH_FIND_STR(a->states, uid, s);
+        if (!s)
+            break;
+        if (s->in_flight == 0) {
+            if (s->failed)
+                err = vs_err_set(eb, VS_ERR_KUBE, "recording the filter decision on the pod "
+                                                  "failed: %s",
+                                 s->err);
+            break;
+        }
+        if (pthread_cond_timedwait(&a->cv, &a->mu, &deadline) != 0) {
+            err = vs_err_set(eb, VS_ERR_TIMEOUT,
+                             "timed out waiting for the filter decision to be recorded on the pod");
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return err;
+}

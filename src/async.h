@@ -1,0 +1,38 @@
+/* async: the API writes that Filter does not wait for. Filter commits its reservation, queues the
+ * pod patch here and answers kube-scheduler at once; Bind waits for that patch (by pod UID)
+ * before it creates the binding, so a binding never precedes the device annotations. Events
+ * are queued here too (best effort). One worker thread keeps writes of one pod in order. */
+#ifndef VS_ASYNC_H
+#define VS_ASYNC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "kube.h"
+
+struct vs_async;
+
+/* on_patch_failed(ctx, uid, alloc) runs on the worker when a pod patch failed (the caller
+ * drops the reservation). */
+struct vs_async *vs_async_new(struct vs_kube *k,
+                              void (*on_patch_failed)(void *ctx, const char *uid,
+                                                      const char *alloc),
+                              void *ctx);
+void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are dropped */
+
+/* Queues a merge patch of path for pod uid (takes a reference to patch). `alloc` is the
+ * allocation string the patch writes (for on_patch_failed). */
+enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path,
+                               json_t *patch, const char *alloc);
+/* Queues an Event POST (takes a reference to event). */
+void vs_async_event(struct vs_async *a, const char *ns, json_t *event);
+
+/* Waits until no patch of uid is queued or in flight, at most timeout_ms. VS_OK when the last
+ * patch of uid succeeded (or none was queued), VS_ERR_KUBE with its error otherwise,
+ * VS_ERR_TIMEOUT on timeout. */
+enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
+                          struct vs_errbuf *eb);
+
+#endif

@@ -1,0 +1,567 @@
+/* extender: HTTP handlers of the extender protocol. Filter never waits on the API: it commits
+ * the reservation in the store and queues the pod patch (async.c); Bind waits for that patch,
+ * takes the node lock, marks bind-phase and creates the binding, releasing the lock on every
+ * failure path. */
+#include "extender.h"
+
+#include "annot.h"
+#include "k8s_codec.h"
+#include "log.h"
+#include "request.h"
+#include "sched.h"
+#include "webhook.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Go encoding/json field matching: exact key first, else the last case-insensitive match;
+ * JSON null counts as absent. */
+static json_t *get_ci(const json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)obj, k, x)
+        {
+            if (strcasecmp(k, key) == 0)
+                v = x;
+        }
+    }
+    return json_is_null(v) ? NULL : v;
+}
+
+static void set_json(struct vs_http_resp *resp, int status, json_t *body)
+{
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->body = body ? json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(body);
+    if (!resp->body)
+        vs_http_error(resp, 500, "cannot serialize the response");
+}
+
+static json_t *filter_result(json_t *nodes, json_t *names, json_t *failed, const char *error)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "Nodes", nodes ? nodes : json_null());
+    json_object_set_new(o, "NodeNames", names ? names : json_null());
+    json_object_set_new(o, "FailedNodes", failed ? failed : json_null());
+    json_object_set_new(o, "FailedAndUnresolvableNodes", json_null());
+    json_object_set_new(o, "Error", json_string(error ? error : ""));
+    return o;
+}
+
+static const char *source(const struct vs_app *a)
+{
+    return a->scheduler_name && *a->scheduler_name ? a->scheduler_name : "hami-scheduler";
+}
+
+static void rfc3339(int64_t t, char *out, size_t len)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Queues a pod Event (best effort). */
+static void pod_event(struct vs_app *a, const char *ns, const char *name, const char *uid,
+                      const char *type, const char *reason, const char *msg)
+{
+    if (!a->async)
+        return;
+    char ts[32], gen[300];
+    rfc3339(a->now(), ts, sizeof(ts));
+    snprintf(gen, sizeof(gen), "%s.", name);
+    json_t *ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},"
+                           "s:s,s:s,s:i,s:s}",
+                           "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen,
+                           "namespace", ns, "involvedObject", "apiVersion", "v1", "kind", "Pod",
+                           "namespace", ns, "name", name, "uid", uid ? uid : "", "reason", reason,
+                           "message", msg, "type", type, "source", "component", source(a),
+                           "firstTimestamp", ts, "lastTimestamp", ts, "count", 1,
+                           "reportingComponent", source(a));
+    if (ev)
+        vs_async_event(a->async, ns, ev);
+    json_decref(ev);
+}
+
+static char *pod_path(const char *ns, const char *name)
+{
+    char *ens = vs_kube_escape(ns), *ename = vs_kube_escape(name);
+    size_t n = strlen(ens ? ens : ns) + strlen(ename ? ename : name) + 40;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "/api/v1/namespaces/%s/pods/%s", ens ? ens : ns, ename ? ename : name);
+    free(ens);
+    free(ename);
+    return p;
+}
+
+/* ------------------------------------------------------------------ Filter */
+
+/* Cluster-Autoscaler style request with full Node objects (§4.7): a throw-away model of those
+ * nodes with no usage; nothing is written. */
+static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json_t *nodes_obj)
+{
+    json_t *items = get_ci(nodes_obj, "items");
+    size_t n = json_array_size(items);
+    struct vs_model *m = vs_model_new(a->cfg->memory_factor);
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    json_t *out = NULL;
+    if (!m || !names)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        struct vs_knode kn;
+        struct vs_errbuf eb;
+        if (vs_codec_node_from_json(json_array_get(items, i), &kn, &eb) == VS_OK) {
+            vs_model_upsert_node(m, &kn, &eb);
+            names[i] = json_string_value(
+                json_object_get(json_object_get(json_array_get(items, i), "metadata"), "name"));
+        }
+        vs_knode_cleanup(&kn);
+        if (!names[i])
+            names[i] = "";
+    }
+    struct vs_sched_opts so = {
+        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    struct vs_filter_result r;
+    if (vs_sched_filter(m, pod, names, n, &so, &r))
+        goto out;
+    if (r.error) {
+        out = filter_result(NULL, NULL, NULL, r.error);
+    } else {
+        json_t *failed = json_object();
+        for (size_t i = 0; i < r.n; i++)
+            if (!r.nodes[i].fit)
+                json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+        json_t *best = NULL;
+        if (r.best >= 0) {
+            best = json_pack("{s:[O]}", "items", json_array_get(items, (size_t)r.best));
+        }
+        out = filter_result(best, NULL, failed, NULL);
+    }
+    vs_filter_result_cleanup(&r);
+out:
+    vs_model_free(m);
+    free(names);
+    return out;
+}
+
+static json_t *decision_patch(const struct vs_node_fit *f, const char *alloc, int64_t now)
+{
+    char ts[32];
+    snprintf(ts, sizeof(ts), "%lld", (long long)now);
+    json_t *ann = json_pack("{s:s,s:s,s:s,s:s}", VS_ANNO_VGPU_NODE, f->node, VS_ANNO_VGPU_TIME, ts,
+                            VS_ANNO_TO_ALLOCATE, alloc, VS_ANNO_ALLOCATED, alloc);
+    if (!ann)
+        return NULL;
+    if (f->mig.n) {
+        char *mig = vs_annot_format_mig(&f->mig);
+        json_object_set_new(ann, VS_ANNO_MIG_ALLOC, mig ? json_string(mig) : json_null());
+        free(mig);
+    } else {
+        /* A stale MIG record from an earlier decision would fail MIG cards closed (§11.12). */
+        json_object_set_new(ann, VS_ANNO_MIG_ALLOC, json_null());
+    }
+    return json_pack("{s:{s:o,s:{s:s}}}", "metadata", "annotations", ann, "labels",
+                     VS_LABEL_VGPU_NODE, f->node);
+}
+
+void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    double t0 = mono();
+    enum vs_filter_outcome outcome = VS_FILTER_ERROR;
+    json_error_t jerr;
+    json_t *args = json_loadb(req->body, req->len, 0, &jerr);
+    struct vs_pod pod;
+    memset(&pod, 0, sizeof(pod));
+    struct vs_filter_result r;
+    memset(&r, 0, sizeof(r));
+    const char **cands = NULL;
+    char msg[VS_ERRBUF_SIZE + 64];
+    if (!args || !json_is_object(args)) {
+        snprintf(msg, sizeof(msg), "invalid ExtenderArgs: %s", args ? "not an object" : jerr.text);
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
+        goto out;
+    }
+    json_t *pj = get_ci(args, "Pod");
+    if (!pj) {
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, "extender args missing pod"));
+        goto out;
+    }
+    struct vs_errbuf eb;
+    if (vs_codec_pod_from_json(pj, &pod, &eb)) {
+        snprintf(msg, sizeof(msg), "invalid Pod in ExtenderArgs: %s", eb.msg);
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
+        goto out;
+    }
+    json_t *names = get_ci(args, "NodeNames");
+    json_t *nodes = get_ci(args, "Nodes");
+    if (names && !json_is_array(names)) {
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, "NodeNames must be an array"));
+        goto out;
+    }
+    if (nodes) {
+        json_t *res = filter_simulated(a, &pod, nodes);
+        if (!res) {
+            set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
+            goto out;
+        }
+        outcome = VS_FILTER_SCHEDULED;
+        set_json(resp, 200, res);
+        goto out;
+    }
+    if (a->leader && !vs_leader_is(a->leader)) {
+        set_json(resp, 200,
+                 filter_result(NULL, NULL, NULL,
+                               "this vgpu-sched replica is not the leader and does not schedule"));
+        goto out;
+    }
+    if (!vs_store_synced(a->store)) {
+        set_json(resp, 200,
+                 filter_result(NULL, NULL, NULL,
+                               "vgpu-sched is not ready: the cluster cache is still syncing"));
+        goto out;
+    }
+    size_t n = json_array_size(names);
+    cands = calloc(n ? n : 1, sizeof(*cands));
+    if (!cands) {
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
+        goto out;
+    }
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(names, i));
+        if (s)
+            cands[nc++] = s;
+    }
+    struct vs_sched_opts so = {
+        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    int64_t now = a->now();
+    if (vs_store_filter(a->store, &pod, cands, nc, &so, now, &r)) {
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
+        goto out;
+    }
+    if (r.error) {
+        pod_event(a, pod.ns, pod.name, pod.uid, "Warning", "FilteringFailed", r.error);
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, r.error));
+        goto out;
+    }
+    if (!r.managed) {
+        outcome = VS_FILTER_PASSTHROUGH;
+        set_json(resp, 200, filter_result(NULL, json_incref(names), NULL, NULL));
+        goto out;
+    }
+    if (r.best < 0) {
+        outcome = VS_FILTER_UNSCHEDULABLE;
+        json_t *failed = json_object();
+        for (size_t i = 0; i < r.n; i++) {
+            json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+            vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
+        }
+        snprintf(msg, sizeof(msg), "no available node, %zu nodes do not meet", r.n);
+        pod_event(a, pod.ns, pod.name, pod.uid, "Warning", "FilteringFailed", msg);
+        set_json(resp, 200, filter_result(NULL, NULL, failed, NULL));
+        goto out;
+    }
+    const struct vs_node_fit *f = &r.nodes[r.best];
+    char *alloc = vs_annot_format_devices(&f->devs);
+    json_t *patch = alloc ? decision_patch(f, alloc, now) : NULL;
+    char *path = pod_path(pod.ns, pod.name);
+    if (!patch || !path || vs_async_patch_pod(a->async, pod.uid, path, patch, alloc)) {
+        vs_store_unreserve(a->store, pod.uid, alloc);
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
+    } else {
+        outcome = VS_FILTER_SCHEDULED;
+        char score[32];
+        snprintf(score, sizeof(score), "%.2f", (double)f->score);
+        snprintf(msg, sizeof(msg), "find fit node(%s), %zu nodes not fit, 1 nodes fit(%s:%s)",
+                 f->node, r.n - 1, f->node, score);
+        pod_event(a, pod.ns, pod.name, pod.uid, "Normal", "FilteringSucceed", msg);
+        set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
+        vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", pod.ns, pod.name, f->node,
+               alloc);
+    }
+    json_decref(patch);
+    free(path);
+    free(alloc);
+out:
+    if (outcome == VS_FILTER_ERROR && resp->body)
+        vs_log(VS_LOG_INFO, "filter_error", "pod=%s/%s", pod.ns ? pod.ns : "",
+               pod.name ? pod.name : "");
+    vs_metrics_filter(a->metrics, outcome, mono() - t0);
+    vs_filter_result_cleanup(&r);
+    free(cands);
+    vs_pod_cleanup(&pod);
+    json_decref(args);
+}
+
+/* ------------------------------------------------------------------ Bind */
+
+static json_t *bind_result(const char *err)
+{
+    return json_pack("{s:s}", "Error", err ? err : "");
+}
+
+static bool pod_group_member(const json_t *pod)
+{
+    const char *pg = json_string_value(json_object_get(
+        json_object_get(json_object_get(pod, "metadata"), "labels"), VS_LABEL_POD_GROUP));
+    const char *sg = json_string_value(json_object_get(
+        json_object_get(json_object_get(pod, "spec"), "schedulingGroup"), "podGroupName"));
+    return (pg && *pg) || (sg && *sg);
+}
+
+static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
+                                const char *name, bool group, struct vs_errbuf *eb)
+{
+    double deadline = mono() + (double)a->lock_retry_timeout_ms / 1000.0;
+    for (;;) {
+        enum vs_err err = vs_nodelock_acquire(a->lock, node, ns, name, eb);
+        if (err != VS_ERR_CONFLICT || !group || a->lock_retry_timeout_ms <= 0)
+            return err;
+        if (mono() >= deadline) {
+            char d[32];
+            vs_duration_string(a->lock_retry_timeout_ms / 1000, d, sizeof(d));
+            return vs_err_set(eb, VS_ERR_CONFLICT,
+                              "timed out after %s waiting for node %s to be unlocked: node lock "
+                              "contention",
+                              d, node);
+        }
+        usleep(100 * 1000);
+    }
+}
+
+void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    double t0 = mono();
+    json_error_t jerr;
+    json_t *args = json_loadb(req->body, req->len, 0, &jerr);
+    json_t *pod = NULL;
+    char *path = NULL;
+    bool locked = false, ok = false;
+    char msg[VS_ERRBUF_SIZE + 128];
+    struct vs_errbuf eb;
+    const char *name = NULL, *ns = NULL, *uid = NULL, *node = NULL;
+    if (!args || !json_is_object(args)) {
+        snprintf(msg, sizeof(msg), "invalid ExtenderBindingArgs: %s",
+                 args ? "not an object" : jerr.text);
+        set_json(resp, 400, bind_result(msg));
+        goto out;
+    }
+    name = json_string_value(get_ci(args, "PodName"));
+    ns = json_string_value(get_ci(args, "PodNamespace"));
+    uid = json_string_value(get_ci(args, "PodUID"));
+    node = json_string_value(get_ci(args, "Node"));
+    if (!name || !*name || !ns || !*ns || !node || !*node) {
+        set_json(resp, 400, bind_result("ExtenderBindingArgs needs PodName, PodNamespace and Node"));
+        goto out;
+    }
+    if (!uid)
+        uid = "";
+    if (a->leader && !vs_leader_is(a->leader)) {
+        set_json(resp, 200,
+                 bind_result("this vgpu-sched replica is not the leader and does not bind"));
+        goto out;
+    }
+    /* The binding must never precede the device annotations Filter queued. */
+    if (*uid && vs_async_wait(a->async, uid, a->bind_wait_ms, &eb)) {
+        snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    path = pod_path(ns, name);
+    enum vs_err err = path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
+    if (err) {
+        if (err == VS_ERR_NOTFOUND && *uid)
+            vs_store_unreserve(a->store, uid, NULL);
+        snprintf(msg, sizeof(msg), "get pod %s/%s: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    json_t *md = json_object_get(pod, "metadata");
+    const char *puid = json_string_value(json_object_get(md, "uid"));
+    if (*uid && puid && strcmp(puid, uid) != 0) {
+        snprintf(msg, sizeof(msg), "pod %s/%s has uid %s, not %s", ns, name, puid, uid);
+        goto fail;
+    }
+    const char *vnode =
+        json_string_value(json_object_get(json_object_get(md, "annotations"), VS_ANNO_VGPU_NODE));
+    struct vs_pod p;
+    bool needs_lock = false;
+    if (vs_codec_pod_from_json(pod, &p, &eb) == VS_OK) {
+        struct vs_pod_req pr;
+        if (vs_request_build(&p, a->cfg, &pr, &eb) == VS_OK)
+            needs_lock = pr.any_regular;
+        vs_pod_req_cleanup(&pr);
+    }
+    vs_pod_cleanup(&p);
+    if (needs_lock && (!vnode || strcmp(vnode, node) != 0)) {
+        snprintf(msg, sizeof(msg),
+                 "pod %s/%s was not filtered for node %s (hami.io/vgpu-node is \"%s\")", ns, name,
+                 node, vnode ? vnode : "");
+        goto fail;
+    }
+    if (needs_lock && *uid) {
+        enum vs_reservation_state rs = vs_store_reservation(a->store, uid);
+        if (rs != VS_RES_OK) {
+            snprintf(msg, sizeof(msg),
+                     "the reservation of pod %s/%s %s; the pod will be filtered again", ns, name,
+                     rs == VS_RES_EXPIRED ? "expired before it was bound" : "is gone");
+            goto fail;
+        }
+    }
+    if (needs_lock) {
+        if ((err = acquire_lock(a, node, ns, name, pod_group_member(pod), &eb))) {
+            snprintf(msg, sizeof(msg), "%s", eb.msg);
+            goto fail;
+        }
+        locked = true;
+    }
+    char ts[32];
+    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+    json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
+                              "allocating", VS_ANNO_BIND_TIME, ts);
+    err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
+    json_decref(patch);
+    if (err) {
+        snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    char bpath[1200];
+    snprintf(bpath, sizeof(bpath), "%s/binding", path);
+    json_t *binding =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
+                  "Binding", "metadata", "name", name, "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
+                  "target", "apiVersion", "v1", "kind", "Node", "name", node);
+    err = binding ? vs_kube_post(a->kube, bpath, binding, NULL, &eb) : VS_ERR_NOMEM;
+    json_decref(binding);
+    if (err) {
+        snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
+        goto fail;
+    }
+    ok = true;
+    snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
+    pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
+    vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d", ns, name, node, locked);
+    set_json(resp, 200, bind_result(NULL));
+    goto out;
+fail:
+    if (locked && vs_nodelock_release(a->lock, node, ns, name, false, &eb)) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_ERROR, "node_lock_release_failed", "node=%s pod=%s/%s error=%s", node, ns,
+               name, vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+    {
+        char q[sizeof(msg) + 8];
+        vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s error=%s", ns, name, node,
+               vs_log_quote(msg, q, sizeof(q)));
+    }
+    pod_event(a, ns, name, uid, "Warning", "BindingFailed", msg);
+    set_json(resp, 200, bind_result(msg));
+out:
+    vs_metrics_bind(a->metrics, ok, mono() - t0);
+    json_decref(pod);
+    json_decref(args);
+    free(path);
+}
+
+/* ------------------------------------------------------------------ small routes */
+
+void vs_ext_healthz(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    resp->status = 200;
+    resp->content_type = "text/plain";
+    resp->body = strdup("ok");
+}
+
+void vs_ext_readyz(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    if (!vs_store_synced(a->store)) {
+        vs_http_error(resp, 503, "cluster cache not synced");
+        return;
+    }
+    if (a->leader && !vs_leader_is(a->leader)) {
+        vs_http_error(resp, 503, "not the leader");
+        return;
+    }
+    resp->status = 200;
+    resp->content_type = "text/plain";
+    resp->body = strdup("ok");
+}
+
+void vs_ext_webhook(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    if (!a->webhook) {
+        vs_http_error(resp, 404, "the webhook is not enabled");
+        return;
+    }
+    char *body = NULL;
+    resp->status = vs_webhook_handle(a->webhook, req->body, req->len, &body);
+    resp->body = body;
+    resp->content_type = "application/json";
+}
+
+struct render_ctx {
+    struct vs_app *a;
+    struct vs_metrics_extra *x;
+    char *out;
+};
+
+static void render_locked(void *ctx, const struct vs_model *m)
+{
+    struct render_ctx *rc = ctx;
+    rc->out = vs_metrics_render(rc->a->metrics, m, rc->x, rc->a->legacy_metrics);
+}
+
+void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    struct vs_metrics_extra x;
+    memset(&x, 0, sizeof(x));
+    struct vs_nodelock_stats ls;
+    vs_nodelock_stats(a->lock, &ls);
+    x.lock_acquired = ls.acquired;
+    x.lock_contended = ls.contended;
+    x.lock_broken = ls.broken;
+    x.lock_released = ls.released;
+    struct vs_kube_stats ks;
+    vs_kube_stats(a->kube, &ks);
+    x.api_requests = ks.requests;
+    memcpy(x.api_errors, ks.errors_by_verb, sizeof(x.api_errors));
+    struct vs_store_stats ss;
+    vs_store_stats(a->store, &ss);
+    x.malformed_pods = ss.malformed_pods;
+    x.malformed_nodes = ss.malformed_nodes;
+    x.reservations_expired = ss.expired;
+    x.commit_conflicts = ss.commit_conflicts;
+    x.relists = ss.relists;
+    x.leader = !a->leader || vs_leader_is(a->leader);
+    x.synced = vs_store_synced(a->store);
+    struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
+    vs_store_read(a->store, render_locked, &rc);
+    resp->status = rc.out ? 200 : 500;
+    resp->content_type = "text/plain; version=0.0.4";
+    resp->body = rc.out;
+}
+
+void vs_ext_patch_failed(void *ctx, const char *uid, const char *alloc)
+{
+    struct vs_app *a = ctx;
+    vs_store_unreserve(a->store, uid, alloc);
+}

@@ -1,0 +1,46 @@
+/* metrics: vgpu-sched's own counters and latency histograms, plus HAMi's per-card and per-pod
+ * allocation gauges (spec/hami-compat.md §9.2) computed from the model at scrape time, in the
+ * Prometheus text format. Counters are lock-free atomics. */
+#ifndef VS_METRICS_H
+#define VS_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+enum vs_filter_outcome {
+    VS_FILTER_SCHEDULED,
+    VS_FILTER_UNSCHEDULABLE,
+    VS_FILTER_ERROR,
+    VS_FILTER_PASSTHROUGH,
+    VS_FILTER_OUTCOMES
+};
+
+enum vs_api_verb { VS_VERB_GET, VS_VERB_LIST, VS_VERB_WATCH, VS_VERB_PATCH, VS_VERB_POST, VS_VERB_PUT };
+
+struct vs_metrics;
+
+struct vs_metrics *vs_metrics_new(void);
+void vs_metrics_free(struct vs_metrics *m);
+
+void vs_metrics_filter(struct vs_metrics *m, enum vs_filter_outcome o, double seconds);
+/* Counts one failed node of an unschedulable Filter by its reason words ("1/2 X, 1/2 Y" ->
+ * X and Y; node-level strings by their text up to ':'). */
+void vs_metrics_node_reasons(struct vs_metrics *m, const char *reason);
+void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds);
+
+/* Gauges and counters owned by other modules, read at scrape time. */
+struct vs_metrics_extra {
+    uint64_t lock_acquired, lock_contended, lock_broken, lock_released;
+    uint64_t api_requests, api_errors[6];
+    uint64_t malformed_pods, malformed_nodes, reservations_expired, commit_conflicts, relists;
+    bool leader;
+    bool synced;
+};
+
+/* Renders everything; model may be NULL. Returns a new string. */
+char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
+                        const struct vs_metrics_extra *x, bool legacy);
+
+#endif

@@ -1,0 +1,371 @@
+/* nodelock: acquire/release of the node lock annotation. A per-node in-process mutex serialises
+ * our own lock operations on one node; the API's resourceVersion precondition serialises us
+ * against other writers (409 is retried). Malformed lock values are remembered with the time
+ * they were first seen, so they can be broken after the timeout. */
+#include "nodelock.h"
+
+#include "annot.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uthash.h>
+
+struct node_mu {
+    char *name;
+    pthread_mutex_t mu;
+    char *bad_value; /* a malformed lock value seen on this node, and since when */
+    int64_t bad_since;
+    UT_hash_handle hh;
+};
+
+struct vs_nodelock {
+    struct vs_kube *k;
+    int64_t timeout;
+    int64_t (*now)(void);
+    pthread_mutex_t mu; /* guards the nodes table */
+    struct node_mu *nodes;
+    atomic_uint_fast64_t acquired, contended, broken, released;
+};
+
+void vs_duration_string(int64_t s, char *out, unsigned len)
+{
+    if (s >= 3600)
+        snprintf(out, len, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s / 60 % 60),
+                 (long long)(s % 60));
+    else if (s >= 60)
+        snprintf(out, len, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+    else
+        snprintf(out, len, "%llds", (long long)s);
+}
+
+struct vs_nodelock *vs_nodelock_new(struct vs_kube *k, int64_t timeout_s, int64_t (*now_fn)(void))
+{
+    struct vs_nodelock *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->k = k;
+    l->timeout = timeout_s;
+    l->now = now_fn;
+    pthread_mutex_init(&l->mu, NULL);
+    return l;
+}
+
+void vs_nodelock_free(struct vs_nodelock *l)
+{
+    if (!l)
+        return;
+    struct node_mu *n, *t;
+    HASH_ITER(hh, l->nodes, n, t)
+    {
+        HASH_DEL(l->nodes, n);
+        pthread_mutex_destroy(&n->mu);
+        free(n->name);
+        free(n->bad_value);
+        free(n);
+    }
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+static struct node_mu *node_mu(struct vs_nodelock *l, const char *node)
+{
+    pthread_mutex_lock(&l->mu);
+    struct node_mu *n = NULL;
+    HASH_FIND_STR(l->nodes, node, n);
+    if (!n) {
+        n = calloc(1, sizeof(*n));
+        if (n && (n->name = strdup(node))) {
+            pthread_mutex_init(&n->mu, NULL);
+            HASH_ADD_KEYPTR(hh, l->nodes, n->name, strlen(n->name), n);
+        } else {
+            free(n);
+            n = NULL;
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+static void node_path(char *buf, size_t len, const char *node)
+{
+    char *e = vs_kube_escape(node);
+    snprintf(buf, len, "/api/v1/nodes/%s", e ? e : node);
+    free(e);
+}
+
+/* GETs the node; *lock is the current lock value (borrowed from *node_json) or NULL. */
+static enum vs_err get_node(struct vs_nodelock *l, const char *node, json_t **node_json,
+                            const char **lock, const char **rv, struct vs_errbuf *eb)
+{
+    char path[512];
+    node_path(path, sizeof(path), node);
+    enum vs_err err = vs_kube_get(l->k, path, node_json, eb);
+    if (err)
+        return err;
+    json_t *md = json_object_get(*node_json, "metadata");
+    *lock = json_string_value(json_object_get(json_object_get(md, "annotations"), VS_ANNO_LOCK));
+    *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    return VS_OK;
+}
+
+static enum vs_err patch_lock(struct vs_nodelock *l, const char *node, const char *value,
+                              const char *rv, struct vs_errbuf *eb)
+{
+    char path[512];
+    node_path(path, sizeof(path), node);
+    json_t *patch = json_pack("{s:{s:{s:o},s:s}}", "metadata", "annotations", VS_ANNO_LOCK,
+                              value ? json_string(value) : json_null(), "resourceVersion",
+                              rv ? rv : "");
+    if (!patch)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    enum vs_err err = vs_kube_merge_patch(l->k, path, patch, NULL, eb);
+    json_decref(patch);
+    return err;
+}
+
+static bool owner_suffix_is(const char *value, const char *ns, const char *name)
+{
+    char suffix[600];
+    snprintf(suffix, sizeof(suffix), ",%s,%s", ns, name);
+    size_t vl = strlen(value), sl = strlen(suffix);
+    return vl >= sl && strcmp(value + vl - sl, suffix) == 0;
+}
+
+static void sleep_backoff(int attempt)
+{
+    unsigned ms = 100u << attempt;
+    ms = ms / 2 + (unsigned)(rand() % (int)(ms + 1)) / 2; /* jitter 0.5 */
+    usleep(ms * 1000);
+}
+
+static enum vs_err contention(struct vs_nodelock *l, const char *node, struct vs_errbuf *eb)
+{
+    char d[32];
+    vs_duration_string(l->timeout, d, sizeof(d));
+    atomic_fetch_add(&l->contended, 1);
+    return vs_err_set(eb, VS_ERR_CONFLICT, "node %s has been locked within %s: node lock contention",
+                      node, d);
+}
+
+/* SetLock: up to 5 attempts, retrying non-contention errors. */
+static enum vs_err set_lock(struct vs_nodelock *l, const char *node, const char *ns,
+                            const char *name, struct vs_errbuf *eb)
+{
+    enum vs_err err = VS_ERR_KUBE;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (attempt)
+            sleep_backoff(attempt - 1);
+        json_t *nj = NULL;
+        const char *lock, *rv;
+        if ((err = get_node(l, node, &nj, &lock, &rv, eb))) {
+            json_decref(nj);
+            if (err == VS_ERR_NOTFOUND)
+                return err;
+            continue;
+        }
+        if (lock && owner_suffix_is(lock, ns, name)) {
+            json_decref(nj);
+            return VS_OK; /* an earlier attempt landed */
+        }
+        if (lock) {
+            json_decref(nj);
+            return contention(l, node, eb);
+        }
+        char *value = vs_annot_format_lock(l->now(), ns, name);
+        err = value ? patch_lock(l, node, value, rv, eb) : VS_ERR_NOMEM;
+        free(value);
+        json_decref(nj);
+        if (!err)
+            return VS_OK;
+    }
+    return err;
+}
+
+/* Decides whether an existing lock held by another pod may be broken. */
+static bool owner_dead(struct vs_nodelock *l, const char *ns, const char *name, const char **why,
+                       struct vs_errbuf *eb, enum vs_err *err)
+{
+    char path[1024];
+    char *ens = vs_kube_escape(ns), *ename = vs_kube_escape(name);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ens ? ens : ns,
+             ename ? ename : name);
+    free(ens);
+    free(ename);
+    json_t *pod = NULL;
+    *err = vs_kube_get(l->k, path, &pod, eb);
+    if (*err == VS_ERR_NOTFOUND) {
+        *err = VS_OK;
+        *why = "owner pod not found";
+        return true;
+    }
+    if (*err)
+        return false;
+    const char *phase =
+        json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    const char *bp = json_string_value(json_object_get(
+        json_object_get(json_object_get(pod, "metadata"), "annotations"), VS_ANNO_BIND_PHASE));
+    bool dead = false;
+    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+        *why = "owner pod terminated";
+        dead = true;
+    } else if (bp && strcmp(bp, "success") == 0) {
+        *why = "owner pod already allocated (bind-phase=success)";
+        dead = true;
+    }
+    json_decref(pod);
+    return dead;
+}
+
+static enum vs_err force_release(struct vs_nodelock *l, const char *node, const char *value,
+                                 struct vs_errbuf *eb)
+{
+    enum vs_err err = VS_ERR_KUBE;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (attempt)
+            sleep_backoff(attempt - 1);
+        json_t *nj = NULL;
+        const char *lock, *rv;
+        if ((err = get_node(l, node, &nj, &lock, &rv, eb))) {
+            json_decref(nj);
+            continue;
+        }
+        if (!lock || strcmp(lock, value) != 0) {
+            json_decref(nj);
+            return VS_OK; /* gone or replaced meanwhile: nothing of that lock left to break */
+        }
+        err = patch_lock(l, node, NULL, rv, eb);
+        json_decref(nj);
+        if (!err)
+            return VS_OK;
+    }
+    return err;
+}
+
+enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
+                                const char *name, struct vs_errbuf *eb)
+{
+    struct node_mu *nm = node_mu(l, node);
+    if (!nm)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    pthread_mutex_lock(&nm->mu);
+    json_t *nj = NULL;
+    const char *lock, *rv;
+    enum vs_err err = get_node(l, node, &nj, &lock, &rv, eb);
+    if (err)
+        goto out;
+    if (!lock) {
+        err = set_lock(l, node, ns, name, eb);
+        goto out;
+    }
+    char value[1024];
+    snprintf(value, sizeof(value), "%s", lock);
+    struct vs_lock parsed;
+    struct vs_errbuf pe;
+    int64_t now = l->now();
+    const char *why = NULL;
+    if (vs_annot_parse_lock(value, &parsed, &pe)) {
+        if (!nm->bad_value || strcmp(nm->bad_value, value) != 0) {
+            free(nm->bad_value);
+            nm->bad_value = strdup(value);
+            nm->bad_since = now;
+        }
+        if (now - nm->bad_since <= l->timeout) {
+            char q[VS_ERRBUF_SIZE + 8];
+            vs_log(VS_LOG_WARN, "node_lock_malformed", "node=%s error=%s", node,
+                   vs_log_quote(pe.msg, q, sizeof(q)));
+            err = vs_err_set(eb, VS_ERR_CONFLICT,
+                             "node %s has a malformed lock annotation (%s); it is broken after "
+                             "the lock timeout: node lock contention",
+                             node, pe.msg);
+            atomic_fetch_add(&l->contended, 1);
+            goto out;
+        }
+        why = "malformed lock value older than the timeout";
+    } else if (now - parsed.time > l->timeout) {
+        why = "lock expired";
+    } else if (strcmp(parsed.ns, ns) == 0 && strcmp(parsed.name, name) == 0) {
+        vs_lock_cleanup(&parsed);
+        err = VS_OK; /* re-entrant */
+        goto out;
+    } else if (*parsed.ns && *parsed.name) {
+        enum vs_err gerr;
+        if (!owner_dead(l, parsed.ns, parsed.name, &why, eb, &gerr)) {
+            vs_lock_cleanup(&parsed);
+            err = gerr ? gerr : contention(l, node, eb);
+            goto out;
+        }
+    } else {
+        vs_lock_cleanup(&parsed);
+        err = contention(l, node, eb);
+        goto out;
+    }
+    if (!why)
+        why = "";
+    vs_lock_cleanup(&parsed);
+    char q[1100];
+    vs_log(VS_LOG_WARN, "node_lock_broken", "node=%s lock=%s reason=\"%s\"", node,
+           vs_log_quote(value, q, sizeof(q)), why);
+    atomic_fetch_add(&l->broken, 1);
+    if ((err = force_release(l, node, value, eb)))
+        goto out;
+    free(nm->bad_value);
+    nm->bad_value = NULL;
+    err = set_lock(l, node, ns, name, eb);
+out:
+    if (!err)
+        atomic_fetch_add(&l->acquired, 1);
+    json_decref(nj);
+    pthread_mutex_unlock(&nm->mu);
+    return err;
+}
+
+enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const char *ns,
+                                const char *name, bool force, struct vs_errbuf *eb)
+{
+    struct node_mu *nm = node_mu(l, node);
+    if (!nm)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    pthread_mutex_lock(&nm->mu);
+    enum vs_err err = VS_OK;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (attempt)
+            sleep_backoff(attempt - 1);
+        json_t *nj = NULL;
+        const char *lock, *rv;
+        if ((err = get_node(l, node, &nj, &lock, &rv, eb))) {
+            json_decref(nj);
+            if (err == VS_ERR_NOTFOUND) {
+                err = VS_OK;
+                break;
+            }
+            continue;
+        }
+        if (!lock || (!force && strchr(lock, ',') && !owner_suffix_is(lock, ns, name))) {
+            json_decref(nj);
+            err = VS_OK; /* gone, or not ours */
+            break;
+        }
+        err = patch_lock(l, node, NULL, rv, eb);
+        json_decref(nj);
+        if (!err) {
+            atomic_fetch_add(&l->released, 1);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&nm->mu);
+    return err;
+}
+
+void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out)
+{
+    out->acquired = atomic_load(&l->acquired);
+    out->contended = atomic_load(&l->contended);
+    out->broken = atomic_load(&l->broken);
+    out->released = atomic_load(&l->released);
+}

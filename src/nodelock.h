@@ -1,0 +1,37 @@
+/* nodelock: HAMi's node lock `hami.io/mutex.lock` (spec/hami-compat.md §6.2) over the API:
+ * value "<RFC3339>,<ns>,<pod>", conditional merge patches carrying the node's resourceVersion,
+ * owner-checked release. Our fixes: a lock whose owner pod is gone, terminal or already
+ * `bind-phase=success` is broken (and logged); a malformed lock value is reported and broken
+ * once it has been seen unchanged for longer than the timeout, instead of blocking forever. */
+#ifndef VS_NODELOCK_H
+#define VS_NODELOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "kube.h"
+
+struct vs_nodelock;
+
+struct vs_nodelock_stats {
+    uint64_t acquired, contended, broken, released;
+};
+
+/* timeout_s: --node-lock-timeout. now_fn returns unix seconds (injectable for tests). */
+struct vs_nodelock *vs_nodelock_new(struct vs_kube *k, int64_t timeout_s, int64_t (*now_fn)(void));
+void vs_nodelock_free(struct vs_nodelock *l);
+
+/* Takes the lock for pod ns/name on node. VS_ERR_CONFLICT (contention) with
+ * "node <n> has been locked within <timeout>: node lock contention"; other errors as is. */
+enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
+                                const char *name, struct vs_errbuf *eb);
+/* Releases the lock if it is ours (or unconditionally with force). */
+enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const char *ns,
+                                const char *name, bool force, struct vs_errbuf *eb);
+void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out);
+
+/* Go's time.Duration.String() for whole seconds: 300 -> "5m0s", 28 -> "28s", 3600 -> "1h0m0s". */
+void vs_duration_string(int64_t secs, char *out, unsigned len);
+
+#endif

@@ -1,0 +1,504 @@
+/* serve: flag table, wiring and lifetime of the service. All process-wide state lives here and
+ * in main.c; modules get what they need through their contexts. */
+#include "serve.h"
+
+#include "async.h"
+#include "devcfg.h"
+#include "extender.h"
+#include "kube.h"
+#include "leader.h"
+#include "loader.h"
+#include "log.h"
+#include "memapi.h"
+#include "metrics.h"
+#include "nodelock.h"
+#include "policy.h"
+#include "server.h"
+#include "store.h"
+#include "webhook.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum ftype { F_STR, F_BOOL, F_INT, F_DOUBLE, F_DUR };
+
+/* Command-line only settings beside the service configuration. */
+struct serve_opts {
+    struct vs_service_config c;
+    const char *log_format;
+    long long verbosity;
+    bool profiling, debug;
+};
+
+struct flag {
+    const char *name;
+    const char *alias;
+    enum ftype type;
+    size_t off;
+    const char *help;
+};
+
+#define O(f) offsetof(struct serve_opts, f)
+static const struct flag flags[] = {
+    {"http_bind", "http-bind", F_STR, O(c.http_bind), "listen address of filter/bind/webhook"},
+    {"cert_file", "cert-file", F_STR, O(c.cert_file), "TLS certificate (PEM)"},
+    {"key_file", "key-file", F_STR, O(c.key_file), "TLS key (PEM)"},
+    {"client-ca-file", NULL, F_STR, O(c.client_ca_file), "require client certificates from CA"},
+    {"scheduler-name", NULL, F_STR, O(c.scheduler_name), "schedulerName set by the webhook"},
+    {"node-scheduler-policy", NULL, F_STR, O(c.node_policy), "binpack | spread"},
+    {"gpu-scheduler-policy", NULL, F_STR, O(c.gpu_policy), "card policy or comma chain"},
+    {"metrics-bind-address", NULL, F_STR, O(c.metrics_bind), "Prometheus listener"},
+    {"node-label-selector", NULL, F_STR, O(c.node_label_selector), "k=v,k2=v2"},
+    {"kube-qps", NULL, F_DOUBLE, O(c.kube_qps), "API client requests/s"},
+    {"kube-burst", NULL, F_INT, O(c.kube_burst), "API client burst"},
+    {"kube-timeout", NULL, F_DUR, O(c.kube_timeout_ms), "API request timeout (0 = none)"},
+    {"profiling", NULL, F_BOOL, O(profiling), "accepted for compatibility (no pprof in C)"},
+    {"node-lock-timeout", NULL, F_DUR, O(c.lock_timeout_ms), "node lock expiry"},
+    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms), "PodGroup lock retry window"},
+    {"force-overwrite-default-scheduler", NULL, F_BOOL, O(c.force_overwrite),
+     "webhook replaces default-scheduler"},
+    {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
+    {"leader-elect-resource-name", NULL, F_STR, O(c.lease_name), "Lease name"},
+    {"leader-elect-resource-namespace", NULL, F_STR, O(c.lease_ns), "Lease namespace"},
+    {"legacy-metrics", NULL, F_BOOL, O(c.legacy_metrics), "accepted; legacy names not emitted"},
+    {"device-config-file", NULL, F_STR, O(c.device_config), "HAMi device-config.yaml"},
+    {"debug", NULL, F_BOOL, O(debug), "debug logging"},
+    {"v", NULL, F_INT, O(verbosity), "klog verbosity (>= 4 = debug)"},
+    {"kubeconfig", NULL, F_STR, O(c.kubeconfig), "out-of-cluster API access"},
+    {"cluster", NULL, F_STR, O(c.cluster), "embedded mode: cluster file, no API server"},
+    {"log-format", NULL, F_STR, O(log_format), "text | json"},
+    {"reservation-ttl", NULL, F_DUR, O(c.reservation_ttl_ms), "expiry of unbound reservations"},
+    {"http-threads", NULL, F_INT, O(c.http_threads), "HTTP thread pool size"},
+};
+
+/* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
+static const char *const ignored_prefixes[] = {
+    "enable-ascend", "enable-iluvatar", "metax-", "mthreads-", "cambricon-mlu-", "dcu-",
+    "kunlun-", "enflame-", "sgpu-topology-aware", "iluvatar-", "ascend-", "hygon-", "amd-",
+    "awsneuron-", "logtostderr", "alsologtostderr", "log_dir", "log_file", "log-dir",
+    "log-file", "stderrthreshold", "vmodule", "skip_headers", "one_output", "add_dir_header",
+    "log_backtrace_at", "skip_log_headers", "log_file_max_size", "vendor-", "mlu-", "xpu-",
+};
+
+int vs_parse_duration_ms(const char *s, long long *out)
+{
+    if (!s || !*s)
+        return -1;
+    double total = 0;
+    const char *p = s;
+    if (strcmp(s, "0") == 0) {
+        *out = 0;
+        return 0;
+    }
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || v < 0)
+            return -1;
+        p = end;
+        double mul;
+        if (strncmp(p, "ms", 2) == 0) {
+            mul = 1;
+            p += 2;
+        } else if (strncmp(p, "us", 2) == 0) {
+            mul = 0.001;
+            p += 2;
+        } else if (strncmp(p, "ns", 2) == 0) {
+            mul = 0.000001;
+            p += 2;
+        } else if (*p == 'h') {
+            mul = 3600000;
+            p++;
+        } else if (*p == 'm') {
+            mul = 60000;
+            p++;
+        } else if (*p == 's') {
+            mul = 1000;
+            p++;
+        } else {
+            return -1;
+        }
+        total += v * mul;
+    }
+    *out = (long long)total;
+    return 0;
+}
+
+static int set_flag(struct serve_opts *o, const struct flag *f, const char *val, FILE *err)
+{
+    void *dst = (char *)o + f->off;
+    char *end;
+    switch (f->type) {
+    case F_STR: *(const char **)dst = val; return 0;
+    case F_BOOL:
+        if (!val || strcmp(val, "true") == 0 || strcmp(val, "1") == 0 || strcmp(val, "t") == 0 ||
+            strcmp(val, "True") == 0 || strcmp(val, "TRUE") == 0)
+            *(bool *)dst = true;
+        else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0 || strcmp(val, "f") == 0 ||
+                 strcmp(val, "False") == 0 || strcmp(val, "FALSE") == 0)
+            *(bool *)dst = false;
+        else
+            break;
+        return 0;
+    case F_INT:
+        errno = 0;
+        *(long long *)dst = strtoll(val, &end, 10);
+        if (errno || *end || end == val)
+            break;
+        return 0;
+    case F_DOUBLE:
+        errno = 0;
+        *(double *)dst = strtod(val, &end);
+        if (errno || *end || end == val)
+            break;
+        return 0;
+    case F_DUR:
+        if (vs_parse_duration_ms(val, (long long *)dst) == 0)
+            return 0;
+        break;
+    }
+    fprintf(err, "vgpu-sched: invalid value \"%s\" for flag --%s\n", val ? val : "", f->name);
+    return 2;
+}
+
+static int parse_flags(int argc, char **argv, struct serve_opts *o, FILE *err)
+{
+    bool warned = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-') {
+            fprintf(err, "vgpu-sched: unexpected argument \"%s\"\n", a);
+            return 2;
+        }
+        a += a[1] == '-' ? 2 : 1;
+        const char *eq = strchr(a, '=');
+        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+        const struct flag *f = NULL;
+        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]) && !f; k++) {
+            if ((strlen(flags[k].name) == nl && strncmp(flags[k].name, a, nl) == 0) ||
+                (flags[k].alias && strlen(flags[k].alias) == nl &&
+                 strncmp(flags[k].alias, a, nl) == 0))
+                f = &flags[k];
+        }
+        if (!f) {
+            bool ignored = false;
+            for (size_t k = 0; k < sizeof(ignored_prefixes) / sizeof(ignored_prefixes[0]); k++)
+                ignored |= strncmp(a, ignored_prefixes[k], strlen(ignored_prefixes[k])) == 0;
+            if (!ignored) {
+                fprintf(err, "vgpu-sched: unknown flag --%.*s\n", (int)nl, a);
+                return 2;
+            }
+            if (!warned)
+                vs_log(VS_LOG_WARN, "flag_ignored",
+                       "flag=--%.*s note=\"flags of other vendors and klog are accepted and "
+                       "ignored\"",
+                       (int)nl, a);
+            warned = true;
+            /* A separate value ("--dcu-foo bar") belongs to the ignored flag. */
+            if (!eq && i + 1 < argc && argv[i + 1][0] != '-')
+                i++;
+            continue;
+        }
+        const char *val = eq ? eq + 1 : NULL;
+        if (!val && f->type != F_BOOL) {
+            if (i + 1 >= argc) {
+                fprintf(err, "vgpu-sched: flag --%s needs a value\n", f->name);
+                return 2;
+            }
+            val = argv[++i];
+        }
+        int rc = set_flag(o, f, val, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static int64_t now_s(void)
+{
+    return (int64_t)time(NULL);
+}
+
+static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q);
+
+struct quota_read {
+    const char *ns;
+    struct vs_webhook_quota *q;
+    bool found;
+};
+
+static void quota_locked(void *ctx, const struct vs_model *m)
+{
+    struct quota_read *r = ctx;
+    const struct vs_quota *q = vs_model_quota(m, r->ns);
+    if (!q || (!q->has_mem && !q->has_cores))
+        return;
+    r->found = true;
+    r->q->has_mem = q->has_mem;
+    r->q->has_cores = q->has_cores;
+    r->q->mem_limit = q->mem_limit;
+    r->q->mem_used = q->mem_used;
+    r->q->cores_limit = q->cores_limit;
+    r->q->cores_used = q->cores_used;
+}
+
+static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q)
+{
+    struct quota_read r = {.ns = ns, .q = q, .found = false};
+    vs_store_read(ctx, quota_locked, &r);
+    return r.found;
+}
+
+static void warn_log(void *ctx, const char *msg)
+{
+    char q[1024];
+    vs_log(VS_LOG_WARN, "cluster_file", "msg=%s", vs_log_quote(msg, q, sizeof(q)));
+}
+
+
+void vs_service_config_defaults(struct vs_service_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->http_bind = "127.0.0.1:8080";
+    c->node_policy = "binpack";
+    c->gpu_policy = "spread";
+    c->metrics_bind = ":9395";
+    c->scheduler_name = "";
+    /* kube-scheduler's own client defaults: the API is never our bottleneck at HAMi's 5/10. */
+    c->kube_qps = 50;
+    c->kube_burst = 100;
+    c->lock_timeout_ms = 5 * 60 * 1000;
+    c->lock_retry_ms = 28 * 1000;
+    c->reservation_ttl_ms = 5 * 60 * 1000;
+    c->http_threads = 8;
+    c->bind_wait_ms = 30000;
+    c->force_overwrite = true;
+}
+
+struct vs_service {
+    struct vs_devcfg cfg;
+    struct vs_memapi *mem;
+    struct vs_kube_config kc;
+    struct vs_kube *kube;
+    struct vs_store *store;
+    struct vs_leader *leader;
+    struct vs_nodelock *lock;
+    struct vs_async *async;
+    struct vs_metrics *metrics;
+    struct vs_server *srv, *msrv;
+    struct vs_app app;
+    struct vs_webhook_opts wo;
+    struct vs_route routes[5];
+    struct vs_route mroutes[2];
+};
+
+void vs_service_stop(struct vs_service *s)
+{
+    if (!s)
+        return;
+    vs_server_stop(s->srv);
+    vs_server_stop(s->msrv);
+    vs_async_free(s->async);
+    vs_leader_free(s->leader);
+    vs_store_free(s->store);
+    vs_nodelock_free(s->lock);
+    vs_kube_free(s->kube);
+    vs_kube_config_cleanup(&s->kc);
+    vs_memapi_stop(s->mem);
+    vs_metrics_free(s->metrics);
+    vs_devcfg_cleanup(&s->cfg);
+    free(s);
+}
+
+int vs_service_port(const struct vs_service *s)
+{
+    return vs_server_port(s->srv);
+}
+
+int vs_service_metrics_port(const struct vs_service *s)
+{
+    return s->msrv ? vs_server_port(s->msrv) : 0;
+}
+
+bool vs_service_synced(const struct vs_service *s)
+{
+    return vs_store_synced(s->store);
+}
+
+struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit_code,
+                                    struct vs_errbuf *eb)
+{
+    *exit_code = 2;
+    const struct vs_node_policy *np;
+    struct vs_gpu_policy gp;
+    if (vs_policy_parse_node(c->node_policy, "--node-scheduler-policy", &np, eb) ||
+        vs_policy_parse_gpu(c->gpu_policy, "--gpu-scheduler-policy", &gp, eb))
+        return NULL;
+    if (c->cluster && c->kubeconfig) {
+        vs_err_set(eb, VS_ERR_INVAL, "--cluster and --kubeconfig exclude each other");
+        return NULL;
+    }
+    struct vs_service *s = calloc(1, sizeof(*s));
+    if (!s || vs_devcfg_init(&s->cfg)) {
+        free(s);
+        *exit_code = 1;
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (c->device_config && vs_devcfg_load(&s->cfg, c->device_config, eb))
+        goto fail;
+    if (c->cluster) {
+        s->mem = vs_memapi_start(eb);
+        if (!s->mem || vs_memapi_load_file(s->mem, c->cluster, warn_log, NULL, eb))
+            goto fail;
+        s->kc.server = strdup(vs_memapi_url(s->mem));
+        s->kc.namespace = strdup("default");
+        vs_log(VS_LOG_INFO, "embedded_cluster", "file=%s api=%s", c->cluster, s->kc.server);
+    } else if (vs_kube_config_load(c->kubeconfig, &s->kc, eb)) {
+        goto fail;
+    }
+    struct vs_kube_opts ko = {.qps = c->kube_qps,
+                              .burst = (int)c->kube_burst,
+                              .timeout_s = (int)((c->kube_timeout_ms + 999) / 1000),
+                              .user_agent = "vgpu-sched/" VS_VERSION};
+    *exit_code = 1;
+    if (!(s->kube = vs_kube_new(&s->kc, &ko, eb)))
+        goto fail;
+    struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
+                               .cfg = &s->cfg,
+                               .reservation_ttl = c->reservation_ttl_ms / 1000};
+    if (!(s->store = vs_store_new(s->kube, &so, eb)) || vs_store_start(s->store, eb))
+        goto fail;
+    struct vs_leader_opts lo = {.enabled = c->leader_elect,
+                                .lease_name = c->lease_name,
+                                .lease_ns = c->lease_ns,
+                                .pod_name = c->pod_name,
+                                .pod_ns = c->pod_ns};
+    if (!(s->leader = vs_leader_new(s->kube, &lo, eb))) {
+        *exit_code = 2;
+        goto fail;
+    }
+    if (vs_leader_start(s->leader, eb))
+        goto fail;
+    s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
+    s->metrics = vs_metrics_new();
+    s->app = (struct vs_app){.store = s->store,
+                             .kube = s->kube,
+                             .lock = s->lock,
+                             .leader = s->leader,
+                             .metrics = s->metrics,
+                             .cfg = &s->cfg,
+                             .scheduler_name = c->scheduler_name,
+                             .node_policy = c->node_policy,
+                             .gpu_policy = c->gpu_policy,
+                             .lock_retry_timeout_ms = c->lock_retry_ms,
+                             .bind_wait_ms = (int)c->bind_wait_ms,
+                             .legacy_metrics = c->legacy_metrics,
+                             .now = now_s};
+    s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
+    if (!s->lock || !s->metrics || !s->async) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    s->app.async = s->async;
+    s->wo = (struct vs_webhook_opts){.scheduler_name = c->scheduler_name,
+                                     .force_overwrite_default = c->force_overwrite,
+                                     .cfg = &s->cfg,
+                                     .quota = quota_cb,
+                                     .quota_ctx = s->store};
+    s->app.webhook = &s->wo;
+    s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true};
+    s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true};
+    s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true};
+    s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
+    s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false};
+    s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false};
+    s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
+    struct vs_server_opts sopts = {.bind = c->http_bind,
+                                   .cert_file = c->cert_file,
+                                   .key_file = c->key_file,
+                                   .client_ca_file = c->client_ca_file,
+                                   .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
+                                   .routes = s->routes,
+                                   .n_routes = 5,
+                                   .name = "main"};
+    *exit_code = 2;
+    if (!(s->srv = vs_server_start(&sopts, eb)))
+        goto fail;
+    struct vs_server_opts mopts = {.bind = c->metrics_bind,
+                                   .threads = 2,
+                                   .routes = s->mroutes,
+                                   .n_routes = 2,
+                                   .name = "metrics"};
+    if (c->metrics_bind && *c->metrics_bind && !(s->msrv = vs_server_start(&mopts, eb)))
+        goto fail;
+    *exit_code = 0;
+    return s;
+fail:
+    vs_service_stop(s);
+    return NULL;
+}
+
+int vs_serve_main(int argc, char **argv)
+{
+    struct serve_opts o = {.log_format = "text"};
+    vs_service_config_defaults(&o.c);
+    int rc = parse_flags(argc, argv, &o, stderr);
+    if (rc)
+        return rc;
+    if (strcmp(o.log_format, "text") != 0 && strcmp(o.log_format, "json") != 0) {
+        fprintf(stderr, "vgpu-sched: invalid --log-format \"%s\" (want text or json)\n",
+                o.log_format);
+        return 2;
+    }
+    vs_log_setup(o.debug || o.verbosity >= 4 ? VS_LOG_DEBUG : VS_LOG_INFO,
+                 strcmp(o.log_format, "json") == 0, 2);
+    if (o.profiling)
+        vs_log(VS_LOG_WARN, "flag_ignored", "flag=--profiling note=\"no pprof endpoints\"");
+    if (!o.c.cluster) {
+        o.c.pod_name = getenv("POD_NAME");
+        o.c.pod_ns = getenv("POD_NAMESPACE");
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    struct vs_errbuf eb;
+    struct vs_service *s = vs_service_start(&o.c, &rc, &eb);
+    if (!s) {
+        fprintf(stderr, "vgpu-sched: %s\n", eb.msg);
+        curl_global_cleanup();
+        return rc;
+    }
+    vs_log(VS_LOG_INFO, "serving", "bind=%s port=%d tls=%d metrics_port=%d", o.c.http_bind,
+           vs_service_port(s), o.c.cert_file && *o.c.cert_file, vs_service_metrics_port(s));
+    /* The port line on stdout lets scripts and tests find a port-0 listener. */
+    printf("listening on port %d\n", vs_service_port(s));
+    fflush(stdout);
+    while (!g_stop)
+        usleep(100 * 1000);
+    vs_log(VS_LOG_INFO, "shutdown", "signal=1");
+    vs_service_stop(s);
+    curl_global_cleanup();
+    return 0;
+}

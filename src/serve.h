@@ -1,0 +1,43 @@
+/* serve: `vgpu-sched serve` — HAMi's scheduler flags (spec/hami-compat.md §8.1) plus ours
+ * (design.md §2.1), wiring of store, leader watch, node lock, HTTP listeners, and the embedded
+ * `--cluster` mode (an in-process API server loaded from a file). */
+#ifndef VS_SERVE_H
+#define VS_SERVE_H
+
+#include <stdbool.h>
+
+#include "err.h"
+
+/* Everything `serve` wires, independent of flag parsing (tests start a service from this). */
+struct vs_service_config {
+    const char *http_bind, *cert_file, *key_file, *client_ca_file, *scheduler_name;
+    const char *node_policy, *gpu_policy, *metrics_bind, *node_label_selector;
+    const char *lease_name, *lease_ns, *device_config, *kubeconfig, *cluster;
+    const char *pod_name, *pod_ns; /* from $POD_NAME / $POD_NAMESPACE */
+    double kube_qps;
+    long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
+    long long reservation_ttl_ms, http_threads, bind_wait_ms;
+    bool force_overwrite, leader_elect, legacy_metrics;
+};
+
+struct vs_service;
+
+/* Defaults of every field (HAMi's flag defaults, and ours). */
+void vs_service_config_defaults(struct vs_service_config *c);
+/* Starts the whole service. On error returns NULL with eb; *exit_code is 2 for configuration
+ * problems and 1 for runtime failures. */
+struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit_code,
+                                    struct vs_errbuf *eb);
+int vs_service_port(const struct vs_service *s);
+int vs_service_metrics_port(const struct vs_service *s);
+bool vs_service_synced(const struct vs_service *s);
+void vs_service_stop(struct vs_service *s);
+
+/* Returns the exit code: 0 clean shutdown on SIGTERM/SIGINT, 2 bad flags or configuration,
+ * 1 runtime failure. */
+int vs_serve_main(int argc, char **argv);
+
+/* Parses a Go duration ("5m", "28s", "1h30m", "300ms", "0") into milliseconds. 0 on success. */
+int vs_parse_duration_ms(const char *s, long long *out);
+
+#endif

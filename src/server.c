@@ -1,0 +1,497 @@
+/* server: libmicrohttpd glue. Each connection accumulates its body (capped) in a per-request
+ * context; the handler runs once the body is complete. TLS material is served through a GnuTLS
+ * certificate callback so a rotated certificate is picked up without a restart: the files are
+ * checked at most once a second and old credentials are kept until the server stops (a
+ * handshake in progress may still hold them). */
+#include "server.h"
+
+#include "log.h"
+
+#include <pthread.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define DEFAULT_MAX_BODY (8u << 20)
+
+struct creds {
+    gnutls_pcert_st pcert[8];
+    unsigned n;
+    gnutls_privkey_t key;
+    struct creds *older; /* kept alive until stop */
+};
+
+struct vs_server {
+    struct MHD_Daemon *d;
+    struct vs_server_opts o;
+    int port;
+    bool tls;
+    char *client_ca;
+    pthread_mutex_t tls_mu; /* guards cur, mtimes, last_check */
+    struct creds *cur;
+    struct timespec cert_mtime, key_mtime;
+    time_t last_check;
+};
+
+struct req_ctx {
+    char *body;
+    size_t len, cap;
+    bool too_large;
+};
+
+void vs_http_error(struct vs_http_resp *resp, int status, const char *msg)
+{
+    size_t n = strlen(msg) * 2 + 16;
+    char *b = malloc(n);
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->body = b;
+    if (!b)
+        return;
+    size_t o = 0;
+    o += (size_t)snprintf(b, n, "{\"error\":\"");
+    for (const char *s = msg; *s && o + 4 < n; s++) {
+        if (*s == '"' || *s == '\\')
+            b[o++] = '\\';
+        b[o++] = (unsigned char)*s < 0x20 ? ' ' : *s;
+    }
+    snprintf(b + o, n - o, "\"}");
+}
+
+/* ------------------------------------------------------------------ TLS credentials */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+        if (n + 1 == cap) {
+            char *g = cap > (16u << 20) ? NULL : realloc(buf, cap * 2);
+            if (!g) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return buf;
+}
+
+static void creds_free(struct creds *c)
+{
+    while (c) {
+        struct creds *o = c->older;
+        for (unsigned i = 0; i < c->n; i++)
+            gnutls_pcert_deinit(&c->pcert[i]);
+        if (c->key)
+            gnutls_privkey_deinit(c->key);
+        free(c);
+        c = o;
+    }
+}
+
+static enum vs_err creds_load(const char *cert_file, const char *key_file, struct creds **out,
+                              struct vs_errbuf *eb)
+{
+    size_t cl, kl;
+    char *cert = read_file(cert_file, &cl), *key = read_file(key_file, &kl);
+    struct creds *c = calloc(1, sizeof(*c));
+    enum vs_err err = VS_OK;
+    if (!cert || !key || !c) {
+        err = vs_err_set(eb, VS_ERR_IO, "cannot read %s: %s", !cert ? cert_file : key_file,
+                         strerror(errno));
+        goto out;
+    }
+    gnutls_datum_t cd = {(unsigned char *)cert, (unsigned)cl};
+    gnutls_datum_t kd = {(unsigned char *)key, (unsigned)kl};
+    c->n = 8;
+    int rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->n, &cd, GNUTLS_X509_FMT_PEM, 0);
+    if (rc < 0) {
+        c->n = 0;
+        err = vs_err_set(eb, VS_ERR_TLS, "%s: %s", cert_file, gnutls_strerror(rc));
+        goto out;
+    }
+    if ((rc = gnutls_privkey_init(&c->key)) < 0 ||
+        (rc = gnutls_privkey_import_x509_raw(c->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+        err = vs_err_set(eb, VS_ERR_TLS, "%s: %s", key_file, gnutls_strerror(rc));
+        goto out;
+    }
+    *out = c;
+    c = NULL;
+out:
+    creds_free(c);
+    free(cert);
+    free(key);
+    return err;
+}
+
+static bool mtime_of(const char *path, struct timespec *ts)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    *ts = st.st_mtim;
+    return true;
+}
+
+static void maybe_reload(struct vs_server *s)
+{
+    time_t now = time(NULL);
+    if (now == s->last_check)
+        return;
+    s->last_check = now;
+    struct timespec cm, km;
+    if (!mtime_of(s->o.cert_file, &cm) || !mtime_of(s->o.key_file, &km))
+        return;
+    if (cm.tv_sec == s->cert_mtime.tv_sec && cm.tv_nsec == s->cert_mtime.tv_nsec &&
+        km.tv_sec == s->key_mtime.tv_sec && km.tv_nsec == s->key_mtime.tv_nsec)
+        return;
+    struct creds *c;
+    struct vs_errbuf eb;
+    if (creds_load(s->o.cert_file, s->o.key_file, &c, &eb)) {
+        /* A half-written pair during rotation: keep serving the old one, retry later. */
+        vs_log(VS_LOG_WARN, "tls_reload_failed", "error=%s", eb.msg);
+        return;
+    }
+    c->older = s->cur;
+    s->cur = c;
+    s->cert_mtime = cm;
+    s->key_mtime = km;
+    vs_log(VS_LOG_INFO, "tls_reloaded", "cert=%s", s->o.cert_file);
+}
+
+static int cert_cb(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                   const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                   gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
+{
+    struct vs_server *s = gnutls_session_get_ptr(session);
+    if (!s)
+        return -1;
+    pthread_mutex_lock(&s->tls_mu);
+    maybe_reload(s);
+    *pcert = s->cur->pcert;
+    *pcert_length = s->cur->n;
+    *pkey = s->cur->key;
+    pthread_mutex_unlock(&s->tls_mu);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+static enum MHD_Result send_resp(struct MHD_Connection *c, struct vs_http_resp *r)
+{
+    const char *body = r->body ? r->body : "";
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    free(r->body);
+    r->body = NULL;
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type",
+                            r->content_type ? r->content_type : "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *msg)
+{
+    struct vs_http_resp r = {0};
+    vs_http_error(&r, status, msg);
+    return send_resp(c, &r);
+}
+
+static bool client_cert_ok(struct vs_server *s, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session)
+        return false;
+    gnutls_session_t sess = (gnutls_session_t)ci->tls_session;
+    unsigned status = 0;
+    if (gnutls_certificate_type_get(sess) != GNUTLS_CRT_X509)
+        return false;
+    unsigned n = 0;
+    if (!gnutls_certificate_get_peers(sess, &n) || n == 0)
+        return false;
+    if (gnutls_certificate_verify_peers2(sess, &status) < 0)
+        return false;
+    return status == 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct vs_server *s = cls;
+    struct req_ctx *rc = *con_cls;
+    if (!rc) {
+        rc = calloc(1, sizeof(*rc));
+        if (!rc)
+            return MHD_NO;
+        *con_cls = rc;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
+            rc->too_large = true;
+            return send_error(c, 413, "request body too large");
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!rc->too_large) {
+            size_t n = *upload_data_size;
+            if (rc->len + n > s->o.max_body) {
+                rc->too_large = true;
+            } else {
+                if (rc->len + n + 1 > rc->cap) {
+                    size_t cap = rc->cap ? rc->cap : 4096;
+                    while (cap < rc->len + n + 1)
+                        cap *= 2;
+                    char *g = realloc(rc->body, cap);
+                    if (!g)
+                        return MHD_NO;
+                    rc->body = g;
+                    rc->cap = cap;
+                }
+                memcpy(rc->body + rc->len, upload_data, n);
+                rc->len += n;
+                rc->body[rc->len] = '\0';
+            }
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (rc->too_large)
+        return send_error(c, 413, "request body too large");
+    if (s->client_ca && !client_cert_ok(s, c))
+        return send_error(c, 403, "a valid client certificate is required");
+    const struct vs_route *match = NULL;
+    bool path_known = false;
+    for (size_t i = 0; i < s->o.n_routes; i++) {
+        if (strcmp(s->o.routes[i].path, url) != 0)
+            continue;
+        path_known = true;
+        if (strcmp(s->o.routes[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(s->o.routes[i].method, "GET") == 0))
+            match = &s->o.routes[i];
+    }
+    if (!match) {
+        char msg[300];
+        if (path_known) {
+            snprintf(msg, sizeof(msg), "method %s not allowed on %s", method, url);
+            return send_error(c, 405, msg);
+        }
+        snprintf(msg, sizeof(msg), "no such path: %.200s", url);
+        return send_error(c, 404, msg);
+    }
+    if (match->json_body) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+            return send_error(c, 415, "Content-Type must be application/json");
+    }
+    struct vs_http_req req = {.method = method,
+                              .path = url,
+                              .query = "",
+                              .body = rc->body ? rc->body : "",
+                              .len = rc->len};
+    struct vs_http_resp resp = {.status = 200, .body = NULL, .content_type = NULL};
+    match->fn(match->ctx, &req, &resp);
+    return send_resp(c, &resp);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct req_ctx *rc = *con_cls;
+    if (rc) {
+        free(rc->body);
+        free(rc);
+    }
+    *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct vs_server *s = cls;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED || !s->tls)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (ci && ci->tls_session)
+        gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    size_t n = strlen(buf);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    char q[600];
+    vs_log(VS_LOG_DEBUG, "http_server", "msg=%s", vs_log_quote(buf, q, sizeof(q)));
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+static enum vs_err parse_bind(const char *bind, struct sockaddr_storage *ss, struct vs_errbuf *eb)
+{
+    memset(ss, 0, sizeof(*ss));
+    const char *colon = strrchr(bind, ':');
+    if (!colon)
+        return vs_err_set(eb, VS_ERR_INVAL, "invalid bind address \"%s\": want host:port", bind);
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535 || colon[1] == '\0')
+        return vs_err_set(eb, VS_ERR_INVAL, "invalid port in bind address \"%s\"", bind);
+    char host[128];
+    size_t hl = (size_t)(colon - bind);
+    if (hl >= sizeof(host))
+        return vs_err_set(eb, VS_ERR_INVAL, "invalid bind address \"%s\"", bind);
+    memcpy(host, bind, hl);
+    host[hl] = '\0';
+    if (host[0] == '[') {
+        size_t l = strlen(host);
+        if (l < 2 || host[l - 1] != ']')
+            return vs_err_set(eb, VS_ERR_INVAL, "invalid bind address \"%s\"", bind);
+        host[l - 1] = '\0';
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+            return vs_err_set(eb, VS_ERR_INVAL, "invalid IPv6 address in \"%s\"", bind);
+        return VS_OK;
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    if (host[0] == '\0' || strcmp(host, "0.0.0.0") == 0) {
+        a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        return VS_OK;
+    }
+    if (strcmp(host, "localhost") == 0)
+        strcpy(host, "127.0.0.1");
+    if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+        return vs_err_set(eb, VS_ERR_INVAL, "invalid IPv4 address in \"%s\"", bind);
+    return VS_OK;
+}
+
+struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errbuf *eb)
+{
+    struct vs_server *s = calloc(1, sizeof(*s));
+    if (!s) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    if (!s->o.max_body)
+        s->o.max_body = DEFAULT_MAX_BODY;
+    if (!s->o.threads)
+        s->o.threads = 8;
+    pthread_mutex_init(&s->tls_mu, NULL);
+    struct sockaddr_storage ss;
+    if (parse_bind(o->bind, &ss, eb))
+        goto fail;
+    bool have_cert = o->cert_file && *o->cert_file, have_key = o->key_file && *o->key_file;
+    if (have_cert != have_key) {
+        vs_err_set(eb, VS_ERR_INVAL, "--cert_file and --key_file must be given together");
+        goto fail;
+    }
+    s->tls = have_cert;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+#ifdef MHD_USE_EPOLL
+    flags |= MHD_USE_EPOLL;
+#endif
+    if (((struct sockaddr *)&ss)->sa_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem opts[16];
+    size_t n = 0;
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+    if (s->tls) {
+        flags |= MHD_USE_TLS;
+        if (creds_load(o->cert_file, o->key_file, &s->cur, eb))
+            goto fail;
+        mtime_of(o->cert_file, &s->cert_mtime);
+        mtime_of(o->key_file, &s->key_mtime);
+        s->last_check = time(NULL);
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_cb};
+        if (o->client_ca_file && *o->client_ca_file) {
+            s->client_ca = read_file(o->client_ca_file, NULL);
+            if (!s->client_ca) {
+                vs_err_set(eb, VS_ERR_IO, "cannot read --client-ca-file %s: %s",
+                           o->client_ca_file, strerror(errno));
+                goto fail;
+            }
+            opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, s->client_ca};
+        }
+    } else if (o->client_ca_file && *o->client_ca_file) {
+        vs_err_set(eb, VS_ERR_INVAL, "--client-ca-file needs --cert_file and --key_file");
+        goto fail;
+    }
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
+    if (!s->d) {
+        vs_err_set(eb, VS_ERR_IO, "cannot listen on %s (%s server)", o->bind,
+                   o->name ? o->name : "http");
+        goto fail;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : 0;
+    return s;
+fail:
+    vs_server_stop(s);
+    return NULL;
+}
+
+int vs_server_port(const struct vs_server *s)
+{
+    return s->port;
+}
+
+void vs_server_stop(struct vs_server *s)
+{
+    if (!s)
+        return;
+    if (s->d)
+        MHD_stop_daemon(s->d);
+    creds_free(s->cur);
+    free(s->client_ca);
+    pthread_mutex_destroy(&s->tls_mu);
+    free(s);
+}

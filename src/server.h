@@ -1,0 +1,59 @@
+/* server: the HTTP(S) front of vgpu-sched on libmicrohttpd with its internal thread pool.
+ * HTTPS from a certificate/key pair that is reloaded when the files change (a rotated Secret),
+ * optional client-certificate verification, a request body cap (413 past it), method checks
+ * (405), content-type checks (415), JSON error bodies, and a route table. */
+#ifndef VS_SERVER_H
+#define VS_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct vs_http_req {
+    const char *method;
+    const char *path;
+    const char *query; /* raw query string without '?', "" when none */
+    const char *body;  /* NUL-terminated copy of the body ("" when none) */
+    size_t len;
+};
+
+struct vs_http_resp {
+    int status;
+    char *body;               /* owned: freed by the server after sending */
+    const char *content_type; /* static; defaults to application/json */
+};
+
+typedef void (*vs_handler_fn)(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp);
+
+struct vs_route {
+    const char *method; /* "GET" / "POST" */
+    const char *path;   /* exact path */
+    vs_handler_fn fn;
+    void *ctx;
+    bool json_body; /* POST bodies must be application/json (415 otherwise) */
+};
+
+struct vs_server_opts {
+    const char *bind;           /* "host:port", ":port", "[v6]:port"; port 0 = any */
+    const char *cert_file;      /* both set => HTTPS */
+    const char *key_file;
+    const char *client_ca_file; /* require and verify client certificates */
+    size_t max_body;            /* default 8 MiB */
+    unsigned threads;           /* thread pool size, default 8 */
+    const struct vs_route *routes;
+    size_t n_routes;
+    const char *name; /* for logs: "main" / "metrics" */
+};
+
+struct vs_server;
+
+/* Starts listening. Routes are borrowed for the server's lifetime. */
+struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errbuf *eb);
+int vs_server_port(const struct vs_server *s);
+void vs_server_stop(struct vs_server *s);
+
+/* Helpers for handlers: a JSON error body {"error":"msg"} with status. */
+void vs_http_error(struct vs_http_resp *resp, int status, const char *msg);
+
+#endif

@@ -1,0 +1,513 @@
+/* store: informer threads feed decoded objects into the model under the write lock; Filter
+ * evaluates under the read lock and commits under the write lock. Lock order: only `mu` (the
+ * rwlock over the model and the seen-sets); stats are atomics. */
+#include "store.h"
+
+#include "k8s_codec.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uthash.h>
+
+struct sset {
+    char *key;
+    UT_hash_handle hh;
+};
+
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_COUNT };
+
+struct informer {
+    struct vs_store *s;
+    int which;
+    pthread_t thread;
+    bool started;
+    atomic_bool synced;
+    struct sset *seen; /* names (nodes), uids (pods), ns/name (quotas) seen since begin() */
+    bool listing;
+};
+
+struct quota_key {
+    char *key; /* ns/name */
+    char *ns;
+    char *name;
+    UT_hash_handle hh;
+};
+
+struct vs_store {
+    struct vs_kube *k;
+    struct vs_store_opts o;
+    pthread_rwlock_t mu; /* guards model, informer seen-sets, quotas */
+    struct vs_model *model;
+    struct quota_key *quotas;
+    struct informer inf[INF_COUNT];
+    volatile int stop;
+    pthread_t expiry;
+    bool expiry_started;
+    atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
+};
+
+static void sset_add(struct sset **set, const char *key)
+{
+    struct sset *e = NULL;
+    HASH_FIND_STR(*set, key, e);
+    if (e)
+        return;
+    e = calloc(1, sizeof(*e));
+    if (!e || !(e->key = strdup(key))) {
+        free(e);
+        return;
+    }
+    HASH_ADD_KEYPTR(hh, *set, e->key, strlen(e->key), e);
+}
+
+static bool sset_has(struct sset *set, const char *key)
+{
+    struct sset *e = NULL;
+    HASH_FIND_STR(set, key, e);
+    return e != NULL;
+}
+
+static void sset_clear(struct sset **set)
+{
+    struct sset *e, *t;
+    HASH_ITER(hh, *set, e, t)
+    {
+        HASH_DEL(*set, e);
+        free(e->key);
+        free(e);
+    }
+}
+
+struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
+                              struct vs_errbuf *eb)
+{
+    struct vs_store *s = calloc(1, sizeof(*s));
+    if (!s) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->k = k;
+    s->o = *o;
+    if (s->o.reservation_ttl <= 0)
+        s->o.reservation_ttl = 300;
+    s->model = vs_model_new(o->cfg->memory_factor);
+    if (!s->model) {
+        free(s);
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_rwlock_init(&s->mu, NULL);
+    for (int i = 0; i < INF_COUNT; i++) {
+        s->inf[i].s = s;
+        s->inf[i].which = i;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------ applying objects */
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+    return v ? v : "";
+}
+
+static enum vs_err apply_node(struct vs_store *s, const char *type, const json_t *obj,
+                              struct vs_errbuf *eb)
+{
+    const char *name = meta_str(obj, "name");
+    if (strcmp(type, "DELETED") == 0) {
+        vs_model_remove_node(s->model, name);
+        return VS_OK;
+    }
+    struct vs_knode n;
+    enum vs_err err = vs_codec_node_from_json(obj, &n, eb);
+    if (err) {
+        vs_knode_cleanup(&n);
+        return err;
+    }
+    struct vs_errbuf pe;
+    pe.msg[0] = '\0';
+    err = vs_model_upsert_node(s->model, &n, &pe);
+    if (!err && pe.msg[0]) {
+        atomic_fetch_add(&s->malformed_nodes, 1);
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "node_annotation_invalid", "node=%s error=%s", name,
+               vs_log_quote(pe.msg, q, sizeof(q)));
+    }
+    vs_knode_cleanup(&n);
+    return err;
+}
+
+static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t *obj,
+                             struct vs_errbuf *eb)
+{
+    const char *uid = meta_str(obj, "uid");
+    if (strcmp(type, "DELETED") == 0) {
+        vs_model_remove_pod(s->model, uid);
+        return VS_OK;
+    }
+    /* Cheap pre-check: pods the model would ignore are not decoded at all. */
+    const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    if (!json_object_get(ann, VS_ANNO_VGPU_NODE))
+        return VS_OK;
+    struct vs_pod p;
+    enum vs_err err = vs_codec_pod_from_json(obj, &p, eb);
+    if (err) {
+        vs_pod_cleanup(&p);
+        return err;
+    }
+    struct vs_errbuf pe;
+    err = vs_model_upsert_pod(s->model, &p, &pe);
+    if (err == VS_ERR_PARSE) {
+        atomic_fetch_add(&s->malformed_pods, 1);
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "pod_allocation_invalid", "pod=%s/%s error=%s", p.ns, p.name,
+               vs_log_quote(pe.msg, q, sizeof(q)));
+        err = VS_OK;
+    }
+    vs_pod_cleanup(&p);
+    return err;
+}
+
+static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_t *obj,
+                               struct vs_errbuf *eb)
+{
+    const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    struct quota_key *qk = NULL;
+    HASH_FIND_STR(s->quotas, key, qk);
+    if (strcmp(type, "DELETED") == 0) {
+        vs_model_remove_quota(s->model, ns, name);
+        if (qk) {
+            HASH_DEL(s->quotas, qk);
+            free(qk->key);
+            free(qk->ns);
+            free(qk->name);
+            free(qk);
+        }
+        return VS_OK;
+    }
+    struct vs_kquota q;
+    enum vs_err err = vs_codec_quota_from_json(obj, &q, eb);
+    if (!err)
+        err = vs_model_set_quota(s->model, &q, s->o.cfg->res_mem, s->o.cfg->res_cores);
+    vs_kquota_cleanup(&q);
+    if (!err && !qk) {
+        qk = calloc(1, sizeof(*qk));
+        if (qk && (qk->key = strdup(key)) && (qk->ns = strdup(ns)) && (qk->name = strdup(name))) {
+            HASH_ADD_KEYPTR(hh, s->quotas, qk->key, strlen(qk->key), qk);
+        } else if (qk) {
+            free(qk->key);
+            free(qk->ns);
+            free(qk);
+        }
+    }
+    return err;
+}
+
+static const char *kind_of(int which)
+{
+    return which == INF_NODES ? "Node" : which == INF_PODS ? "Pod" : "ResourceQuota";
+}
+
+enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
+                           const json_t *obj, struct vs_errbuf *eb)
+{
+    enum vs_err err;
+    pthread_rwlock_wrlock(&s->mu);
+    if (strcmp(kind, "Node") == 0)
+        err = apply_node(s, type, obj, eb);
+    else if (strcmp(kind, "Pod") == 0)
+        err = apply_pod(s, type, obj, eb);
+    else if (strcmp(kind, "ResourceQuota") == 0)
+        err = apply_quota(s, type, obj, eb);
+    else
+        err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
+    pthread_rwlock_unlock(&s->mu);
+    return err;
+}
+
+/* ------------------------------------------------------------------ informer handlers */
+
+static void on_begin(void *ctx)
+{
+    struct informer *inf = ctx;
+    atomic_store(&inf->synced, false);
+    atomic_fetch_add(&inf->s->relists, 1);
+    pthread_rwlock_wrlock(&inf->s->mu);
+    sset_clear(&inf->seen);
+    inf->listing = true;
+    pthread_rwlock_unlock(&inf->s->mu);
+}
+
+static void on_object(void *ctx, const char *type, json_t *obj)
+{
+    struct informer *inf = ctx;
+    struct vs_store *s = inf->s;
+    struct vs_errbuf eb;
+    enum vs_err err;
+    pthread_rwlock_wrlock(&s->mu);
+    if (inf->listing) {
+        char key[512];
+        if (inf->which == INF_NODES)
+            snprintf(key, sizeof(key), "%s", meta_str(obj, "name"));
+        else if (inf->which == INF_PODS)
+            snprintf(key, sizeof(key), "%s", meta_str(obj, "uid"));
+        else
+            snprintf(key, sizeof(key), "%s/%s", meta_str(obj, "namespace"),
+                     meta_str(obj, "name"));
+        sset_add(&inf->seen, key);
+    }
+    if (inf->which == INF_NODES)
+        err = apply_node(s, type, obj, &eb);
+    else if (inf->which == INF_PODS)
+        err = apply_pod(s, type, obj, &eb);
+    else
+        err = apply_quota(s, type, obj, &eb);
+    pthread_rwlock_unlock(&s->mu);
+    if (err) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
+               kind_of(inf->which), meta_str(obj, "namespace"), meta_str(obj, "name"),
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
+struct sweep {
+    struct sset *seen;
+    char **gone;
+    size_t n, cap;
+};
+
+static void collect(struct sweep *sw, const char *key)
+{
+    if (sset_has(sw->seen, key))
+        return;
+    if (sw->n == sw->cap) {
+        size_t nc = sw->cap ? sw->cap * 2 : 16;
+        char **g = realloc(sw->gone, nc * sizeof(*g));
+        if (!g)
+            return;
+        sw->gone = g;
+        sw->cap = nc;
+    }
+    char *d = strdup(key);
+    if (d)
+        sw->gone[sw->n++] = d;
+}
+
+static void sweep_node(void *ctx, const struct vs_node *n)
+{
+    collect(ctx, n->name);
+}
+
+static void sweep_pod(void *ctx, const struct vs_podent *pe)
+{
+    if (!pe->reservation) /* our own unconfirmed decisions are not in any list yet */
+        collect(ctx, pe->uid);
+}
+
+static void on_synced(void *ctx)
+{
+    struct informer *inf = ctx;
+    struct vs_store *s = inf->s;
+    struct sweep sw = {.seen = NULL};
+    pthread_rwlock_wrlock(&s->mu);
+    sw.seen = inf->seen;
+    if (inf->which == INF_NODES) {
+        vs_model_each_node(s->model, sweep_node, &sw);
+        for (size_t i = 0; i < sw.n; i++)
+            vs_model_remove_node(s->model, sw.gone[i]);
+    } else if (inf->which == INF_PODS) {
+        vs_model_each_pod(s->model, sweep_pod, &sw);
+        for (size_t i = 0; i < sw.n; i++)
+            vs_model_remove_pod(s->model, sw.gone[i]);
+    } else {
+        struct quota_key *qk, *t;
+        HASH_ITER(hh, s->quotas, qk, t)
+        {
+            if (sset_has(inf->seen, qk->key))
+                continue;
+            vs_model_remove_quota(s->model, qk->ns, qk->name);
+            HASH_DEL(s->quotas, qk);
+            free(qk->key);
+            free(qk->ns);
+            free(qk->name);
+            free(qk);
+        }
+    }
+    sset_clear(&inf->seen);
+    inf->listing = false;
+    pthread_rwlock_unlock(&s->mu);
+    for (size_t i = 0; i < sw.n; i++)
+        free(sw.gone[i]);
+    free(sw.gone);
+    atomic_store(&inf->synced, true);
+    vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which), sw.n);
+}
+
+static void on_error(void *ctx, enum vs_err err, const char *msg)
+{
+    struct informer *inf = ctx;
+    char q[VS_ERRBUF_SIZE + 8];
+    vs_log(err == VS_ERR_GONE ? VS_LOG_INFO : VS_LOG_WARN, "watch_error", "kind=%s error=%s",
+           kind_of(inf->which), vs_log_quote(msg, q, sizeof(q)));
+}
+
+static void *informer_main(void *arg)
+{
+    struct informer *inf = arg;
+    static const struct vs_informer_handlers h = {
+        .begin = on_begin, .object = on_object, .synced = on_synced, .error = on_error};
+    const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
+                       : inf->which == INF_PODS ? "/api/v1/pods"
+                                                : "/api/v1/resourcequotas";
+    const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
+    vs_kube_informer_run(inf->s->k, path, sel, &h, inf, &inf->s->stop);
+    return NULL;
+}
+
+static void *expiry_main(void *arg)
+{
+    struct vs_store *s = arg;
+    while (!s->stop) {
+        for (int i = 0; i < 10 && !s->stop; i++)
+            usleep(100 * 1000);
+        if (s->stop)
+            break;
+        pthread_rwlock_wrlock(&s->mu);
+        size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
+        pthread_rwlock_unlock(&s->mu);
+        if (n) {
+            atomic_fetch_add(&s->expired, n);
+            vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,
+                   (long long)s->o.reservation_ttl);
+        }
+    }
+    return NULL;
+}
+
+enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
+{
+    for (int i = 0; i < INF_COUNT; i++) {
+        if (pthread_create(&s->inf[i].thread, NULL, informer_main, &s->inf[i]) != 0)
+            return vs_err_set(eb, VS_ERR_NOMEM, "cannot start informer thread");
+        s->inf[i].started = true;
+    }
+    if (pthread_create(&s->expiry, NULL, expiry_main, s) != 0)
+        return vs_err_set(eb, VS_ERR_NOMEM, "cannot start expiry thread");
+    s->expiry_started = true;
+    return VS_OK;
+}
+
+void vs_store_free(struct vs_store *s)
+{
+    if (!s)
+        return;
+    s->stop = 1;
+    for (int i = 0; i < INF_COUNT; i++)
+        if (s->inf[i].started)
+            pthread_join(s->inf[i].thread, NULL);
+    if (s->expiry_started)
+        pthread_join(s->expiry, NULL);
+    for (int i = 0; i < INF_COUNT; i++)
+        sset_clear(&s->inf[i].seen);
+    struct quota_key *qk, *t;
+    HASH_ITER(hh, s->quotas, qk, t)
+    {
+        HASH_DEL(s->quotas, qk);
+        free(qk->key);
+        free(qk->ns);
+        free(qk->name);
+        free(qk);
+    }
+    vs_model_free(s->model);
+    pthread_rwlock_destroy(&s->mu);
+    free(s);
+}
+
+bool vs_store_synced(const struct vs_store *s)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        if (!atomic_load(&((struct vs_store *)s)->inf[i].synced))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ Filter */
+
+#define MAX_OPTIMISTIC 4
+
+enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                            size_t n, const struct vs_sched_opts *o, int64_t now,
+                            struct vs_filter_result *r)
+{
+    struct vs_errbuf eb;
+    for (int attempt = 0;; attempt++) {
+        bool exclusive = attempt >= MAX_OPTIMISTIC;
+        /* After a few conflicts, evaluate under the write lock so the commit cannot fail. */
+        if (exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        else
+            pthread_rwlock_rdlock(&s->mu);
+        enum vs_err err = vs_sched_filter(s->model, pod, cands, n, o, r);
+        if (!exclusive)
+            pthread_rwlock_unlock(&s->mu);
+        if (err || r->error || !r->managed || r->best < 0) {
+            if (exclusive)
+                pthread_rwlock_unlock(&s->mu);
+            return err;
+        }
+        if (!exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        err = vs_sched_commit(s->model, pod, r, now, &eb);
+        pthread_rwlock_unlock(&s->mu);
+        if (err != VS_ERR_CONFLICT)
+            return err;
+        atomic_fetch_add(&s->conflicts, 1);
+        vs_filter_result_cleanup(r);
+    }
+}
+
+void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
+{
+    pthread_rwlock_wrlock(&s->mu);
+    const struct vs_podent *pe = vs_model_pod(s->model, uid);
+    if (pe && pe->reservation && (!alloc || (pe->alloc_raw && strcmp(pe->alloc_raw, alloc) == 0)))
+        vs_model_remove_pod(s->model, uid);
+    pthread_rwlock_unlock(&s->mu);
+}
+
+enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    const struct vs_podent *pe = vs_model_pod(s->model, uid);
+    enum vs_reservation_state st = !pe ? VS_RES_MISSING : pe->expired ? VS_RES_EXPIRED : VS_RES_OK;
+    pthread_rwlock_unlock(&s->mu);
+    return st;
+}
+
+void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    fn(ctx, s->model);
+    pthread_rwlock_unlock(&s->mu);
+}
+
+void vs_store_stats(const struct vs_store *cs, struct vs_store_stats *out)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    out->malformed_pods = atomic_load(&s->malformed_pods);
+    out->malformed_nodes = atomic_load(&s->malformed_nodes);
+    out->expired = atomic_load(&s->expired);
+    out->commit_conflicts = atomic_load(&s->conflicts);
+    out->relists = atomic_load(&s->relists);
+}

@@ -1,0 +1,65 @@
+/* store: the cluster source behind the engine. It owns the model and its lock, keeps it current
+ * from list+watch of Nodes, Pods and ResourceQuotas (one informer thread each), reports
+ * readiness (initial lists applied, no relist in progress) and runs Filter's
+ * evaluate-then-commit under the right locks. The embedded `--cluster` mode uses the same store
+ * against an in-process API server, so both modes share every code path. */
+#ifndef VS_STORE_H
+#define VS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devcfg.h"
+#include "err.h"
+#include "kube.h"
+#include "model.h"
+#include "sched.h"
+
+struct vs_store_opts {
+    const char *node_label_selector; /* "k=v,k2=v2" or NULL */
+    const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
+    int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
+};
+
+struct vs_store_stats {
+    uint64_t malformed_pods;   /* pods whose allocation annotation could not be decoded */
+    uint64_t malformed_nodes;  /* node annotation parse failures */
+    uint64_t expired;          /* reservations dropped by the TTL */
+    uint64_t commit_conflicts; /* Filter commits retried because the node changed */
+    uint64_t relists;
+};
+
+struct vs_store;
+
+struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
+                              struct vs_errbuf *eb);
+/* Starts the informer threads and the reservation-expiry thread. */
+enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb);
+void vs_store_free(struct vs_store *s); /* stops threads first */
+
+/* True once every informer applied its initial list and none is relisting. */
+bool vs_store_synced(const struct vs_store *s);
+
+/* Filter: evaluates under the read lock, commits the chosen node under the write lock if the
+ * node and quota are unchanged (else re-evaluates). r must be cleaned up by the caller. */
+enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                            size_t n, const struct vs_sched_opts *o, int64_t now,
+                            struct vs_filter_result *r);
+/* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
+void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
+
+enum vs_reservation_state { VS_RES_OK, VS_RES_MISSING, VS_RES_EXPIRED };
+/* Whether the pod still holds the capacity Filter gave it (Bind refuses otherwise). */
+enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid);
+
+/* Runs fn with the model under the read lock. */
+void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx);
+void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
+
+/* Applies one decoded object event directly (used by tests and by the informer handlers):
+ * kind "Node" / "Pod" / "ResourceQuota", type "ADDED" / "MODIFIED" / "DELETED". */
+enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
+                           const json_t *obj, struct vs_errbuf *eb);
+
+#endif
