@@ -1,0 +1,113 @@
+{{/* Names, labels and derived values shared by the vgpu-sched templates. */}}
+
+{{- define "vgpu-sched.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "vgpu-sched.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vgpu-sched.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "vgpu-sched.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "vgpu-sched.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "vgpu-sched.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "vgpu-sched.serviceAccountName" -}}
+{{- default (include "vgpu-sched.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{/* The Service's in-cluster DNS name, which the serving certificate must carry. */}}
+{{- define "vgpu-sched.serviceHost" -}}
+{{- printf "%s.%s.svc" (include "vgpu-sched.fullname" .) .Release.Namespace -}}
+{{- end -}}
+
+{{- define "vgpu-sched.tlsSecretName" -}}
+{{- if eq .Values.certs.mode "existingSecret" -}}
+{{- required "certs.existingSecret.name is required when certs.mode is existingSecret" .Values.certs.existingSecret.name -}}
+{{- else -}}
+{{- printf "%s-tls" (include "vgpu-sched.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vgpu-sched.leaderElect" -}}
+{{- if gt (int .Values.replicas) 1 -}}true{{- else -}}false{{- end -}}
+{{- end -}}
+
+{{/* A Go duration of the form [Nh][Nm][Ns] in whole seconds; fails on anything else. */}}
+{{- define "vgpu-sched.seconds" -}}
+{{- $d := toString . -}}
+{{- if not (regexMatch "^([0-9]+h)?([0-9]+m)?([0-9]+s)?$" $d) -}}
+{{- fail (printf "duration %q: use whole hours, minutes and seconds such as 28s or 1m30s" $d) -}}
+{{- end -}}
+{{- $h := regexFind "[0-9]+h" $d | trimSuffix "h" | default "0" | int -}}
+{{- $m := regexFind "[0-9]+m" $d | trimSuffix "m" | default "0" | int -}}
+{{- $s := regexFind "[0-9]+s" $d | trimSuffix "s" | default "0" | int -}}
+{{- add (mul $h 3600) (mul $m 60) $s -}}
+{{- end -}}
+
+{{/* extender.httpTimeout, or node-lock retryTimeout + 2s (at least kube-scheduler's default 5s):
+     Bind may wait the whole retry window for a node lock, and kube-scheduler must not give up
+     on the call before it ends. */}}
+{{- define "vgpu-sched.httpTimeout" -}}
+{{- $retry := include "vgpu-sched.seconds" .Values.scheduler.nodeLock.retryTimeout | int -}}
+{{- if .Values.extender.httpTimeout -}}
+{{- $t := include "vgpu-sched.seconds" .Values.extender.httpTimeout | int -}}
+{{- if le $t $retry -}}
+{{- fail (printf "extender.httpTimeout (%s) must be longer than scheduler.nodeLock.retryTimeout (%s)" .Values.extender.httpTimeout .Values.scheduler.nodeLock.retryTimeout) -}}
+{{- end -}}
+{{- .Values.extender.httpTimeout -}}
+{{- else -}}
+{{- printf "%ds" (max (add $retry 2) 5) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vgpu-sched.kubeSchedulerImage" -}}
+{{- $tag := .Values.kubeScheduler.image.tag | default (regexReplaceAll "[-+].*$" .Capabilities.KubeVersion.Version "") -}}
+{{- printf "%s:%s" .Values.kubeScheduler.image.repository $tag -}}
+{{- end -}}
+
+{{- define "vgpu-sched.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* The device-config.yaml content (HAMi keys). */}}
+{{- define "vgpu-sched.deviceConfig" -}}
+{{- if .Values.devConfig.content -}}
+{{ .Values.devConfig.content }}
+{{- else -}}
+{{- $c := .Values.devConfig -}}
+nvidia:
+  resourceCountName: {{ $c.resourceCountName | quote }}
+  resourceMemoryName: {{ $c.resourceMemoryName | quote }}
+  resourceMemoryPercentageName: {{ $c.resourceMemoryPercentageName | quote }}
+  resourceCoreName: {{ $c.resourceCoreName | quote }}
+  resourcePriorityName: {{ $c.resourcePriorityName | quote }}
+  defaultMemory: {{ int $c.defaultMemory }}
+  defaultCores: {{ int $c.defaultCores }}
+  defaultGPUNum: {{ int $c.defaultGPUNum }}
+  memoryFactor: {{ int $c.memoryFactor }}
+  overwriteEnv: {{ $c.overwriteEnv }}
+  gpuCorePolicy: {{ $c.gpuCorePolicy | quote }}
+  runtimeClassName: {{ $c.runtimeClassName | quote }}
+  deviceSplitCount: {{ int $c.deviceSplitCount }}
+  deviceMemoryScaling: {{ $c.deviceMemoryScaling }}
+  deviceCoreScaling: {{ $c.deviceCoreScaling }}
+{{- end -}}
+{{- end -}}

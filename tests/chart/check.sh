@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Checks charts/vgpu-sched with helm: lint, then renders with default and non-default values
+# (two replicas, each certificate mode, failurePolicy Fail) and asserts key lines of each
+# render, and that invalid values are refused. Usage: tests/chart/check.sh [HELM]
+# (default: helm from PATH). Prints "chart: N passed, M failed"; exits non-zero on any failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+chart=$root/charts/vgpu-sched
+helm=${1:-$(command -v helm || true)}
+if [ -z "$helm" ] || ! [ -x "$helm" ]; then
+  echo "chart: helm not found (pass its path as \$1 or put it on PATH)"
+  echo "chart: 0 passed, 1 failed"
+  exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+
+ok() { passed=$((passed+1)); echo "ok   $1"; }
+bad() { failed=$((failed+1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     /' "$2" | head -20; }
+
+# render NAME ARGS...: helm template into $tmp/NAME.yaml
+render() {
+  local name=$1; shift
+  if "$helm" template rel "$chart" -n gpu-system --kube-version v1.31.2 "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err"; then
+    ok "render $name"
+  else
+    bad "render $name" "$tmp/$name.err"
+  fi
+}
+# has NAME REGEX...: every extended regex matches some line of the render
+has() {
+  local name=$1; shift
+  for re in "$@"; do
+    if grep -Eq -- "$re" "$tmp/$name.yaml"; then ok "$name has /$re/"; else bad "$name has /$re/"; fi
+  done
+}
+hasnt() {
+  local name=$1; shift
+  for re in "$@"; do
+    if grep -Eq -- "$re" "$tmp/$name.yaml"; then bad "$name lacks /$re/"; else ok "$name lacks /$re/"; fi
+  done
+}
+# refuses NAME MESSAGE ARGS...: helm template must fail with MESSAGE in its error
+refuses() {
+  local name=$1 msg=$2; shift 2
+  if "$helm" template rel "$chart" -n gpu-system "$@" >/dev/null 2>"$tmp/$name.err"; then
+    bad "refuses $name (rendered)"
+  elif grep -qF -- "$msg" "$tmp/$name.err"; then
+    ok "refuses $name"
+  else
+    bad "refuses $name (wrong error)" "$tmp/$name.err"
+  fi
+}
+
+if "$helm" lint "$chart" >"$tmp/lint.out" 2>&1; then ok "helm lint"; else bad "helm lint" "$tmp/lint.out"; fi
+if "$helm" lint "$chart" --set replicas=2 --set certs.mode=certManager >"$tmp/lint2.out" 2>&1; then
+  ok "helm lint (non-default)"
+else
+  bad "helm lint (non-default)" "$tmp/lint2.out"
+fi
+
+render default
+has default \
+  '^kind: Deployment$' '^kind: MutatingWebhookConfiguration$' '^kind: PodDisruptionBudget$' \
+  'apiVersion: kubescheduler.config.k8s.io/v1$' 'leaderElect: false$' \
+  'schedulerName: hami-scheduler$' 'urlPrefix: https://127.0.0.1:8443$' 'filterVerb: filter$' \
+  'bindVerb: bind$' 'nodeCacheCapable: true$' 'enableHTTPS: true$' 'caFile: /tls/ca.crt$' \
+  'serverName: rel-vgpu-sched.gpu-system.svc$' 'httpTimeout: 30s$' \
+  '- name: nvidia.com/gpu$' '- name: nvidia.com/gpumem$' '- name: nvidia.com/gpumem-percentage$' \
+  '- name: nvidia.com/gpucores$' 'ignoredByScheduler: true$' \
+  'image: registry.k8s.io/kube-scheduler:v1.31.2$' \
+  '- --http_bind=0.0.0.0:8443$' '- --cert_file=/tls/tls.crt$' '- --key_file=/tls/tls.key$' \
+  '- --scheduler-name=hami-scheduler$' '- --node-scheduler-policy=binpack$' \
+  '- --gpu-scheduler-policy=spread$' '- --metrics-bind-address=:9395$' \
+  '- --device-config-file=/device-config.yaml$' '- --node-lock-timeout=5m$' \
+  '- --node-lock-retry-timeout=28s$' '- --leader-elect=false$' \
+  'mountPath: /device-config.yaml$' 'fieldPath: metadata.name$' 'fieldPath: metadata.namespace$' \
+  'hami.io/webhook: ignore$' 'app.kubernetes.io/component: hami-scheduler$' \
+  'hami.io/scheduler-role: leader$' 'port: 443$' 'targetPort: https$' 'port: 9395$' \
+  'path: /healthz$' 'path: /readyz$' 'scheme: HTTPS$' 'runAsUser: 65532$' \
+  'admissionReviewVersions: \["v1", "v1beta1"\]$' 'path: /webhook$' 'failurePolicy: Ignore$' \
+  'sideEffects: None$' 'timeoutSeconds: 10$' 'reinvocationPolicy: Never$' \
+  'matchPolicy: Equivalent$' 'operations: \["CREATE"\]$' 'resources: \["pods"\]$' \
+  'caBundle: [A-Za-z0-9+/=]{100,}$' '^kind: Secret$' 'name: system:kube-scheduler$' \
+  'name: system:volume-scheduler$' 'name: extension-apiserver-authentication-reader$' \
+  'resources: \["pods/binding"\]$' 'resources: \["resourcequotas"\]$' \
+  'defaultGPUNum: 1$' 'gpuCorePolicy: "default"$'
+hasnt default 'leader-elect-resource-name' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
+
+# The generated certificate chains to the generated CA and carries the Service names.
+if command -v openssl >/dev/null; then
+  field() { awk -v k="$1:" '$1==k {print $2; exit}' "$tmp/default.yaml" | base64 -d; }
+  field tls.crt >"$tmp/tls.crt"; field ca.crt >"$tmp/ca.crt"
+  if openssl verify -CAfile "$tmp/ca.crt" "$tmp/tls.crt" >"$tmp/verify.out" 2>&1; then
+    ok "generated certificate verifies against its CA"
+  else
+    bad "generated certificate verifies against its CA" "$tmp/verify.out"
+  fi
+  sans=$(openssl x509 -in "$tmp/tls.crt" -noout -ext subjectAltName 2>/dev/null | tail -n +2)
+  for san in DNS:rel-vgpu-sched DNS:rel-vgpu-sched.gpu-system DNS:rel-vgpu-sched.gpu-system.svc \
+             DNS:rel-vgpu-sched.gpu-system.svc.cluster.local "IP Address:127.0.0.1"; do
+    if grep -qF -- "$san" <<<"$sans"; then ok "generated SAN $san"; else bad "generated SAN $san"; fi
+  done
+  # The caBundle of the webhook is the CA of the Secret.
+  cab=$(grep -E '^ +caBundle: ' "$tmp/default.yaml" | awk '{print $2}')
+  cacrt=$(awk '$1=="ca.crt:" {print $2; exit}' "$tmp/default.yaml")
+  if [ -n "$cab" ] && [ "$cab" = "$cacrt" ]; then ok "caBundle is the Secret's CA"; else bad "caBundle is the Secret's CA"; fi
+fi
+
+render ha --set replicas=2 --set certs.mode=existingSecret --set certs.existingSecret.name=my-tls \
+  --set webhook.failurePolicy=Fail --set 'webhook.whitelistNamespaces={kube-system,monitoring}'
+has ha 'replicas: 2$' 'leaderElect: true$' 'resourceLock: leases$' 'resourceName: hami-scheduler$' \
+  'resourceNamespace: gpu-system$' '- --leader-elect=true$' \
+  '- --leader-elect-resource-name=hami-scheduler$' \
+  '- --leader-elect-resource-namespace=gpu-system$' '^kind: Role$' \
+  'resources: \["leases"\]$' 'verbs: \["get", "list", "watch"\]$' 'verbs: \["create"\]$' \
+  'resourceNames: \["hami-scheduler"\]$' 'secretName: my-tls$' 'failurePolicy: Fail$' \
+  'key: kubernetes.io/metadata.name$' '- monitoring$' 'podAntiAffinity:$'
+hasnt ha '^kind: Secret$' 'caBundle:' 'cert-manager'
+
+render certmanager --set certs.mode=certManager --set replicas=3 --set podDisruptionBudget.minAvailable=2
+has certmanager '^kind: Certificate$' '^kind: Issuer$' 'selfSigned: \{\}$' 'isCA: true$' \
+  'cert-manager.io/inject-ca-from: gpu-system/rel-vgpu-sched-serving$' \
+  '- rel-vgpu-sched.gpu-system.svc$' '- rel-vgpu-sched.gpu-system.svc.cluster.local$' \
+  'secretName: rel-vgpu-sched-tls$' 'minAvailable: 2$'
+hasnt certmanager '^kind: Secret$' 'caBundle:' 'maxUnavailable'
+
+render issuer --set certs.mode=certManager --set certs.certManager.issuerRef.name=corp-ca \
+  --set certs.certManager.issuerRef.kind=ClusterIssuer
+has issuer 'name: corp-ca$' 'kind: ClusterIssuer$'
+hasnt issuer '^kind: Issuer$' 'selfSigned'
+
+render custom --set extender.httpTimeout=45s --set scheduler.nodeLock.retryTimeout=40s \
+  --set schedulerName=gpu-sched --set scheduler.port=9443 --set devConfig.gpuCorePolicy=force \
+  --set-string devConfig.resourceCountName=example.com/vgpu --set kubeScheduler.image.tag=v1.30.5
+has custom 'httpTimeout: 45s$' '- --node-lock-retry-timeout=40s$' 'schedulerName: gpu-sched$' \
+  '- --scheduler-name=gpu-sched$' 'urlPrefix: https://127.0.0.1:9443$' 'containerPort: 9443$' \
+  'gpuCorePolicy: "force"$' '- name: example.com/vgpu$' 'resourceCountName: "example.com/vgpu"$' \
+  'kube-scheduler:v1.30.5$'
+
+render minute --set scheduler.nodeLock.retryTimeout=1m
+has minute 'httpTimeout: 62s$'
+
+refuses bad-mode 'certs.mode "foo"' --set certs.mode=foo
+refuses no-secret-name 'certs.existingSecret.name is required' --set certs.mode=existingSecret
+refuses short-timeout 'must be longer than scheduler.nodeLock.retryTimeout' --set extender.httpTimeout=20s
+refuses bad-duration 'duration "1.5s"' --set scheduler.nodeLock.retryTimeout=1.5s
+refuses bad-policy 'webhook.failurePolicy "Maybe"' --set webhook.failurePolicy=Maybe
+
+echo "chart: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

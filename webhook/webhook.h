@@ -1,0 +1,36 @@
+/* webhook: HAMi's mutating admission webhook (spec/hami-compat.md §7, k8s-protocols.md §4):
+ * decode an AdmissionReview (admission.k8s.io/v1 or v1beta1, echoed), apply the NVIDIA
+ * container mutation and the scheduler-name gate, and answer with a minimal RFC 6902 JSON Patch
+ * or a denial. Pure over jansson: no I/O; the namespace quota comes through a callback. */
+#ifndef VS_WEBHOOK_H
+#define VS_WEBHOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devcfg.h"
+
+/* Namespace quota as tracked by the store (memory already scaled by memoryFactor). */
+struct vs_webhook_quota {
+    bool has_mem, has_cores;
+    int64_t mem_limit, mem_used;
+    int64_t cores_limit, cores_used;
+};
+
+struct vs_webhook_opts {
+    const char *scheduler_name;   /* --scheduler-name; "" or NULL = never set */
+    bool force_overwrite_default; /* --force-overwrite-default-scheduler (default true) */
+    const struct vs_devcfg *cfg;
+    /* Fills q for namespace ns; returns false when the namespace has no quota. May be NULL. */
+    bool (*quota)(void *ctx, const char *ns, struct vs_webhook_quota *q);
+    void *quota_ctx;
+};
+
+/* Handles one request body (len bytes, not NUL-terminated). Returns the HTTP status (200 for
+ * every reviewed request; 400 when the body is not an AdmissionReview at all) and sets *resp to
+ * a new JSON string (free with free()): the AdmissionReview response, or {"error":"..."} for
+ * 400. Never returns NULL *resp except on OOM (then status 500). */
+int vs_webhook_handle(const struct vs_webhook_opts *o, const char *body, size_t len, char **resp);
+
+#endif
