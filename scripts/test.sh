@@ -20,7 +20,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 
 build() { # dir extra-cmake-args...
   local dir=$1; shift
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >"$dir.cmake.log" 2>&1 &&
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.cmake.log" 2>&1 &&
     cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'error|warning: ' ; test "${PIPESTATUS[0]}" -eq 0
 }
 ctest_in() { (cd "$1" && ctest --output-on-failure -j"$jobs" --timeout 600); }

@@ -209,6 +209,10 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
         goto out;
     }
+    if (!pod.uid || !*pod.uid) {
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, "Pod in ExtenderArgs has no metadata.uid"));
+        goto out;
+    }
     json_t *names = get_ci(args, "NodeNames");
     json_t *nodes = get_ci(args, "Nodes");
     if (names && !json_is_array(names)) {

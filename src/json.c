@@ -255,7 +255,7 @@ static enum vs_err parse_container(struct parser *p, struct vs_json *v, int dept
     }
     for (;;) {
         char *key = NULL;
-        struct vs_json *slot;
+        struct vs_json *slot = NULL;
         enum vs_err err;
         skip_ws(p);
         if (object) {
