@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define VS_TOPO_MAX_SUBSETS 2000000u
-#define VS_TOPO_MAX_NUMS 64
+#define VS_TOPO_MAX_NUMS    64
 
 static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool numa_bind)
 {

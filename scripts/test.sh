@@ -28,8 +28,35 @@ ctest_in() { (cd "$1" && ctest --output-on-failure -j"$jobs" --timeout 600); }
 step "build" build build
 step "tests" ctest_in build
 step "build (asan,ubsan)" build build-asan -DVS_SANITIZE=address,undefined
-step "tests (asan,ubsan)" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  bash -c "cd build-asan && ctest --output-on-failure -j$jobs --timeout 900"
+# Criterion counts a test as passed even when LeakSanitizer or UBSan complained in it, so the
+# whole output is searched for sanitizer reports as well.
+asan_tests() {
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" \
+     ctest -V -j"$jobs" --timeout 900) > build-asan/ctest.log 2>&1
+  local rc=$?
+  grep -E '^[0-9]+% tests passed|tests failed out of' build-asan/ctest.log
+  if grep -qE 'ERROR: (Leak|Address)Sanitizer|runtime error:' build-asan/ctest.log; then
+    grep -E -B2 -A20 'ERROR: (Leak|Address)Sanitizer|runtime error:' build-asan/ctest.log | head -80
+    return 1
+  fi
+  [ $rc -eq 0 ] || grep -E 'Failed|\*\*\*' build-asan/ctest.log | head -20
+  return $rc
+}
+step "tests (asan,ubsan)" asan_tests
+
+tsan_stress() {
+  build build-tsan -DVS_SANITIZE=thread -DVS_TESTS=OFF || return 1
+  cmake --build build-tsan -j"$jobs" --target stress_service >/dev/null 2>&1 || true
+  [ -x build-tsan/stress_service ] || { echo "stress_service not built"; return 1; }
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/stress_service \
+    > build-tsan/stress.log 2>&1
+  local rc=$?
+  grep '^stress: ' build-tsan/stress.log | tail -3
+  [ $rc -eq 0 ] || grep -A30 'WARNING: ThreadSanitizer' build-tsan/stress.log | head -60
+  return $rc
+}
+step "concurrency stress (tsan)" tsan_stress
 
 format_check() {
   local bad=0

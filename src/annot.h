@@ -11,34 +11,34 @@
 #include "err.h"
 
 /* Node annotations */
-#define VS_ANNO_REGISTER "hami.io/node-nvidia-register"
-#define VS_ANNO_SCORE "hami.io/node-nvidia-score"
+#define VS_ANNO_REGISTER  "hami.io/node-nvidia-register"
+#define VS_ANNO_SCORE     "hami.io/node-nvidia-score"
 #define VS_ANNO_HANDSHAKE "hami.io/node-handshake"
-#define VS_ANNO_LOCK "hami.io/mutex.lock"
-#define VS_ANNO_CORDON "hami.io/device-cordon"
+#define VS_ANNO_LOCK      "hami.io/mutex.lock"
+#define VS_ANNO_CORDON    "hami.io/device-cordon"
 /* Pod annotations written by the scheduler */
-#define VS_ANNO_VGPU_NODE "hami.io/vgpu-node"
-#define VS_ANNO_VGPU_TIME "hami.io/vgpu-time"
+#define VS_ANNO_VGPU_NODE   "hami.io/vgpu-node"
+#define VS_ANNO_VGPU_TIME   "hami.io/vgpu-time"
 #define VS_ANNO_TO_ALLOCATE "hami.io/vgpu-devices-to-allocate"
-#define VS_ANNO_ALLOCATED "hami.io/vgpu-devices-allocated"
-#define VS_ANNO_MIG_ALLOC "hami.io/vgpu-mig-allocations"
-#define VS_ANNO_BIND_PHASE "hami.io/bind-phase"
-#define VS_ANNO_BIND_TIME "hami.io/bind-time"
+#define VS_ANNO_ALLOCATED   "hami.io/vgpu-devices-allocated"
+#define VS_ANNO_MIG_ALLOC   "hami.io/vgpu-mig-allocations"
+#define VS_ANNO_BIND_PHASE  "hami.io/bind-phase"
+#define VS_ANNO_BIND_TIME   "hami.io/bind-time"
 /* Pod annotations written by users */
 #define VS_ANNO_NODE_POLICY "hami.io/node-scheduler-policy"
-#define VS_ANNO_GPU_POLICY "hami.io/gpu-scheduler-policy"
-#define VS_ANNO_WEIGHTS "hami.io/device-scoring-weights"
-#define VS_ANNO_USE_TYPE "nvidia.com/use-gputype"
-#define VS_ANNO_NOUSE_TYPE "nvidia.com/nouse-gputype"
-#define VS_ANNO_USE_UUID "nvidia.com/use-gpuuuid"
-#define VS_ANNO_NOUSE_UUID "nvidia.com/nouse-gpuuuid"
-#define VS_ANNO_VGPU_MODE "nvidia.com/vgpu-mode"
-#define VS_ANNO_NUMA_BIND "nvidia.com/numa-bind"
+#define VS_ANNO_GPU_POLICY  "hami.io/gpu-scheduler-policy"
+#define VS_ANNO_WEIGHTS     "hami.io/device-scoring-weights"
+#define VS_ANNO_USE_TYPE    "nvidia.com/use-gputype"
+#define VS_ANNO_NOUSE_TYPE  "nvidia.com/nouse-gputype"
+#define VS_ANNO_USE_UUID    "nvidia.com/use-gpuuuid"
+#define VS_ANNO_NOUSE_UUID  "nvidia.com/nouse-gpuuuid"
+#define VS_ANNO_VGPU_MODE   "nvidia.com/vgpu-mode"
+#define VS_ANNO_NUMA_BIND   "nvidia.com/numa-bind"
 /* Labels */
-#define VS_LABEL_VGPU_NODE "hami.io/vgpu-node"
+#define VS_LABEL_VGPU_NODE  "hami.io/vgpu-node"
 #define VS_LABEL_SCHED_ROLE "hami.io/scheduler-role"
-#define VS_LABEL_WEBHOOK "hami.io/webhook"
-#define VS_LABEL_POD_GROUP "scheduling.x-k8s.io/pod-group"
+#define VS_LABEL_WEBHOOK    "hami.io/webhook"
+#define VS_LABEL_POD_GROUP  "scheduling.x-k8s.io/pod-group"
 
 /* The vendor word written in device lists and compared by the device plugin. */
 #define VS_VENDOR "NVIDIA"
@@ -60,13 +60,13 @@ struct vs_mig_profile {
 };
 
 struct vs_card_reg {
-    char *uuid;       /* "id" */
-    char *type;       /* model, e.g. "NVIDIA A100-SXM4-40GB" */
-    char *mode;       /* "hami-core" | "mig" | "mps" | "" */
+    char *uuid; /* "id" */
+    char *type; /* model, e.g. "NVIDIA A100-SXM4-40GB" */
+    char *mode; /* "hami-core" | "mig" | "mps" | "" */
     uint32_t index;
-    int32_t count;    /* container slots */
-    int32_t devmem;   /* MiB */
-    int32_t devcore;  /* percent, 100 = one GPU */
+    int32_t count;   /* container slots */
+    int32_t devmem;  /* MiB */
+    int32_t devcore; /* percent, 100 = one GPU */
     int32_t numa;
     bool health;
     struct vs_mig_profile *profiles;
@@ -80,8 +80,7 @@ struct vs_register {
 
 /* Parses the JSON form (value starts with '[' after spaces) or the legacy colon form.
  * An empty device list is an error ("no gpu found on node"). out is cleaned up on error. */
-enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out,
-                                    struct vs_errbuf *eb);
+enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out, struct vs_errbuf *eb);
 /* Formats the JSON form in the device plugin's field order with its omitempty rules.
  * Returns a new string (free with free()), NULL on OOM. */
 char *vs_annot_format_register(const struct vs_register *reg);

@@ -119,10 +119,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-struct vs_async *vs_async_new(struct vs_kube *k,
-                              void (*on_patch_failed)(void *ctx, const char *uid,
-                                                      const char *alloc),
-                              void *ctx)
+struct vs_async *
+vs_async_new(struct vs_kube *k,
+             void (*on_patch_failed)(void *ctx, const char *uid, const char *alloc), void *ctx)
 {
     struct vs_async *a = calloc(1, sizeof(*a));
     if (!a)
@@ -175,16 +174,18 @@ static void enqueue(struct vs_async *a, struct job *j)
     pthread_cond_broadcast(&a->cv);
 }
 
-enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path,
-                               json_t *patch, const char *alloc)
+enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
+                               const char *alloc)
 {
     struct job *j = calloc(1, sizeof(*j));
-    if (!j)
+    if (!j) {
+        json_decref(patch);
         return VS_ERR_NOMEM;
+    }
     j->uid = strdup(uid);
     j->path = strdup(path);
     j->alloc = strdup(alloc ? alloc : "");
-    j->body = json_incref(patch);
+    j->body = patch;
     if (!j->uid || !j->path || !j->alloc) {
         job_free(j);
         return VS_ERR_NOMEM;
@@ -211,12 +212,14 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
 {
     struct job *j = calloc(1, sizeof(*j));
-    if (!j)
+    if (!j) {
+        json_decref(event);
         return;
+    }
     j->is_event = true;
     size_t n = strlen(ns) + 40;
     j->path = malloc(n);
-    j->body = json_incref(event);
+    j->body = event;
     if (!j->path) {
         job_free(j);
         return;
@@ -227,8 +230,7 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
     pthread_mutex_unlock(&a->mu);
 }
 
-enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
-                          struct vs_errbuf *eb)
+enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, struct vs_errbuf *eb)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -247,8 +249,9 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
             break;
         if (s->in_flight == 0) {
             if (s->failed)
-                err = vs_err_set(eb, VS_ERR_KUBE, "recording the filter decision on the pod "
-                                                  "failed: %s",
+                err = vs_err_set(eb, VS_ERR_KUBE,
+                                 "recording the filter decision on the pod "
+                                 "failed: %s",
                                  s->err);
             break;
         }

@@ -16,17 +16,17 @@ struct vs_async;
 
 /* on_patch_failed(ctx, uid, alloc) runs on the worker when a pod patch failed (the caller
  * drops the reservation). */
-struct vs_async *vs_async_new(struct vs_kube *k,
-                              void (*on_patch_failed)(void *ctx, const char *uid,
-                                                      const char *alloc),
-                              void *ctx);
+struct vs_async *
+vs_async_new(struct vs_kube *k,
+             void (*on_patch_failed)(void *ctx, const char *uid, const char *alloc), void *ctx);
 void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are dropped */
 
-/* Queues a merge patch of path for pod uid (takes a reference to patch). `alloc` is the
- * allocation string the patch writes (for on_patch_failed). */
-enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path,
-                               json_t *patch, const char *alloc);
-/* Queues an Event POST (takes a reference to event). */
+/* Queues a merge patch of path for pod uid. Takes ownership of patch (also on failure): the
+ * caller must not touch it afterwards. `alloc` is the allocation string the patch writes (for
+ * on_patch_failed). */
+enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
+                               const char *alloc);
+/* Queues an Event POST. Takes ownership of event. */
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event);
 
 /* Waits until no patch of uid is queued or in flight, at most timeout_ms. VS_OK when the last

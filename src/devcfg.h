@@ -10,17 +10,17 @@
 #include "err.h"
 
 struct vs_devcfg {
-    char *res_count;       /* resourceCountName, "nvidia.com/gpu" */
-    char *res_mem;         /* resourceMemoryName, "nvidia.com/gpumem" */
-    char *res_mem_pct;     /* resourceMemoryPercentageName, "nvidia.com/gpumem-percentage" */
-    char *res_cores;       /* resourceCoreName, "nvidia.com/gpucores" */
-    char *res_priority;    /* resourcePriorityName, "nvidia.com/priority" */
-    int32_t default_memory; /* defaultMemory MiB, 0 = whole card */
-    int32_t default_cores;  /* defaultCores */
-    int32_t default_gpu_num; /* defaultGPUNum (webhook), 1 */
-    int32_t memory_factor;  /* memoryFactor, 1 */
-    bool overwrite_env;     /* overwriteEnv */
-    char *gpu_core_policy;  /* gpuCorePolicy: "default" | "force" | "disable" */
+    char *res_count;          /* resourceCountName, "nvidia.com/gpu" */
+    char *res_mem;            /* resourceMemoryName, "nvidia.com/gpumem" */
+    char *res_mem_pct;        /* resourceMemoryPercentageName, "nvidia.com/gpumem-percentage" */
+    char *res_cores;          /* resourceCoreName, "nvidia.com/gpucores" */
+    char *res_priority;       /* resourcePriorityName, "nvidia.com/priority" */
+    int32_t default_memory;   /* defaultMemory MiB, 0 = whole card */
+    int32_t default_cores;    /* defaultCores */
+    int32_t default_gpu_num;  /* defaultGPUNum (webhook), 1 */
+    int32_t memory_factor;    /* memoryFactor, 1 */
+    bool overwrite_env;       /* overwriteEnv */
+    char *gpu_core_policy;    /* gpuCorePolicy: "default" | "force" | "disable" */
     char *runtime_class_name; /* runtimeClassName, "" */
 };
 

@@ -35,19 +35,32 @@ enum vs_err vs_err_prefix(struct vs_errbuf *eb, enum vs_err code, const char *fm
 const char *vs_err_name(enum vs_err code)
 {
     switch (code) {
-    case VS_OK: return "VS_OK";
-    case VS_ERR_NOMEM: return "VS_ERR_NOMEM";
-    case VS_ERR_INVAL: return "VS_ERR_INVAL";
-    case VS_ERR_PARSE: return "VS_ERR_PARSE";
-    case VS_ERR_KUBE: return "VS_ERR_KUBE";
-    case VS_ERR_CONFLICT: return "VS_ERR_CONFLICT";
-    case VS_ERR_TIMEOUT: return "VS_ERR_TIMEOUT";
-    case VS_ERR_TLS: return "VS_ERR_TLS";
-    case VS_ERR_NOTFOUND: return "VS_ERR_NOTFOUND";
-    case VS_ERR_IO: return "VS_ERR_IO";
-    case VS_ERR_UNFIT: return "VS_ERR_UNFIT";
-    case VS_ERR_GONE: return "VS_ERR_GONE";
-    case VS_ERR_AUTH: return "VS_ERR_AUTH";
+    case VS_OK:
+        return "VS_OK";
+    case VS_ERR_NOMEM:
+        return "VS_ERR_NOMEM";
+    case VS_ERR_INVAL:
+        return "VS_ERR_INVAL";
+    case VS_ERR_PARSE:
+        return "VS_ERR_PARSE";
+    case VS_ERR_KUBE:
+        return "VS_ERR_KUBE";
+    case VS_ERR_CONFLICT:
+        return "VS_ERR_CONFLICT";
+    case VS_ERR_TIMEOUT:
+        return "VS_ERR_TIMEOUT";
+    case VS_ERR_TLS:
+        return "VS_ERR_TLS";
+    case VS_ERR_NOTFOUND:
+        return "VS_ERR_NOTFOUND";
+    case VS_ERR_IO:
+        return "VS_ERR_IO";
+    case VS_ERR_UNFIT:
+        return "VS_ERR_UNFIT";
+    case VS_ERR_GONE:
+        return "VS_ERR_GONE";
+    case VS_ERR_AUTH:
+        return "VS_ERR_AUTH";
     }
     return "VS_ERR_UNKNOWN";
 }

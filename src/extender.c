@@ -85,17 +85,16 @@ static void pod_event(struct vs_app *a, const char *ns, const char *name, const 
     char ts[32], gen[300];
     rfc3339(a->now(), ts, sizeof(ts));
     snprintf(gen, sizeof(gen), "%s.", name);
-    json_t *ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},"
-                           "s:s,s:s,s:i,s:s}",
-                           "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen,
-                           "namespace", ns, "involvedObject", "apiVersion", "v1", "kind", "Pod",
-                           "namespace", ns, "name", name, "uid", uid ? uid : "", "reason", reason,
-                           "message", msg, "type", type, "source", "component", source(a),
-                           "firstTimestamp", ts, "lastTimestamp", ts, "count", 1,
-                           "reportingComponent", source(a));
+    json_t *ev =
+        json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},"
+                  "s:s,s:s,s:i,s:s}",
+                  "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace",
+                  ns, "involvedObject", "apiVersion", "v1", "kind", "Pod", "namespace", ns, "name",
+                  name, "uid", uid ? uid : "", "reason", reason, "message", msg, "type", type,
+                  "source", "component", source(a), "firstTimestamp", ts, "lastTimestamp", ts,
+                  "count", 1, "reportingComponent", source(a));
     if (ev)
-        vs_async_event(a->async, ns, ev);
-    json_decref(ev);
+        vs_async_event(a->async, ns, ev); /* takes ownership */
 }
 
 static char *pod_path(const char *ns, const char *name)
@@ -209,10 +208,6 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
         goto out;
     }
-    if (!pod.uid || !*pod.uid) {
-        set_json(resp, 400, filter_result(NULL, NULL, NULL, "Pod in ExtenderArgs has no metadata.uid"));
-        goto out;
-    }
     json_t *names = get_ci(args, "NodeNames");
     json_t *nodes = get_ci(args, "Nodes");
     if (names && !json_is_array(names)) {
@@ -239,6 +234,19 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200,
                  filter_result(NULL, NULL, NULL,
                                "vgpu-sched is not ready: the cluster cache is still syncing"));
+        goto out;
+    }
+    struct vs_pod_req preq;
+    bool managed = vs_request_build(&pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    vs_pod_req_cleanup(&preq);
+    if (!managed) {
+        outcome = VS_FILTER_PASSTHROUGH;
+        set_json(resp, 200, filter_result(NULL, json_incref(names), NULL, NULL));
+        goto out;
+    }
+    if (!pod.uid || !*pod.uid) {
+        set_json(resp, 400,
+                 filter_result(NULL, NULL, NULL, "Pod in ExtenderArgs has no metadata.uid"));
         goto out;
     }
     size_t n = json_array_size(names);
@@ -286,7 +294,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     char *alloc = vs_annot_format_devices(&f->devs);
     json_t *patch = alloc ? decision_patch(f, alloc, now) : NULL;
     char *path = pod_path(pod.ns, pod.name);
-    if (!patch || !path || vs_async_patch_pod(a->async, pod.uid, path, patch, alloc)) {
+    enum vs_err qerr = VS_ERR_NOMEM;
+    if (patch && path)
+        qerr = vs_async_patch_pod(a->async, pod.uid, path, patch, alloc); /* takes ownership */
+    else
+        json_decref(patch);
+    patch = NULL;
+    if (qerr) {
         vs_store_unreserve(a->store, pod.uid, alloc);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
@@ -373,7 +387,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     uid = json_string_value(get_ci(args, "PodUID"));
     node = json_string_value(get_ci(args, "Node"));
     if (!name || !*name || !ns || !*ns || !node || !*node) {
-        set_json(resp, 400, bind_result("ExtenderBindingArgs needs PodName, PodNamespace and Node"));
+        set_json(resp, 400,
+                 bind_result("ExtenderBindingArgs needs PodName, PodNamespace and Node"));
         goto out;
     }
     if (!uid)
@@ -447,10 +462,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     char bpath[1200];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
-    json_t *binding =
-        json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
-                  "Binding", "metadata", "name", name, "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
-                  "target", "apiVersion", "v1", "kind", "Node", "name", node);
+    json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
+                                "kind", "Binding", "metadata", "name", name, "namespace", ns, "uid",
+                                *uid ? uid : (puid ? puid : ""), "target", "apiVersion", "v1",
+                                "kind", "Node", "name", node);
     err = binding ? vs_kube_post(a->kube, bpath, binding, NULL, &eb) : VS_ERR_NOMEM;
     json_decref(binding);
     if (err) {

@@ -27,14 +27,14 @@ struct vs_app {
     struct vs_leader *leader;
     struct vs_metrics *metrics;
     const struct vs_devcfg *cfg;
-    const char *scheduler_name;    /* event source; "" -> "hami-scheduler" */
-    const char *node_policy;       /* defaults (flags) */
+    const char *scheduler_name; /* event source; "" -> "hami-scheduler" */
+    const char *node_policy;    /* defaults (flags) */
     const char *gpu_policy;
     int64_t lock_retry_timeout_ms; /* PodGroup lock retry window; 0 disables */
     int bind_wait_ms;              /* how long Bind waits for Filter's pod patch */
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
-    int64_t (*now)(void);          /* unix seconds */
+    int64_t (*now)(void);                  /* unix seconds */
 };
 
 void vs_ext_filter(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);

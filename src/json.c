@@ -129,14 +129,30 @@ static enum vs_err parse_string(struct parser *p, char **out)
         char e = p->s[p->pos++];
         char one = 0;
         switch (e) {
-        case '"': one = '"'; break;
-        case '\\': one = '\\'; break;
-        case '/': one = '/'; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
+        case '"':
+            one = '"';
+            break;
+        case '\\':
+            one = '\\';
+            break;
+        case '/':
+            one = '/';
+            break;
+        case 'b':
+            one = '\b';
+            break;
+        case 'f':
+            one = '\f';
+            break;
+        case 'n':
+            one = '\n';
+            break;
+        case 'r':
+            one = '\r';
+            break;
+        case 't':
+            one = '\t';
+            break;
         case 'u': {
             unsigned cp;
             if (!read_hex4(p, &cp)) {
@@ -296,8 +312,10 @@ static enum vs_err parse_value(struct parser *p, struct vs_json *v, int depth)
         return fail(p, "unexpected end of input");
     char c = p->s[p->pos];
     switch (c) {
-    case '{': return parse_container(p, v, depth, true);
-    case '[': return parse_container(p, v, depth, false);
+    case '{':
+        return parse_container(p, v, depth, true);
+    case '[':
+        return parse_container(p, v, depth, false);
     case '"':
         v->type = VS_JSON_STRING;
         return parse_string(p, &v->str);
@@ -344,8 +362,7 @@ void vs_json_free(struct vs_json *v)
     free(v);
 }
 
-enum vs_err vs_json_parse(const char *text, size_t len, struct vs_json **out,
-                          struct vs_errbuf *eb)
+enum vs_err vs_json_parse(const char *text, size_t len, struct vs_json **out, struct vs_errbuf *eb)
 {
     *out = NULL;
     if (len > VS_JSON_MAX_LEN)
@@ -382,12 +399,18 @@ const struct vs_json *vs_json_get(const struct vs_json *obj, const char *key)
 static const char *type_name(enum vs_json_type t)
 {
     switch (t) {
-    case VS_JSON_NULL: return "null";
-    case VS_JSON_BOOL: return "bool";
-    case VS_JSON_NUMBER: return "number";
-    case VS_JSON_STRING: return "string";
-    case VS_JSON_ARRAY: return "array";
-    case VS_JSON_OBJECT: return "object";
+    case VS_JSON_NULL:
+        return "null";
+    case VS_JSON_BOOL:
+        return "bool";
+    case VS_JSON_NUMBER:
+        return "number";
+    case VS_JSON_STRING:
+        return "string";
+    case VS_JSON_ARRAY:
+        return "array";
+    case VS_JSON_OBJECT:
+        return "object";
     }
     return "?";
 }
@@ -438,11 +461,21 @@ bool vs_json_put_string(struct vs_buf *b, const char *s)
     vs_buf_puts(b, "\"");
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         switch (*c) {
-        case '"': vs_buf_puts(b, "\\\""); break;
-        case '\\': vs_buf_puts(b, "\\\\"); break;
-        case '\n': vs_buf_puts(b, "\\n"); break;
-        case '\r': vs_buf_puts(b, "\\r"); break;
-        case '\t': vs_buf_puts(b, "\\t"); break;
+        case '"':
+            vs_buf_puts(b, "\\\"");
+            break;
+        case '\\':
+            vs_buf_puts(b, "\\\\");
+            break;
+        case '\n':
+            vs_buf_puts(b, "\\n");
+            break;
+        case '\r':
+            vs_buf_puts(b, "\\r");
+            break;
+        case '\t':
+            vs_buf_puts(b, "\\t");
+            break;
         default:
             if (*c < 0x20)
                 vs_buf_printf(b, "\\u%04x", *c);

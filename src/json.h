@@ -23,19 +23,18 @@ enum vs_json_type {
 struct vs_json {
     enum vs_json_type type;
     bool b;
-    char *str;              /* STRING: decoded UTF-8; NUMBER: the literal text */
-    size_t n;               /* ARRAY/OBJECT: element count */
-    struct vs_json *items;  /* ARRAY/OBJECT: elements (object values) */
-    char **keys;            /* OBJECT: keys, parallel to items */
+    char *str;             /* STRING: decoded UTF-8; NUMBER: the literal text */
+    size_t n;              /* ARRAY/OBJECT: element count */
+    struct vs_json *items; /* ARRAY/OBJECT: elements (object values) */
+    char **keys;           /* OBJECT: keys, parallel to items */
 };
 
 #define VS_JSON_MAX_DEPTH 32
-#define VS_JSON_MAX_LEN (1u << 20)
+#define VS_JSON_MAX_LEN   (1u << 20)
 
 /* Parses len bytes of text (no NUL needed). On success *out is a new tree, free with
  * vs_json_free(). The message names the byte offset of the problem. */
-enum vs_err vs_json_parse(const char *text, size_t len, struct vs_json **out,
-                          struct vs_errbuf *eb);
+enum vs_err vs_json_parse(const char *text, size_t len, struct vs_json **out, struct vs_errbuf *eb);
 void vs_json_free(struct vs_json *v);
 
 /* Object member lookup with Go's encoding/json rules: the last member whose key equals `key`

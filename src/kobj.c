@@ -172,8 +172,7 @@ enum vs_err vs_pod_copy(struct vs_pod *dst, const struct vs_pod *src)
         dst->init_status = malloc(src->n_init_status * sizeof(*dst->init_status));
         if (!dst->init_status)
             goto fail;
-        memcpy(dst->init_status, src->init_status,
-               src->n_init_status * sizeof(*dst->init_status));
+        memcpy(dst->init_status, src->init_status, src->n_init_status * sizeof(*dst->init_status));
         dst->n_init_status = src->n_init_status;
     }
     return VS_OK;
@@ -188,8 +187,7 @@ enum vs_err vs_knode_copy(struct vs_knode *dst, const struct vs_knode *src)
     dst->unschedulable = src->unschedulable;
     dst->name = vs_strdup0(src->name);
     dst->resource_version = vs_strdup0(src->resource_version);
-    if (!dst->name || !dst->resource_version ||
-        vs_kv_copy(&dst->annotations, &src->annotations) ||
+    if (!dst->name || !dst->resource_version || vs_kv_copy(&dst->annotations, &src->annotations) ||
         vs_kv_copy(&dst->labels, &src->labels) ||
         vs_kv_copy(&dst->allocatable, &src->allocatable)) {
         vs_knode_cleanup(dst);

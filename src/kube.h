@@ -16,11 +16,11 @@
 #include "err.h"
 
 struct vs_kube_config {
-    char *server;     /* https://host:port, no trailing slash */
-    char *ca_file;    /* PEM file, or NULL */
-    char *ca_data;    /* PEM text (decoded certificate-authority-data), or NULL */
-    char *cert_file;  /* client certificate, or NULL */
-    char *cert_data;  /* PEM text, or NULL */
+    char *server;    /* https://host:port, no trailing slash */
+    char *ca_file;   /* PEM file, or NULL */
+    char *ca_data;   /* PEM text (decoded certificate-authority-data), or NULL */
+    char *cert_file; /* client certificate, or NULL */
+    char *cert_data; /* PEM text, or NULL */
     char *key_file;
     char *key_data;
     char *token;      /* bearer token, or NULL */
@@ -32,14 +32,13 @@ struct vs_kube_config {
 /* Loads the configuration: `path` (a kubeconfig), else $KUBECONFIG, else ~/.kube/config, else
  * in-cluster (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount/).
  * Uses the kubeconfig's current-context. Errors name the file and the missing/bad field. */
-enum vs_err vs_kube_config_load(const char *path, struct vs_kube_config *out,
-                                struct vs_errbuf *eb);
+enum vs_err vs_kube_config_load(const char *path, struct vs_kube_config *out, struct vs_errbuf *eb);
 void vs_kube_config_cleanup(struct vs_kube_config *c);
 
 struct vs_kube_opts {
-    double qps;      /* sustained requests/s; <= 0 = unlimited */
-    int burst;       /* bucket size */
-    int timeout_s;   /* per-request timeout for non-watch calls; 0 = none */
+    double qps;    /* sustained requests/s; <= 0 = unlimited */
+    int burst;     /* bucket size */
+    int timeout_s; /* per-request timeout for non-watch calls; 0 = none */
     const char *user_agent;
 };
 
@@ -80,9 +79,9 @@ enum vs_err vs_kube_put(struct vs_kube *k, const char *path, const json_t *body,
  * default), optional label selector. Calls on_item for every item (borrowed). *rv_out (new
  * string) is the list's metadata.resourceVersion. A non-zero return of on_item stops with
  * VS_ERR_INVAL. */
-enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_selector,
-                         int limit, int (*on_item)(void *ctx, json_t *item), void *ctx,
-                         char **rv_out, struct vs_errbuf *eb);
+enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_selector, int limit,
+                         int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
+                         struct vs_errbuf *eb);
 
 /* WATCH from resourceVersion rv with allowWatchBookmarks=true and timeoutSeconds. Calls
  * on_event(type, object) for ADDED/MODIFIED/DELETED (object borrowed); BOOKMARK events only

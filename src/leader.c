@@ -140,7 +140,7 @@ static void *label_main(void *arg)
 {
     struct vs_leader *l = arg;
     int ticks = 0;
-    while (!l->stop) {
+    while (!__atomic_load_n(&l->stop, __ATOMIC_SEQ_CST)) {
         int role = vs_leader_is(l) ? 1 : 0;
         if (role != l->last_role || ticks >= 100) {
             ticks = 0;
@@ -183,7 +183,7 @@ void vs_leader_free(struct vs_leader *l)
 {
     if (!l)
         return;
-    l->stop = 1;
+    __atomic_store_n(&l->stop, 1, __ATOMIC_SEQ_CST);
     if (l->watching)
         pthread_join(l->watch_thread, NULL);
     if (l->labelling)

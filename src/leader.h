@@ -13,11 +13,11 @@
 #include "kube.h"
 
 struct vs_leader_opts {
-    bool enabled;            /* --leader-elect; false = always leader */
-    const char *lease_name;  /* --leader-elect-resource-name */
-    const char *lease_ns;    /* --leader-elect-resource-namespace */
-    const char *pod_name;    /* $POD_NAME (labelling is skipped when empty) */
-    const char *pod_ns;      /* $POD_NAMESPACE */
+    bool enabled;           /* --leader-elect; false = always leader */
+    const char *lease_name; /* --leader-elect-resource-name */
+    const char *lease_ns;   /* --leader-elect-resource-namespace */
+    const char *pod_name;   /* $POD_NAME (labelling is skipped when empty) */
+    const char *pod_ns;     /* $POD_NAMESPACE */
 };
 
 struct vs_leader;

@@ -1065,12 +1065,8 @@ static enum vs_err load(const char *buf, size_t len, const char *name, struct vs
                         vs_object_fn raw, void *raw_ctx, vs_warn_fn warn, void *warn_ctx,
                         struct vs_errbuf *eb)
 {
-    struct load_ctx c = {.name = name,
-                         .warn = warn,
-                         .warn_ctx = warn_ctx,
-                         .eb = eb,
-                         .raw = raw,
-                         .raw_ctx = raw_ctx};
+    struct load_ctx c = {
+        .name = name, .warn = warn, .warn_ctx = warn_ctx, .eb = eb, .raw = raw, .raw_ctx = raw_ctx};
     size_t start;
     enum vs_err rc;
 

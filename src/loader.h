@@ -31,9 +31,8 @@ enum vs_err vs_loader_load_file(const char *path, struct vs_objset *set, vs_warn
 
 /* Same for an in-memory buffer of len bytes (need not be NUL-terminated); `name` is used in
  * messages in place of the file name. */
-enum vs_err vs_loader_load_buf(const char *buf, size_t len, const char *name,
-                               struct vs_objset *set, vs_warn_fn warn, void *warn_ctx,
-                               struct vs_errbuf *eb);
+enum vs_err vs_loader_load_buf(const char *buf, size_t len, const char *name, struct vs_objset *set,
+                               vs_warn_fn warn, void *warn_ctx, struct vs_errbuf *eb);
 
 /* Sees every accepted Node/Pod/ResourceQuota as its JSON object (borrowed for the call) with
  * its kind (from the object or its typed list). A non-OK return aborts the load with that

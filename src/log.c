@@ -55,10 +55,14 @@ const char *vs_log_quote(const char *s, char *out, unsigned len)
 static const char *level_name(enum vs_log_level l)
 {
     switch (l) {
-    case VS_LOG_DEBUG: return "debug";
-    case VS_LOG_INFO: return "info";
-    case VS_LOG_WARN: return "warn";
-    case VS_LOG_ERROR: return "error";
+    case VS_LOG_DEBUG:
+        return "debug";
+    case VS_LOG_INFO:
+        return "info";
+    case VS_LOG_WARN:
+        return "warn";
+    case VS_LOG_ERROR:
+        return "error";
     }
     return "info";
 }
@@ -71,8 +75,7 @@ void vs_log_write(enum vs_log_level level, const char *event, const char *fmt, .
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
     snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             now.tv_nsec / 1000000);
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(kv, sizeof(kv), fmt, ap);
@@ -80,8 +83,9 @@ void vs_log_write(enum vs_log_level level, const char *event, const char *fmt, .
     int n;
     if (g_json) {
         char q[2200];
-        n = snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"event\":\"%s\",\"msg\":%s}\n",
-                     ts, level_name(level), event, vs_log_quote(kv, q, sizeof(q)));
+        n = snprintf(line, sizeof(line),
+                     "{\"ts\":\"%s\",\"level\":\"%s\",\"event\":\"%s\",\"msg\":%s}\n", ts,
+                     level_name(level), event, vs_log_quote(kv, q, sizeof(q)));
     } else {
         n = snprintf(line, sizeof(line), "ts=%s level=%s event=%s%s%s\n", ts, level_name(level),
                      event, kv[0] ? " " : "", kv);

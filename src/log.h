@@ -17,10 +17,10 @@ bool vs_log_enabled(enum vs_log_level level);
 void vs_log_write(enum vs_log_level level, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define vs_log(level, event, ...)                                                              \
-    do {                                                                                       \
-        if (vs_log_enabled(level))                                                             \
-            vs_log_write(level, event, __VA_ARGS__);                                           \
+#define vs_log(level, event, ...)                                                                  \
+    do {                                                                                           \
+        if (vs_log_enabled(level))                                                                 \
+            vs_log_write(level, event, __VA_ARGS__);                                               \
     } while (0)
 
 /* Writes s as a double-quoted, escaped value into out (always NUL-terminated, truncated). */

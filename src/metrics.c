@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                 0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10, 30};
+static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                 0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
 #define NB (sizeof(buckets) / sizeof(buckets[0]))
 
 struct hist {
@@ -20,12 +20,24 @@ struct hist {
 };
 
 static const char *const reason_words[] = {
-    "CardTypeMismatch", "CardUuidMismatch", "CardTimeSlicingExhausted",
-    "CardComputeUnitsExhausted", "CardInsufficientMemory", "CardInsufficientCore",
-    "CardNotHealth", "CardCordoned", "NumaNotFit", "ExclusiveDeviceAllocateConflict",
-    "CardNotFoundCustomFilterRule", "CardMigTopologyInfeasible",
-    "AllocatedCardsInsufficientRequest", "ResourceQuotaNotFit", "NodeInsufficientDevice",
-    "node unregistered", "node usage unavailable", "other",
+    "CardTypeMismatch",
+    "CardUuidMismatch",
+    "CardTimeSlicingExhausted",
+    "CardComputeUnitsExhausted",
+    "CardInsufficientMemory",
+    "CardInsufficientCore",
+    "CardNotHealth",
+    "CardCordoned",
+    "NumaNotFit",
+    "ExclusiveDeviceAllocateConflict",
+    "CardNotFoundCustomFilterRule",
+    "CardMigTopologyInfeasible",
+    "AllocatedCardsInsufficientRequest",
+    "ResourceQuotaNotFit",
+    "NodeInsufficientDevice",
+    "node unregistered",
+    "node usage unavailable",
+    "other",
 };
 #define NR (sizeof(reason_words) / sizeof(reason_words[0]))
 
@@ -151,40 +163,47 @@ static void card_gauges(void *ctx, const struct vs_node *n)
         snprintf(base, sizeof(base), fmt_base, nn, id, c->index);
         switch (g->pass) {
         case 0:
-            vs_buf_printf(g->b, "hami_gpu_memory_limit_bytes{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
+            vs_buf_printf(g->b,
+                          "hami_gpu_memory_limit_bytes{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
                           base, ty, (long long)c->devmem * 1048576LL);
             break;
         case 1:
-            vs_buf_printf(g->b, "hami_gpu_core_limit_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %d\n",
+            vs_buf_printf(g->b,
+                          "hami_gpu_core_limit_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %d\n",
                           base, ty, c->devcore);
             break;
         case 2:
-            vs_buf_printf(g->b,
-                          "hami_gpu_memory_allocated_bytes{%s,device_cores=\"%d\",device_type=\"%s\","
-                          "zone=\"vGPU\"} %lld\n",
-                          base, c->devcore, ty, (long long)c->usedmem * 1048576LL);
+            vs_buf_printf(
+                g->b,
+                "hami_gpu_memory_allocated_bytes{%s,device_cores=\"%d\",device_type=\"%s\","
+                "zone=\"vGPU\"} %lld\n",
+                base, c->devcore, ty, (long long)c->usedmem * 1048576LL);
             break;
         case 3:
             vs_buf_printf(g->b, "hami_gpu_shared_count{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
                           base, ty, (long long)c->used);
             break;
         case 4:
-            vs_buf_printf(g->b, "hami_gpu_core_allocated_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                          base, ty, (long long)c->usedcores);
+            vs_buf_printf(
+                g->b, "hami_gpu_core_allocated_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
+                base, ty, (long long)c->usedcores);
             break;
         case 5:
-            vs_buf_printf(g->b,
-                          "hami_node_gpu_overview{%s,device_cores=\"%d\",device_memory_limit=\"%d\","
-                          "device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                          base, c->devcore, c->devmem, ty, (long long)c->usedmem * 1048576LL);
+            vs_buf_printf(
+                g->b,
+                "hami_node_gpu_overview{%s,device_cores=\"%d\",device_memory_limit=\"%d\","
+                "device_type=\"%s\",zone=\"vGPU\"} %lld\n",
+                base, c->devcore, c->devmem, ty, (long long)c->usedmem * 1048576LL);
             break;
         case 6:
             if (c->devmem > 0)
                 vs_buf_printf(g->b,
-                              "hami_node_gpu_memory_allocated_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %g\n",
+                              "hami_node_gpu_memory_allocated_ratio{%s,device_type=\"%s\",zone="
+                              "\"vGPU\"} %g\n",
                               base, ty, (double)c->usedmem / c->devmem);
             break;
-        default: break;
+        default:
+            break;
         }
     }
 }
@@ -199,10 +218,11 @@ static void pod_gauges(void *ctx, const struct vs_podent *pe)
     for (size_t i = 0; i < pe->n_usage; i++) {
         lv(pe->usage[i].uuid, id, sizeof(id));
         if (g->pass == 0)
-            vs_buf_printf(g->b,
-                          "hami_vgpu_memory_allocated_bytes{namespace=\"%s\",node=\"%s\",pod=\"%s\","
-                          "container_index=\"0\",device_uuid=\"%s\",zone=\"vGPU\"} %lld\n",
-                          ns, nn, pn, id, (long long)pe->usage[i].mem * 1048576LL);
+            vs_buf_printf(
+                g->b,
+                "hami_vgpu_memory_allocated_bytes{namespace=\"%s\",node=\"%s\",pod=\"%s\","
+                "container_index=\"0\",device_uuid=\"%s\",zone=\"vGPU\"} %lld\n",
+                ns, nn, pn, id, (long long)pe->usage[i].mem * 1048576LL);
         else
             vs_buf_printf(g->b,
                           "hami_vgpu_core_allocated_ratio{namespace=\"%s\",node=\"%s\",pod=\"%s\","
@@ -216,13 +236,14 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
 {
     struct vs_buf b;
     vs_buf_init(&b);
-    vs_buf_printf(&b, "# HELP hami_build_info Build information.\n# TYPE hami_build_info gauge\n"
-                      "hami_build_info{version=\"%s\",compiler=\"gcc\",platform=\"linux\"} 1\n",
+    vs_buf_printf(&b,
+                  "# HELP hami_build_info Build information.\n# TYPE hami_build_info gauge\n"
+                  "hami_build_info{version=\"%s\",compiler=\"gcc\",platform=\"linux\"} 1\n",
                   VS_VERSION);
     static const char *const names[] = {
-        "hami_gpu_memory_limit_bytes", "hami_gpu_core_limit_ratio",
-        "hami_gpu_memory_allocated_bytes", "hami_gpu_shared_count",
-        "hami_gpu_core_allocated_ratio", "hami_node_gpu_overview",
+        "hami_gpu_memory_limit_bytes",         "hami_gpu_core_limit_ratio",
+        "hami_gpu_memory_allocated_bytes",     "hami_gpu_shared_count",
+        "hami_gpu_core_allocated_ratio",       "hami_node_gpu_overview",
         "hami_node_gpu_memory_allocated_ratio"};
     for (int pass = 0; model && pass < 7; pass++) {
         vs_buf_printf(&b, "# TYPE %s gauge\n", names[pass]);
@@ -262,9 +283,10 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       (unsigned long long)x->lock_acquired, (unsigned long long)x->lock_contended,
                       (unsigned long long)x->lock_broken, (unsigned long long)x->lock_released);
         static const char *const verbs[] = {"GET", "LIST", "WATCH", "PATCH", "POST", "PUT"};
-        vs_buf_printf(&b, "# TYPE vgpu_sched_api_requests_total counter\n"
-                          "vgpu_sched_api_requests_total %llu\n"
-                          "# TYPE vgpu_sched_api_errors_total counter\n",
+        vs_buf_printf(&b,
+                      "# TYPE vgpu_sched_api_requests_total counter\n"
+                      "vgpu_sched_api_requests_total %llu\n"
+                      "# TYPE vgpu_sched_api_errors_total counter\n",
                       (unsigned long long)x->api_requests);
         for (int i = 0; i < 6; i++)
             vs_buf_printf(&b, "vgpu_sched_api_errors_total{verb=\"%s\"} %llu\n", verbs[i],

@@ -17,7 +17,14 @@ enum vs_filter_outcome {
     VS_FILTER_OUTCOMES
 };
 
-enum vs_api_verb { VS_VERB_GET, VS_VERB_LIST, VS_VERB_WATCH, VS_VERB_PATCH, VS_VERB_POST, VS_VERB_PUT };
+enum vs_api_verb {
+    VS_VERB_GET,
+    VS_VERB_LIST,
+    VS_VERB_WATCH,
+    VS_VERB_PATCH,
+    VS_VERB_POST,
+    VS_VERB_PUT
+};
 
 struct vs_metrics;
 

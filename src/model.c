@@ -459,8 +459,8 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     const char *reg = vs_kv_get(&kn->annotations, VS_ANNO_REGISTER);
     const char *score = vs_kv_get(&kn->annotations, VS_ANNO_SCORE);
     const char *cordon = vs_kv_get(&kn->annotations, VS_ANNO_CORDON);
-    bool devices_changed = !str_eq(reg, n->raw_register) || !str_eq(score, n->raw_score) ||
-                           (!n->cards && !n->error);
+    bool devices_changed =
+        !str_eq(reg, n->raw_register) || !str_eq(score, n->raw_score) || (!n->cards && !n->error);
     bool cordon_changed = !str_eq(cordon, n->raw_cordon);
     if (!devices_changed && !cordon_changed)
         return VS_OK;
@@ -929,8 +929,8 @@ void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const st
     free(v);
 }
 
-void vs_model_each_pod(const struct vs_model *m,
-                       void (*fn)(void *ctx, const struct vs_podent *pe), void *ctx)
+void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
+                       void *ctx)
 {
     struct vs_podent *pe, *tmp;
     HASH_ITER(hh, m->pods, pe, tmp)

@@ -70,19 +70,19 @@ struct vs_podent {
     struct vs_mig_allocs mig;
     struct vs_usage *usage; /* collapsed; what is counted on the cards */
     size_t n_usage;
-    bool released;  /* init containers finished: only the app part is counted */
-    bool malformed; /* allocation annotation unusable: node is fail-closed */
-    char *error;    /* why malformed */
-    bool reservation; /* made by Filter here, not yet confirmed by an API event */
-    bool bound;       /* spec.nodeName is set */
-    bool expired;     /* filtered long ago and never bound: usage no longer counted */
+    bool released;       /* init containers finished: only the app part is counted */
+    bool malformed;      /* allocation annotation unusable: node is fail-closed */
+    char *error;         /* why malformed */
+    bool reservation;    /* made by Filter here, not yet confirmed by an API event */
+    bool bound;          /* spec.nodeName is set */
+    bool expired;        /* filtered long ago and never bound: usage no longer counted */
     int64_t filtered_at; /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
     struct vs_podent *ub_prev, *ub_next; /* list of unbound pods that may expire */
     bool on_ub;
-    struct vs_node *on; /* node entry the usage is applied to */
+    struct vs_node *on;            /* node entry the usage is applied to */
     struct vs_podent *prev, *next; /* list of pods on `on` */
-    char *alloc_raw; /* the allocation string the usage was decoded from */
-    UT_hash_handle hh; /* model-private: pods by uid */
+    char *alloc_raw;               /* the allocation string the usage was decoded from */
+    UT_hash_handle hh;             /* model-private: pods by uid */
 };
 
 struct vs_node {
@@ -108,7 +108,7 @@ struct vs_node {
 struct vs_quota {
     char *ns;
     bool has_mem, has_cores;
-    int64_t mem_limit;   /* already multiplied by memoryFactor */
+    int64_t mem_limit; /* already multiplied by memoryFactor */
     int64_t cores_limit;
     int64_t mem_used;
     int64_t cores_used;
@@ -160,8 +160,8 @@ const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
 void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),
                         void *ctx);
 /* Visits every tracked pod (hash order). fn must not change the model. */
-void vs_model_each_pod(const struct vs_model *m,
-                       void (*fn)(void *ctx, const struct vs_podent *pe), void *ctx);
+void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
+                       void *ctx);
 size_t vs_model_node_count(const struct vs_model *m);
 size_t vs_model_pod_count(const struct vs_model *m);
 

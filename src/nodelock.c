@@ -119,9 +119,9 @@ static enum vs_err patch_lock(struct vs_nodelock *l, const char *node, const cha
 {
     char path[512];
     node_path(path, sizeof(path), node);
-    json_t *patch = json_pack("{s:{s:{s:o},s:s}}", "metadata", "annotations", VS_ANNO_LOCK,
-                              value ? json_string(value) : json_null(), "resourceVersion",
-                              rv ? rv : "");
+    json_t *patch =
+        json_pack("{s:{s:{s:o},s:s}}", "metadata", "annotations", VS_ANNO_LOCK,
+                  value ? json_string(value) : json_null(), "resourceVersion", rv ? rv : "");
     if (!patch)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     enum vs_err err = vs_kube_merge_patch(l->k, path, patch, NULL, eb);
@@ -149,8 +149,8 @@ static enum vs_err contention(struct vs_nodelock *l, const char *node, struct vs
     char d[32];
     vs_duration_string(l->timeout, d, sizeof(d));
     atomic_fetch_add(&l->contended, 1);
-    return vs_err_set(eb, VS_ERR_CONFLICT, "node %s has been locked within %s: node lock contention",
-                      node, d);
+    return vs_err_set(eb, VS_ERR_CONFLICT,
+                      "node %s has been locked within %s: node lock contention", node, d);
 }
 
 /* SetLock: up to 5 attempts, retrying non-contention errors. */
@@ -206,8 +206,7 @@ static bool owner_dead(struct vs_nodelock *l, const char *ns, const char *name, 
     }
     if (*err)
         return false;
-    const char *phase =
-        json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     const char *bp = json_string_value(json_object_get(
         json_object_get(json_object_get(pod, "metadata"), "annotations"), VS_ANNO_BIND_PHASE));
     bool dead = false;

@@ -20,7 +20,7 @@ struct vs_scard {
     int64_t usedmem;
     int64_t usedcores;
     float score;
-    bool unhealthy; /* MIG bookkeeping fail-closed */
+    bool unhealthy;               /* MIG bookkeeping fail-closed */
     struct vs_mig_placement *occ; /* occupied placements (owned by the evaluation) */
     size_t n_occ;
     size_t cap_occ;
@@ -30,8 +30,8 @@ struct vs_scard {
 /* ---- card policies ---- */
 
 enum vs_card_policy_kind {
-    VS_CARD_SORT,     /* a sort key usable in a chain: binpack, spread, numa */
-    VS_CARD_SELECT,   /* a selection mode: topology-aware, mutex */
+    VS_CARD_SORT,   /* a sort key usable in a chain: binpack, spread, numa */
+    VS_CARD_SELECT, /* a selection mode: topology-aware, mutex */
 };
 
 struct vs_card_policy {

@@ -100,25 +100,23 @@ char *vs_report_json(const struct vs_sim_report *r)
         for (size_t k = 0; n && k < n->n_cards; k++) {
             const struct vs_card *c = &n->cards[k];
             json_t *co = json_pack(
-                "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "uuid", c->uuid,
-                "type", c->type, "index", (json_int_t)c->index, "numa", (json_int_t)c->numa,
-                "health", (int)c->health, "count", (json_int_t)c->count, "used",
-                (json_int_t)c->used, "memTotal", (json_int_t)c->devmem, "memUsed",
-                (json_int_t)c->usedmem, "coresTotal", (json_int_t)c->devcore, "coresUsed",
-                (json_int_t)c->usedcores);
+                "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "uuid", c->uuid, "type",
+                c->type, "index", (json_int_t)c->index, "numa", (json_int_t)c->numa, "health",
+                (int)c->health, "count", (json_int_t)c->count, "used", (json_int_t)c->used,
+                "memTotal", (json_int_t)c->devmem, "memUsed", (json_int_t)c->usedmem, "coresTotal",
+                (json_int_t)c->devcore, "coresUsed", (json_int_t)c->usedcores);
             if (!co || json_array_append_new(cards, co))
                 goto oom;
         }
     }
     struct totals t;
     totals_of(r, &t);
-    json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "pods",
-                            (json_int_t)r->n_pods, "scheduled", (json_int_t)t.scheduled,
-                            "unschedulable", (json_int_t)(r->n_pods - (size_t)t.scheduled),
-                            "memTotal", (json_int_t)t.mem_total, "memUsed",
-                            (json_int_t)t.mem_used, "coresTotal", (json_int_t)t.cores_total,
-                            "coresUsed", (json_int_t)t.cores_used, "cardsUsed",
-                            (json_int_t)t.cards_used, "cardsIdle", (json_int_t)t.cards_idle);
+    json_t *sum = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "pods", (json_int_t)r->n_pods, "scheduled",
+        (json_int_t)t.scheduled, "unschedulable", (json_int_t)(r->n_pods - (size_t)t.scheduled),
+        "memTotal", (json_int_t)t.mem_total, "memUsed", (json_int_t)t.mem_used, "coresTotal",
+        (json_int_t)t.cores_total, "coresUsed", (json_int_t)t.cores_used, "cardsUsed",
+        (json_int_t)t.cards_used, "cardsIdle", (json_int_t)t.cards_idle);
     if (!sum)
         goto oom;
     json_object_set_new(root, "summary", sum);
@@ -242,11 +240,20 @@ static void svg_text(struct vs_buf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': vs_buf_puts(b, "&lt;"); break;
-        case '>': vs_buf_puts(b, "&gt;"); break;
-        case '&': vs_buf_puts(b, "&amp;"); break;
-        case '"': vs_buf_puts(b, "&quot;"); break;
-        default: vs_buf_append(b, s, 1);
+        case '<':
+            vs_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            vs_buf_puts(b, "&gt;");
+            break;
+        case '&':
+            vs_buf_puts(b, "&amp;");
+            break;
+        case '"':
+            vs_buf_puts(b, "&quot;");
+            break;
+        default:
+            vs_buf_append(b, s, 1);
         }
     }
 }
@@ -280,11 +287,11 @@ char *vs_report_svg(const struct vs_sim_report *const *rs, size_t n)
         int x0 = (int)(i * SVG_COL_W + 10), y = 24;
         struct totals t;
         totals_of(r, &t);
-        vs_buf_printf(&b, "<text x=\"%d\" y=\"%d\" font-size=\"16\" font-weight=\"bold\">", x0,
-                      y);
+        vs_buf_printf(&b, "<text x=\"%d\" y=\"%d\" font-size=\"16\" font-weight=\"bold\">", x0, y);
         svg_text(&b, r->title ? r->title : "allocation");
-        vs_buf_printf(&b, "</text>\n<text x=\"%d\" y=\"%d\">%lld/%zu pods scheduled, memory "
-                          "%.1f%%, cores %.1f%%, %lld cards idle</text>\n",
+        vs_buf_printf(&b,
+                      "</text>\n<text x=\"%d\" y=\"%d\">%lld/%zu pods scheduled, memory "
+                      "%.1f%%, cores %.1f%%, %lld cards idle</text>\n",
                       x0, y + 18, t.scheduled, r->n_pods, pct(t.mem_used, t.mem_total),
                       pct(t.cores_used, t.cores_total), t.cards_idle);
         y += 44;
@@ -309,8 +316,7 @@ char *vs_report_svg(const struct vs_sim_report *const *rs, size_t n)
                     mp = 1;
                 if (cp > 1)
                     cp = 1;
-                vs_buf_printf(&b, "<text x=\"%d\" y=\"%d\">%u</text>\n", x0 + 4, y + 14,
-                              cd->index);
+                vs_buf_printf(&b, "<text x=\"%d\" y=\"%d\">%u</text>\n", x0 + 4, y + 14, cd->index);
                 vs_buf_printf(&b,
                               "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"12\" fill=\"#eee\"/>"
                               "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"12\" "
@@ -325,8 +331,8 @@ char *vs_report_svg(const struct vs_sim_report *const *rs, size_t n)
                               "<text x=\"%d\" y=\"%d\">%lld/%d MiB</text>"
                               "<text x=\"%d\" y=\"%d\">%lld/%d%% · %lld/%d slots</text>\n",
                               x0 + 30 + SVG_BAR_W, y + 12, (long long)cd->usedmem, cd->devmem,
-                              x0 + 30 + SVG_BAR_W, y + 26, (long long)cd->usedcores,
-                              cd->devcore, (long long)cd->used, cd->count);
+                              x0 + 30 + SVG_BAR_W, y + 26, (long long)cd->usedcores, cd->devcore,
+                              (long long)cd->used, cd->count);
                 y += SVG_ROW_H;
             }
         }

@@ -9,11 +9,11 @@
 #include "model.h"
 
 struct vs_sim_pod {
-    char *pod;     /* "ns/name" */
-    char *node;    /* chosen node, NULL when not scheduled */
-    char *devices; /* hami.io/vgpu-devices-allocated value when scheduled */
-    float score;   /* node score of the chosen node */
-    char *error;   /* pod-level error, NULL otherwise */
+    char *pod;                /* "ns/name" */
+    char *node;               /* chosen node, NULL when not scheduled */
+    char *devices;            /* hami.io/vgpu-devices-allocated value when scheduled */
+    float score;              /* node score of the chosen node */
+    char *error;              /* pod-level error, NULL otherwise */
     struct vs_kvlist reasons; /* node -> why it did not fit (when not scheduled) */
 };
 

@@ -14,8 +14,8 @@ const char *vs_request_resource(const struct vs_container *c, const char *name)
     return v ? v : vs_kv_get(&c->requests, name);
 }
 
-static enum vs_err one(const struct vs_container *c, const struct vs_devcfg *cfg,
-                       struct vs_req *r, struct vs_errbuf *eb)
+static enum vs_err one(const struct vs_container *c, const struct vs_devcfg *cfg, struct vs_req *r,
+                       struct vs_errbuf *eb)
 {
     memset(r, 0, sizeof(*r));
     const char *cname = c->name ? c->name : "";

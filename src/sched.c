@@ -58,7 +58,7 @@ struct fit_ctx {
     bool numa_bind;
     struct vs_weights w;
     struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
-    const char *vgpu_mode; /* NULL when absent */
+    const char *vgpu_mode;       /* NULL when absent */
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
     const struct vs_quota *quota;
     int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
@@ -682,8 +682,8 @@ static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
 }
 
 enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
-                            const char *const *cands, size_t n_cands,
-                            const struct vs_sched_opts *o, struct vs_filter_result *r)
+                            const char *const *cands, size_t n_cands, const struct vs_sched_opts *o,
+                            struct vs_filter_result *r)
 {
     struct fit_ctx x;
     struct vs_errbuf eb;
@@ -715,8 +715,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     if (gp ? vs_policy_parse_gpu(gp, VS_ANNO_GPU_POLICY, &x.gpu, &eb)
-           : vs_policy_parse_gpu(o->gpu_policy ? o->gpu_policy : "spread",
-                                 "--gpu-scheduler-policy", &x.gpu, &eb)) {
+           : vs_policy_parse_gpu(o->gpu_policy ? o->gpu_policy : "spread", "--gpu-scheduler-policy",
+                                 &x.gpu, &eb)) {
         err = pod_error(r, eb.msg);
         goto out;
     }

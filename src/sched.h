@@ -36,7 +36,7 @@ struct vs_filter_result {
     char *error;  /* pod-level problem no node could fix (bad annotation or quantity) */
     struct vs_node_fit *nodes; /* one per candidate, in candidate order */
     size_t n;
-    long best; /* index into nodes of the chosen node, -1 when none fits */
+    long best;        /* index into nodes of the chosen node, -1 when none fits */
     bool any_regular; /* a regular container asks for a GPU (Bind takes the node lock) */
     /* namespace quota usage the decision relied on (compared at commit) */
     bool quota_checked;
@@ -47,8 +47,8 @@ struct vs_filter_result {
 /* Evaluates `pod` on the candidates. Returns VS_ERR_NOMEM only; pod-level problems are in
  * r->error, per-node ones in r->nodes[i].reason. r must be cleaned up. */
 enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
-                            const char *const *cands, size_t n_cands,
-                            const struct vs_sched_opts *o, struct vs_filter_result *r);
+                            const char *const *cands, size_t n_cands, const struct vs_sched_opts *o,
+                            struct vs_filter_result *r);
 void vs_filter_result_cleanup(struct vs_filter_result *r);
 
 /* Commits r's chosen node into the model as the pod's reservation (replacing any previous one).

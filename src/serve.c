@@ -81,11 +81,37 @@ static const struct flag flags[] = {
 
 /* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
 static const char *const ignored_prefixes[] = {
-    "enable-ascend", "enable-iluvatar", "metax-", "mthreads-", "cambricon-mlu-", "dcu-",
-    "kunlun-", "enflame-", "sgpu-topology-aware", "iluvatar-", "ascend-", "hygon-", "amd-",
-    "awsneuron-", "logtostderr", "alsologtostderr", "log_dir", "log_file", "log-dir",
-    "log-file", "stderrthreshold", "vmodule", "skip_headers", "one_output", "add_dir_header",
-    "log_backtrace_at", "skip_log_headers", "log_file_max_size", "vendor-", "mlu-", "xpu-",
+    "enable-ascend",
+    "enable-iluvatar",
+    "metax-",
+    "mthreads-",
+    "cambricon-mlu-",
+    "dcu-",
+    "kunlun-",
+    "enflame-",
+    "sgpu-topology-aware",
+    "iluvatar-",
+    "ascend-",
+    "hygon-",
+    "amd-",
+    "awsneuron-",
+    "logtostderr",
+    "alsologtostderr",
+    "log_dir",
+    "log_file",
+    "log-dir",
+    "log-file",
+    "stderrthreshold",
+    "vmodule",
+    "skip_headers",
+    "one_output",
+    "add_dir_header",
+    "log_backtrace_at",
+    "skip_log_headers",
+    "log_file_max_size",
+    "vendor-",
+    "mlu-",
+    "xpu-",
 };
 
 int vs_parse_duration_ms(const char *s, long long *out)
@@ -138,7 +164,9 @@ static int set_flag(struct serve_opts *o, const struct flag *f, const char *val,
     void *dst = (char *)o + f->off;
     char *end;
     switch (f->type) {
-    case F_STR: *(const char **)dst = val; return 0;
+    case F_STR:
+        *(const char **)dst = val;
+        return 0;
     case F_BOOL:
         if (!val || strcmp(val, "true") == 0 || strcmp(val, "1") == 0 || strcmp(val, "t") == 0 ||
             strcmp(val, "True") == 0 || strcmp(val, "TRUE") == 0)
@@ -271,7 +299,6 @@ static void warn_log(void *ctx, const char *msg)
     char q[1024];
     vs_log(VS_LOG_WARN, "cluster_file", "msg=%s", vs_log_quote(msg, q, sizeof(q)));
 }
-
 
 void vs_service_config_defaults(struct vs_service_config *c)
 {

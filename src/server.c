@@ -247,9 +247,8 @@ static bool client_cert_ok(struct vs_server *s, struct MHD_Connection *c)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     struct vs_server *s = cls;
     struct req_ctx *rc = *con_cls;
@@ -453,8 +452,8 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         if (o->client_ca_file && *o->client_ca_file) {
             s->client_ca = read_file(o->client_ca_file, NULL);
             if (!s->client_ca) {
-                vs_err_set(eb, VS_ERR_IO, "cannot read --client-ca-file %s: %s",
-                           o->client_ca_file, strerror(errno));
+                vs_err_set(eb, VS_ERR_IO, "cannot read --client-ca-file %s: %s", o->client_ca_file,
+                           strerror(errno));
                 goto fail;
             }
             opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, s->client_ca};

@@ -35,8 +35,8 @@ struct vs_route {
 };
 
 struct vs_server_opts {
-    const char *bind;           /* "host:port", ":port", "[v6]:port"; port 0 = any */
-    const char *cert_file;      /* both set => HTTPS */
+    const char *bind;      /* "host:port", ":port", "[v6]:port"; port 0 = any */
+    const char *cert_file; /* both set => HTTPS */
     const char *key_file;
     const char *client_ca_file; /* require and verify client certificates */
     size_t max_body;            /* default 8 MiB */

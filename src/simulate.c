@@ -166,8 +166,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_errbuf eb;
     struct vs_gpu_policy gp;
     const struct vs_node_policy *np;
-    if (o.node_policy &&
-        vs_policy_parse_node(o.node_policy, "--node-scheduler-policy", &np, &eb)) {
+    if (o.node_policy && vs_policy_parse_node(o.node_policy, "--node-scheduler-policy", &np, &eb)) {
         fprintf(err, "simulate: %s\n", eb.msg);
         return 2;
     }
@@ -226,7 +225,8 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         if (e)
             fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
     }
-    struct vs_sched_opts so = {.cfg = &cfg, .node_policy = o.node_policy, .gpu_policy = o.gpu_policy};
+    struct vs_sched_opts so = {
+        .cfg = &cfg, .node_policy = o.node_policy, .gpu_policy = o.gpu_policy};
     for (size_t i = 0; i < cl.n_pods; i++) {
         if (is_placed(&cl.pods[i]))
             continue;

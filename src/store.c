@@ -262,8 +262,7 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         else if (inf->which == INF_PODS)
             snprintf(key, sizeof(key), "%s", meta_str(obj, "uid"));
         else
-            snprintf(key, sizeof(key), "%s/%s", meta_str(obj, "namespace"),
-                     meta_str(obj, "name"));
+            snprintf(key, sizeof(key), "%s/%s", meta_str(obj, "namespace"), meta_str(obj, "name"));
         sset_add(&inf->seen, key);
     }
     if (inf->which == INF_NODES)
@@ -378,10 +377,10 @@ static void *informer_main(void *arg)
 static void *expiry_main(void *arg)
 {
     struct vs_store *s = arg;
-    while (!s->stop) {
-        for (int i = 0; i < 10 && !s->stop; i++)
+    while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
+        for (int i = 0; i < 10 && !__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST); i++)
             usleep(100 * 1000);
-        if (s->stop)
+        if (__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
             break;
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
@@ -412,7 +411,7 @@ void vs_store_free(struct vs_store *s)
 {
     if (!s)
         return;
-    s->stop = 1;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < INF_COUNT; i++)
         if (s->inf[i].started)
             pthread_join(s->inf[i].thread, NULL);

@@ -33,8 +33,8 @@ static inline void tb_card(char *buf, size_t len, const char *id, int index, int
 }
 
 /* Adds a node whose register annotation is `reg`; optional score and cordon annotations. */
-static inline void tb_node(struct vs_model *m, const char *name, const char *reg,
-                           const char *score, const char *cordon)
+static inline void tb_node(struct vs_model *m, const char *name, const char *reg, const char *score,
+                           const char *cordon)
 {
     struct vs_knode n;
     memset(&n, 0, sizeof(n));

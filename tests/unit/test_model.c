@@ -38,8 +38,8 @@ static void assert_card(const char *node, size_t i, int64_t used, int64_t mem, i
     const struct vs_card *c = card(node, i);
     cr_assert_eq(c->used, used, "%s card %zu used %lld want %lld", node, i, (long long)c->used,
                  (long long)used);
-    cr_assert_eq(c->usedmem, mem, "%s card %zu mem %lld want %lld", node, i,
-                 (long long)c->usedmem, (long long)mem);
+    cr_assert_eq(c->usedmem, mem, "%s card %zu mem %lld want %lld", node, i, (long long)c->usedmem,
+                 (long long)mem);
     cr_assert_eq(c->usedcores, cores, "%s card %zu cores %lld want %lld", node, i,
                  (long long)c->usedcores, (long long)cores);
 }

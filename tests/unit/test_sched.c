@@ -290,7 +290,7 @@ struct fit_case {
     char name[24];
     int cards, mem, health;
     char cordon[32];
-    int used, usedmem, usedcores; /* existing usage on dev-0 */
+    int used, usedmem, usedcores;             /* existing usage on dev-0 */
     char gpu[8], gpumem[8], pct[8], cores[8]; /* "" = absent */
     char anno_key[40], anno_val[24];
     char want_devices[48]; /* "" when no fit */
@@ -302,22 +302,21 @@ struct fit_case {
 ParameterizedTestParameters(sched, a3_fit_matrix)
 {
     static struct fit_case cases[] = {
-        {"A3.1", 2, 128, 1, "", 0, 0, 0, "1", "64", "", "50", "", "",
-         "dev-1,NVIDIA,64,50:;", ""},
+        {"A3.1", 2, 128, 1, "", 0, 0, 0, "1", "64", "", "50", "", "", "dev-1,NVIDIA,64,50:;", ""},
         {"A3.2", 1, 128, 1, "", 0, 0, 0, "1", "512", "", "50", "", "", "",
          "1/1 CardInsufficientMemory"},
         {"A3.3", 1, 1024, 1, "", 1, 0, 100, "1", "512", "", "50", "", "", "",
          "1/1 CardInsufficientCore"},
-        {"A3.5", 1, 1024, 1, "", 0, 0, 0, "2", "512", "", "50", "nvidia.com/use-gpuuuid",
-         "dev-9", "", "NodeInsufficientDevice"},
-        {"A3.5b", 2, 1024, 1, "", 0, 0, 0, "1", "512", "", "50", "nvidia.com/use-gpuuuid",
-         "dev-9", "", "2/2 CardUuidMismatch"},
-        {"A3.6", 1, 1024, 1, "", 0, 0, 0, "1", "512", "", "50", "nvidia.com/nouse-gpuuuid",
-         "dev-0", "", "1/1 CardUuidMismatch"},
+        {"A3.5", 1, 1024, 1, "", 0, 0, 0, "2", "512", "", "50", "nvidia.com/use-gpuuuid", "dev-9",
+         "", "NodeInsufficientDevice"},
+        {"A3.5b", 2, 1024, 1, "", 0, 0, 0, "1", "512", "", "50", "nvidia.com/use-gpuuuid", "dev-9",
+         "", "2/2 CardUuidMismatch"},
+        {"A3.6", 1, 1024, 1, "", 0, 0, 0, "1", "512", "", "50", "nvidia.com/nouse-gpuuuid", "dev-0",
+         "", "1/1 CardUuidMismatch"},
         {"A3.7", 1, 1024, 1, "", 100, 0, 0, "1", "512", "", "50", "", "", "",
          "1/1 CardTimeSlicingExhausted"},
-        {"A3.8", 1, 1280, 1, "", 0, 0, 0, "1", "512", "", "120", "", "",
-         "dev-0,NVIDIA,512,100:;", ""},
+        {"A3.8", 1, 1280, 1, "", 0, 0, 0, "1", "512", "", "120", "", "", "dev-0,NVIDIA,512,100:;",
+         ""},
         {"A3.9", 1, 1280, 1, "", 20, 0, 0, "1", "512", "", "100", "", "", "",
          "1/1 ExclusiveDeviceAllocateConflict"},
         {"A3.10", 1, 1280, 1, "", 20, 0, 100, "1", "512", "", "0", "", "", "",
@@ -326,24 +325,22 @@ ParameterizedTestParameters(sched, a3_fit_matrix)
          "hami-core", "", "NodeInsufficientDevice"},
         {"A3.12", 2, 1280, 1, "", 0, 0, 0, "3", "512", "", "20", "", "", "",
          "NodeInsufficientDevice"},
-        {"A3.13", 1, 1280, 1, "", 20, 0, 10, "1", "", "10", "20", "", "",
-         "dev-0,NVIDIA,128,20:;", ""},
-        {"A3.14", 1, 1280, 0, "", 20, 0, 10, "1", "", "10", "20", "", "", "",
-         "1/1 CardNotHealth"},
+        {"A3.13", 1, 1280, 1, "", 20, 0, 10, "1", "", "10", "20", "", "", "dev-0,NVIDIA,128,20:;",
+         ""},
+        {"A3.14", 1, 1280, 0, "", 20, 0, 10, "1", "", "10", "20", "", "", "", "1/1 CardNotHealth"},
         {"A3.15", 2, 128, 1, "dev-0,dev-1", 0, 0, 0, "1", "64", "", "50", "", "", "",
          "2/2 CardCordoned"},
         {"A3.16", 2, 128, 1, "dev-1, ", 0, 0, 0, "1", "64", "", "50", "", "",
          "dev-0,NVIDIA,64,50:;", ""},
-        {"A3.17", 1, 11264, 1, "", 0, 0, 0, "1", "", "0", "", "", "",
-         "dev-0,NVIDIA,11264,0:;", ""},
+        {"A3.17", 1, 11264, 1, "", 0, 0, 0, "1", "", "0", "", "", "", "dev-0,NVIDIA,11264,0:;", ""},
         {"A3.18", 1, 11264, 1, "", 1, 11260, 0, "1", "", "0", "", "", "", "",
          "1/1 CardInsufficientMemory"},
         {"A3.19", 1, 8000, 1, "", 0, 0, 0, "2", "4000", "", "0", "nvidia.com/vgpu-mode",
          "hami-core", "", "NodeInsufficientDevice"},
-        {"type-mismatch", 1, 8000, 1, "", 0, 0, 0, "1", "100", "", "",
-         "nvidia.com/use-gputype", "V100", "", "1/1 CardTypeMismatch"},
-        {"mode-mismatch", 1, 8000, 1, "", 0, 0, 0, "1", "100", "", "",
-         "nvidia.com/vgpu-mode", "mig", "", "1/1 CardTypeMismatch"},
+        {"type-mismatch", 1, 8000, 1, "", 0, 0, 0, "1", "100", "", "", "nvidia.com/use-gputype",
+         "V100", "", "1/1 CardTypeMismatch"},
+        {"mode-mismatch", 1, 8000, 1, "", 0, 0, 0, "1", "100", "", "", "nvidia.com/vgpu-mode",
+         "mig", "", "1/1 CardTypeMismatch"},
         {"insufficient-request", 2, 1280, 1, "", 0, 0, 0, "2", "1000", "", "",
          "nvidia.com/nouse-gpuuuid", "dev-0", "",
          "1/2 AllocatedCardsInsufficientRequest, 1/2 CardUuidMismatch"},
@@ -379,8 +376,8 @@ ParameterizedTest(struct fit_case *c, sched, a3_fit_matrix)
 
 /* ---- A.4 NUMA, mutex, topology, weights ---- */
 
-static void numa_node(const char *node, const char *const *ids, const int *numa, size_t n,
-                      int mem, const char *score)
+static void numa_node(const char *node, const char *const *ids, const int *numa, size_t n, int mem,
+                      const char *score)
 {
     char reg[4096] = "[";
     for (size_t i = 0; i < n; i++) {

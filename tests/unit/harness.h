@@ -1,0 +1,168 @@
+/* harness: what the service tests need around the real service — throwaway TLS certificates,
+ * a kubeconfig for the fake API, Node/Pod JSON builders and an HTTPS client. Shared by the
+ * Criterion integration test and the TSan stress program; failures of the harness itself abort. */
+#ifndef VS_TEST_HARNESS_H
+#define VS_TEST_HARNESS_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct vs_harness {
+    char dir[64];
+    char ca[128], cert[128], key[128], kubeconfig[128];
+};
+
+static inline void vs_harness_die(const char *what)
+{
+    fprintf(stderr, "harness: %s\n", what);
+    abort();
+}
+
+/* A temp dir with a CA and a serving certificate for 127.0.0.1 (openssl CLI). */
+static inline void vs_harness_init(struct vs_harness *h)
+{
+    strcpy(h->dir, "/tmp/vs-harness-XXXXXX");
+    if (!mkdtemp(h->dir))
+        vs_harness_die("mkdtemp");
+    snprintf(h->ca, sizeof(h->ca), "%s/ca.pem", h->dir);
+    snprintf(h->cert, sizeof(h->cert), "%s/tls.pem", h->dir);
+    snprintf(h->key, sizeof(h->key), "%s/tls.key", h->dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+             "-days 1 -subj /CN=test-ca >/dev/null 2>&1 && "
+             "openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj "
+             "/CN=127.0.0.1 >/dev/null 2>&1 && "
+             "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ext.cnf && "
+             "openssl x509 -req -in tls.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out "
+             "tls.pem -days 1 -extfile ext.cnf >/dev/null 2>&1",
+             h->dir);
+    if (system(cmd) != 0)
+        vs_harness_die("openssl failed");
+}
+
+static inline void vs_harness_kubeconfig(struct vs_harness *h, const char *url)
+{
+    snprintf(h->kubeconfig, sizeof(h->kubeconfig), "%s/kubeconfig", h->dir);
+    FILE *f = fopen(h->kubeconfig, "w");
+    if (!f)
+        vs_harness_die("kubeconfig");
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: c\n  "
+            "cluster:\n    server: %s\ncontexts:\n- name: t\n  context:\n    cluster: c\n    "
+            "user: u\nusers:\n- name: u\n  user: {}\n",
+            url);
+    fclose(f);
+}
+
+static inline void vs_harness_cleanup(struct vs_harness *h)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", h->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: cannot remove %s\n", h->dir);
+}
+
+/* A Node with `cards` T4-like cards named <name>-gpu<i>, `mem` MiB each. New string. */
+static inline char *vs_harness_node(const char *name, int cards, int mem)
+{
+    json_t *reg = json_array();
+    for (int i = 0; i < cards; i++) {
+        char id[96];
+        snprintf(id, sizeof(id), "%s-gpu%d", name, i);
+        json_array_append_new(reg, json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:b}", "id", id, "index", i,
+                                             "count", 10, "devmem", mem, "devcore", 100, "type",
+                                             "NVIDIA-Tesla T4", "health", 1));
+    }
+    char *regs = json_dumps(reg, JSON_COMPACT);
+    json_decref(reg);
+    char alloc[16];
+    snprintf(alloc, sizeof(alloc), "%d", cards * 10);
+    json_t *n = json_pack("{s:s,s:{s:s,s:{s:s}},s:{s:{s:s}}}", "kind", "Node", "metadata", "name",
+                          name, "annotations", "hami.io/node-nvidia-register", regs, "status",
+                          "allocatable", "nvidia.com/gpu", alloc);
+    free(regs);
+    char *out = json_dumps(n, JSON_COMPACT);
+    json_decref(n);
+    return out;
+}
+
+/* A pending pod asking for one GPU with gpumem/gpucores. New string. */
+static inline char *vs_harness_pod(const char *name, const char *uid, const char *mem,
+                                   const char *cores)
+{
+    json_t *p = json_pack("{s:s,s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:{s:{s:s,s:s,s:s}}}]},s:{s:s}}",
+                          "kind", "Pod", "metadata", "name", name, "namespace", "default", "uid",
+                          uid, "spec", "schedulerName", "hami-scheduler", "containers", "name", "c",
+                          "resources", "limits", "nvidia.com/gpu", "1", "nvidia.com/gpumem", mem,
+                          "nvidia.com/gpucores", cores, "status", "phase", "Pending");
+    char *out = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    return out;
+}
+
+struct vs_harness_body {
+    char *data;
+    size_t len;
+};
+
+static inline size_t vs_harness_collect(char *p, size_t sz, size_t n, void *ud)
+{
+    struct vs_harness_body *b = ud;
+    char *g = realloc(b->data, b->len + sz * n + 1);
+    if (!g)
+        return 0;
+    b->data = g;
+    memcpy(b->data + b->len, p, sz * n);
+    b->len += sz * n;
+    b->data[b->len] = '\0';
+    return sz * n;
+}
+
+/* One HTTPS request to 127.0.0.1:port; returns the HTTP status (0 on transport failure, with
+ * the curl error in *out) and the body in *out (new string). */
+static inline long vs_harness_call(const struct vs_harness *h, int port, const char *method,
+                                   const char *path, const char *ctype, const char *body,
+                                   size_t len, char **out)
+{
+    CURL *c = curl_easy_init();
+    char url[256];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
+    struct vs_harness_body b = {0};
+    struct curl_slist *hdr = NULL;
+    if (ctype) {
+        char ct[128];
+        snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
+        hdr = curl_slist_append(hdr, ct);
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CAINFO, h->ca);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, vs_harness_collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(c);
+    if (rc != CURLE_OK) {
+        free(b.data);
+        *out = strdup(curl_easy_strerror(rc));
+        return 0;
+    }
+    *out = b.data ? b.data : strdup("");
+    return status;
+}
+
+#endif
