@@ -16,11 +16,10 @@
 
 #define SHOW_MAX 120
 
-static enum vs_err bad(struct vs_errbuf *eb, const char *key, const char *val, const char *fmt,
-                       ...) __attribute__((format(printf, 4, 5)));
+static enum vs_err bad(struct vs_errbuf *eb, const char *key, const char *val, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static enum vs_err bad(struct vs_errbuf *eb, const char *key, const char *val, const char *fmt,
-                       ...)
+static enum vs_err bad(struct vs_errbuf *eb, const char *key, const char *val, const char *fmt, ...)
 {
     if (!eb)
         return VS_ERR_PARSE;
@@ -116,8 +115,8 @@ void vs_register_cleanup(struct vs_register *reg)
 #define I32MIN (-2147483647LL - 1)
 #define I32MAX 2147483647LL
 
-static enum vs_err json_i32(const struct vs_json *obj, const char *field, int32_t *out,
-                            int64_t min, struct vs_errbuf *eb, char *why, size_t whylen)
+static enum vs_err json_i32(const struct vs_json *obj, const char *field, int32_t *out, int64_t min,
+                            struct vs_errbuf *eb, char *why, size_t whylen)
 {
     int64_t v;
     struct vs_errbuf e;
@@ -129,8 +128,8 @@ static enum vs_err json_i32(const struct vs_json *obj, const char *field, int32_
     return VS_OK;
 }
 
-static enum vs_err json_strdup(const struct vs_json *obj, const char *field, char **out,
-                               char *why, size_t whylen)
+static enum vs_err json_strdup(const struct vs_json *obj, const char *field, char **out, char *why,
+                               size_t whylen)
 {
     const char *s;
     struct vs_errbuf e;
@@ -187,8 +186,7 @@ static enum vs_err decode_profile(const struct vs_json *o, struct vs_mig_profile
     return VS_OK;
 }
 
-static enum vs_err decode_card(const struct vs_json *o, struct vs_card_reg *c, char *why,
-                               size_t wl)
+static enum vs_err decode_card(const struct vs_json *o, struct vs_card_reg *c, char *why, size_t wl)
 {
     enum vs_err err;
     if (o->type != VS_JSON_OBJECT) {
@@ -300,8 +298,7 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
         const char *f = seg;
         if (!memchr(seg, ',', slen)) {
             vs_register_cleanup(out);
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has no ',' separated fields",
-                       devno);
+            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has no ',' separated fields", devno);
         }
         while (nf < 10) {
             const char *comma = memchr(f, ',', (size_t)(seg + slen - f));
@@ -315,15 +312,18 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
         }
         if (nf != 7 && nf != 9) {
             vs_register_cleanup(out);
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has %s fields, want 7 or 9",
-                       devno, nf >= 10 ? "more than 9" : (nf == 8 ? "8" : "too few"));
+            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has %s fields, want 7 or 9", devno,
+                       nf >= 10 ? "more than 9" : (nf == 8 ? "8" : "too few"));
         }
-        struct vs_card_reg *grown = realloc(out->cards, (out->n + 1) * sizeof(*grown));
-        if (!grown) {
-            vs_register_cleanup(out);
-            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        if ((out->n & (out->n - 1)) == 0) { /* grow at powers of two */
+            size_t cap = out->n ? out->n * 2 : 1;
+            struct vs_card_reg *grown = realloc(out->cards, cap * sizeof(*grown));
+            if (!grown) {
+                vs_register_cleanup(out);
+                return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+            }
+            out->cards = grown;
         }
-        out->cards = grown;
         struct vs_card_reg *c = &out->cards[out->n++];
         memset(c, 0, sizeof(*c));
         int64_t cnt, mem, core, numa, idx = 0;
@@ -366,14 +366,13 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
     return VS_OK;
 }
 
-enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out,
-                                    struct vs_errbuf *eb)
+enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out, struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
     const char *p = val;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
         p++;
-    if (*p == '[' || strncmp(p, "null", 4) == 0)
+    if (*p == '[' || *p == '{' || strncmp(p, "null", 4) == 0)
         return parse_register_json(val, out, eb);
     return parse_register_legacy(val, out, eb);
 }
@@ -512,10 +511,11 @@ enum vs_err vs_annot_parse_score(const char *val, struct vs_topo *out, struct vs
             int64_t v;
             struct vs_errbuf ie;
             if (vs_json_int(&sc->items[j], INT64_MIN, INT64_MAX, &v, &ie)) {
+                /* The message quotes the key, which lives in the tree: format before freeing. */
+                err = bad(eb, VS_ANNO_SCORE, val, "entry %zu score %s: %s", i, sc->keys[j], ie.msg);
                 vs_json_free(root);
                 vs_topo_cleanup(out);
-                return bad(eb, VS_ANNO_SCORE, val, "entry %zu score %s: %s", i, sc->keys[j],
-                           ie.msg);
+                return err;
             }
             t->scores[t->n].other = strdup(sc->keys[j]);
             t->scores[t->n].score = v;
@@ -660,10 +660,13 @@ static enum vs_err parse_entry(const char *key, const char *val, const char *s, 
             if (!parse_int(f[3], fl[3], I32MIN, I32MAX, &cores))
                 return bad(eb, key, val, "cores \"%.*s\" is not an int32",
                            (int)(fl[3] > 40 ? 40 : fl[3]), f[3]);
-            struct vs_cdev *grown = realloc(c->devs, (c->n + 1) * sizeof(*grown));
-            if (!grown)
-                return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-            c->devs = grown;
+            if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
+                size_t cap = c->n ? c->n * 2 : 1;
+                struct vs_cdev *grown = realloc(c->devs, cap * sizeof(*grown));
+                if (!grown)
+                    return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+                c->devs = grown;
+            }
             struct vs_cdev *d = &c->devs[c->n++];
             d->uuid = dupn(f[0], fl[0]);
             d->type = dupn(f[1], fl[1]);
@@ -689,12 +692,15 @@ enum vs_err vs_annot_parse_devices(const char *key, const char *val, struct vs_p
     while (p < end) {
         const char *semi = memchr(p, ';', (size_t)(end - p));
         const char *e = semi ? semi : end;
-        struct vs_ctr_devs *grown = realloc(out->ctrs, (out->n + 1) * sizeof(*grown));
-        if (!grown) {
-            vs_pod_devs_cleanup(out);
-            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        if ((out->n & (out->n - 1)) == 0) { /* grow at powers of two */
+            size_t cap = out->n ? out->n * 2 : 1;
+            struct vs_ctr_devs *grown = realloc(out->ctrs, cap * sizeof(*grown));
+            if (!grown) {
+                vs_pod_devs_cleanup(out);
+                return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+            }
+            out->ctrs = grown;
         }
-        out->ctrs = grown;
         memset(&out->ctrs[out->n], 0, sizeof(out->ctrs[0]));
         out->n++;
         enum vs_err err = parse_entry(key, val, p, (size_t)(e - p), &out->ctrs[out->n - 1], eb);
@@ -770,8 +776,7 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
             snprintf(why, sizeof(why), "entry is not an object");
             goto fail;
         }
-        if ((err = json_i32(o, "containerIndex", &a->container_index, 0, NULL, why,
-                            sizeof(why))) ||
+        if ((err = json_i32(o, "containerIndex", &a->container_index, 0, NULL, why, sizeof(why))) ||
             (err = json_i32(o, "deviceIndex", &a->device_index, 0, NULL, why, sizeof(why))) ||
             (err = json_strdup(o, "gpuUUID", &a->gpu_uuid, why, sizeof(why))) ||
             (err = json_strdup(o, "profile", &a->profile, why, sizeof(why))) ||
@@ -800,10 +805,10 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
             goto fail;
         }
         a->has_runtime = has_mu;
-        if (has_mu && ((err = json_i32(o, "gpuInstanceID", &a->gpu_instance_id, 0, NULL, why,
-                                       sizeof(why))) ||
-                       (err = json_i32(o, "computeInstanceID", &a->compute_instance_id, 0, NULL,
-                                       why, sizeof(why)))))
+        if (has_mu &&
+            ((err = json_i32(o, "gpuInstanceID", &a->gpu_instance_id, 0, NULL, why, sizeof(why))) ||
+             (err = json_i32(o, "computeInstanceID", &a->compute_instance_id, 0, NULL, why,
+                             sizeof(why)))))
             goto fail;
         for (size_t j = 0; j + 1 < out->n; j++) {
             if (out->items[j].container_index == a->container_index &&
@@ -843,8 +848,8 @@ char *vs_annot_format_mig(const struct vs_mig_allocs *m)
         if (a->has_runtime) {
             vs_buf_puts(&b, ",\"migUUID\":");
             vs_json_put_string(&b, a->mig_uuid);
-            vs_buf_printf(&b, ",\"gpuInstanceID\":%d,\"computeInstanceID\":%d",
-                          a->gpu_instance_id, a->compute_instance_id);
+            vs_buf_printf(&b, ",\"gpuInstanceID\":%d,\"computeInstanceID\":%d", a->gpu_instance_id,
+                          a->compute_instance_id);
         }
         vs_buf_puts(&b, "}");
     }
@@ -886,8 +891,8 @@ enum vs_err vs_annot_parse_rfc3339(const char *s, int64_t *out)
         return VS_ERR_PARSE;
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
-    if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap) ||
-        h > 23 || m > 59 || sec > 59)
+    if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap) || h > 23 ||
+        m > 59 || sec > 59)
         return VS_ERR_PARSE;
     const char *p = s + 19;
     if (*p == '.') {
@@ -902,8 +907,7 @@ enum vs_err vs_annot_parse_rfc3339(const char *s, int64_t *out)
         p++;
     } else if (*p == '+' || *p == '-') {
         int oh, om;
-        if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om) || oh > 23 ||
-            om > 59)
+        if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om) || oh > 23 || om > 59)
             return VS_ERR_PARSE;
         off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
         p += 6;
@@ -1007,7 +1011,8 @@ enum vs_err vs_annot_parse_weights(const char *val, struct vs_weights *out, stru
         p = comma + 1;
     }
     if (np != 3)
-        return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "expected slot, core, and memory weights");
+        return bad(eb, VS_ANNO_WEIGHTS " annotation", val,
+                   "expected slot, core, and memory weights");
     for (size_t i = 0; i < 3; i++) {
         const char *s = parts[i], *e = parts[i] + plen[i];
         const char *eq = memchr(s, '=', plen[i]);
@@ -1031,15 +1036,18 @@ enum vs_err vs_annot_parse_weights(const char *val, struct vs_weights *out, stru
         else if (kl == 6 && memcmp(ks, "memory", 6) == 0)
             slot = 2;
         else
-            return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "unknown weight \"%.*s\"", (int)kl, ks);
+            return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "unknown weight \"%.*s\"", (int)kl,
+                       ks);
         static const char *names[] = {"slot", "core", "memory"};
         if (seen[slot])
-            return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "duplicate \"%s\" weight", names[slot]);
+            return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "duplicate \"%s\" weight",
+                       names[slot]);
         seen[slot] = true;
         int64_t v;
         if (!parse_int(vs, (size_t)(ve - vs), INT64_MIN, INT64_MAX, &v))
-            return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "\"%s\" weight \"%.*s\" is not an integer",
-                       names[slot], (int)(ve - vs > 40 ? 40 : ve - vs), vs);
+            return bad(eb, VS_ANNO_WEIGHTS " annotation", val,
+                       "\"%s\" weight \"%.*s\" is not an integer", names[slot],
+                       (int)(ve - vs > 40 ? 40 : ve - vs), vs);
         if (v < 0)
             return bad(eb, VS_ANNO_WEIGHTS " annotation", val, "\"%s\" weight must not be negative",
                        names[slot]);

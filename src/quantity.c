@@ -1,6 +1,6 @@
-/* quantity: parse <sign><digits>[.<digits>]<suffix> exactly, as value = N / D with 128-bit
- * integers; a value whose magnitude does not fit is reported as out of range rather than
- * approximated. */
+/* quantity: parse <sign><digits>[.<digits>]<suffix> exactly. The value is digits × 10^e × 2^b;
+ * we only ever need floor(|value|) and whether a fraction remains, which are computed digit by
+ * digit without approximation, however many digits or how large an exponent the text has. */
 #include "quantity.h"
 
 #include <ctype.h>
@@ -9,30 +9,16 @@
 
 typedef unsigned __int128 u128;
 
-#define U128_MAX (~(u128)0)
+/* Integer parts from 10^20 on are beyond every int64 and are not tracked further. */
+#define IP_CAP  ((u128)10000000000ULL * 10000000000ULL)
+#define EXP_CAP 1000000000000LL
 
 struct qval {
     bool neg;
-    u128 num; /* |value| = num / den */
-    u128 den;
-    bool huge; /* magnitude beyond what we represent */
+    bool huge; /* |value| >= 10^20 */
+    bool frac; /* |value| has a non-zero fractional part */
+    u128 ip;   /* floor(|value|) when !huge */
 };
-
-static bool mul_ok(u128 *a, u128 b)
-{
-    if (*a != 0 && b > U128_MAX / *a)
-        return false;
-    *a *= b;
-    return true;
-}
-
-static u128 pow10u(int e)
-{
-    u128 r = 1;
-    while (e-- > 0)
-        r *= 10;
-    return r;
-}
 
 static int suffix_of(const char *s, int *e10, int *b2)
 {
@@ -40,8 +26,8 @@ static int suffix_of(const char *s, int *e10, int *b2)
         const char *s;
         int e10, b2;
     } tab[] = {
-        {"", 0, 0},   {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},
-        {"T", 12, 0}, {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+        {"", 0, 0},    {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},
+        {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
         {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
     };
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
@@ -54,10 +40,33 @@ static int suffix_of(const char *s, int *e10, int *b2)
     return 0;
 }
 
+/* Exponent suffix `e<int>` / `E<int>` (Go ParseInt after the letter); saturates at EXP_CAP. */
+static bool exponent_of(const char *p, int64_t *e10)
+{
+    if ((*p != 'e' && *p != 'E') || !p[1])
+        return false;
+    const char *e = p + 1;
+    bool eneg = false;
+    if (*e == '+' || *e == '-') {
+        eneg = *e == '-';
+        e++;
+    }
+    if (!*e)
+        return false;
+    int64_t ev = 0;
+    for (; *e; e++) {
+        if (!isdigit((unsigned char)*e))
+            return false;
+        if (ev < EXP_CAP)
+            ev = ev * 10 + (*e - '0');
+    }
+    *e10 = eneg ? -ev : ev;
+    return true;
+}
+
 static enum vs_err parse(const char *s, struct qval *q)
 {
     memset(q, 0, sizeof(*q));
-    q->den = 1;
     if (!s || !*s)
         return VS_ERR_PARSE;
     const char *p = s;
@@ -65,77 +74,55 @@ static enum vs_err parse(const char *s, struct qval *q)
         q->neg = *p == '-';
         p++;
     }
-    u128 m = 0;
-    int sig = 0, frac = 0, ndig = 0, dropped = 0;
-    bool dot = false;
+    /* The digits, ignoring the dot: d[0..n); the first na of them are before the dot. */
+    const char *d = p, *dot = NULL;
     for (; *p; p++) {
-        if (*p == '.' && !dot) {
-            dot = true;
-            continue;
-        }
-        if (!isdigit((unsigned char)*p))
+        if (*p == '.' && !dot)
+            dot = p;
+        else if (!isdigit((unsigned char)*p))
             break;
-        ndig++;
-        if (m == 0 && *p == '0') {
-            if (dot)
-                frac++;
-            continue;
-        }
-        if (sig < 38) {
-            m = m * 10 + (u128)(*p - '0');
-            sig++;
-            if (dot)
-                frac++;
-        } else {
-            /* Beyond 38 significant digits: keep the magnitude, remember lost precision. */
-            if (!dot)
-                dropped++;
-            else if (*p != '0')
-                q->huge = true;
-        }
     }
-    if (ndig == 0)
+    const char *dend = p;
+    int64_t n = (int64_t)(dend - d) - (dot ? 1 : 0);
+    int64_t na = dot ? (int64_t)(dot - d) : n;
+    if (n == 0)
         return VS_ERR_PARSE;
-    int e10 = 0, b2 = 0;
-    if (!suffix_of(p, &e10, &b2)) {
-        if ((*p != 'e' && *p != 'E') || !p[1])
-            return VS_ERR_PARSE;
-        const char *e = p + 1;
-        bool eneg = false;
-        if (*e == '+' || *e == '-') {
-            eneg = *e == '-';
-            e++;
-        }
-        if (!*e)
-            return VS_ERR_PARSE;
-        int ev = 0;
-        for (; *e; e++) {
-            if (!isdigit((unsigned char)*e))
-                return VS_ERR_PARSE;
-            if (ev < 10000)
-                ev = ev * 10 + (*e - '0');
-        }
-        e10 = eneg ? -ev : ev;
+    int e10s = 0, b2 = 0;
+    int64_t e10;
+    if (suffix_of(p, &e10s, &b2))
+        e10 = e10s;
+    else if (!exponent_of(p, &e10))
+        return VS_ERR_PARSE;
+#define DIGIT(i) (d[(i) < na ? (i) : (i) + 1] - '0')
+    /* Digits [0, cut) weigh 10^0 or more; a negative cut means -cut implied zeros after the
+     * point, a cut past n means cut - n implied zeros before it. */
+    int64_t cut = na + e10;
+    u128 ip = 0;
+    for (int64_t i = 0; i < n && i < cut && !q->huge; i++) {
+        ip = ip * 10 + (u128)DIGIT(i);
+        q->huge = ip >= IP_CAP;
     }
-    e10 += dropped - frac;
-    if (m == 0) {
-        q->num = 0;
+    for (int64_t i = n; ip && i < cut && !q->huge; i++) {
+        ip *= 10;
+        q->huge = ip >= IP_CAP;
+    }
+    if (q->huge)
         return VS_OK;
+    /* Fraction digits times 2^b2, least significant first: what carries out is the integer
+     * part of fraction × 2^b2 and any non-zero digit left behind is a remaining fraction. */
+    u128 mult = (u128)1 << b2, carry = 0;
+    for (int64_t i = n - 1; i >= 0 && i >= cut; i--) {
+        u128 t = (u128)DIGIT(i) * mult + carry;
+        q->frac |= t % 10 != 0;
+        carry = t / 10;
     }
-    u128 num = m;
-    for (int i = 0; i < b2; i++)
-        if (!mul_ok(&num, 2))
-            q->huge = true;
-    if (e10 > 0) {
-        if (e10 > 38 || !mul_ok(&num, pow10u(e10)))
-            q->huge = true;
-    } else if (e10 < 0) {
-        if (-e10 > 38)
-            q->huge = true; /* a vanishingly small non-zero value */
-        else
-            q->den = pow10u(-e10);
+    for (int64_t i = cut; i < 0 && carry; i++) {
+        q->frac |= carry % 10 != 0;
+        carry /= 10;
     }
-    q->num = num;
+#undef DIGIT
+    q->ip = (ip << b2) + carry;
+    q->huge = q->ip >= IP_CAP;
     return VS_OK;
 }
 
@@ -145,17 +132,16 @@ enum vs_err vs_quantity_int(const char *s, int64_t *out)
     enum vs_err err = parse(s, &q);
     if (err)
         return err;
-    if (q.huge || q.num % q.den != 0)
+    if (q.huge || q.frac)
         return VS_ERR_INVAL;
-    u128 v = q.num / q.den;
     if (q.neg) {
-        if (v > (u128)INT64_MAX + 1)
+        if (q.ip > (u128)INT64_MAX + 1)
             return VS_ERR_INVAL;
-        *out = v == (u128)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+        *out = q.ip == (u128)INT64_MAX + 1 ? INT64_MIN : -(int64_t)q.ip;
     } else {
-        if (v > (u128)INT64_MAX)
+        if (q.ip > (u128)INT64_MAX)
             return VS_ERR_INVAL;
-        *out = (int64_t)v;
+        *out = (int64_t)q.ip;
     }
     return VS_OK;
 }
@@ -170,9 +156,8 @@ enum vs_err vs_quantity_ceil(const char *s, int64_t *out)
         *out = q.neg ? INT64_MIN : INT64_MAX;
         return VS_OK;
     }
-    u128 v = q.num / q.den;
-    if (!q.neg && q.num % q.den)
-        v++;
+    /* Toward +inf: a positive fraction adds one, a negative one is dropped. */
+    u128 v = q.ip + (!q.neg && q.frac);
     if (q.neg)
         *out = v > (u128)INT64_MAX ? INT64_MIN : -(int64_t)v;
     else

@@ -283,7 +283,8 @@ static bool mig_fits(const struct vs_scard *s, const struct pick *chosen, size_t
     if (!occ)
         return false;
     size_t n = s->n_occ;
-    memcpy(occ, s->occ, n * sizeof(*occ));
+    if (n)
+        memcpy(occ, s->occ, n * sizeof(*occ));
     bool ok = true;
     const struct vs_mig_profile *prof;
     struct vs_mig_placement pl;
