@@ -5,6 +5,7 @@
 #include "extender.h"
 
 #include "annot.h"
+#include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
 #include "request.h"
@@ -23,23 +24,6 @@ static double mono(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Go encoding/json field matching: exact key first, else the last case-insensitive match;
- * JSON null counts as absent. */
-static json_t *get_ci(const json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    if (!v) {
-        const char *k;
-        json_t *x;
-        json_object_foreach((json_t *)obj, k, x)
-        {
-            if (strcasecmp(k, key) == 0)
-                v = x;
-        }
-    }
-    return json_is_null(v) ? NULL : v;
 }
 
 static void set_json(struct vs_http_resp *resp, int status, json_t *body)
@@ -115,7 +99,7 @@ static char *pod_path(const char *ns, const char *name)
  * nodes with no usage; nothing is written. */
 static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json_t *nodes_obj)
 {
-    json_t *items = get_ci(nodes_obj, "items");
+    json_t *items = vs_json_get_ci(nodes_obj, "items");
     size_t n = json_array_size(items);
     struct vs_model *m = vs_model_new(a->cfg->memory_factor);
     const char **names = calloc(n ? n : 1, sizeof(*names));
@@ -184,38 +168,19 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     struct vs_app *a = ctx;
     double t0 = mono();
     enum vs_filter_outcome outcome = VS_FILTER_ERROR;
-    json_error_t jerr;
-    json_t *args = json_loadb(req->body, req->len, 0, &jerr);
-    struct vs_pod pod;
-    memset(&pod, 0, sizeof(pod));
+    struct vs_filter_args fa;
     struct vs_filter_result r;
     memset(&r, 0, sizeof(r));
-    const char **cands = NULL;
     char msg[VS_ERRBUF_SIZE + 64];
-    if (!args || !json_is_object(args)) {
-        snprintf(msg, sizeof(msg), "invalid ExtenderArgs: %s", args ? "not an object" : jerr.text);
-        set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
-        goto out;
-    }
-    json_t *pj = get_ci(args, "Pod");
-    if (!pj) {
-        set_json(resp, 400, filter_result(NULL, NULL, NULL, "extender args missing pod"));
-        goto out;
-    }
     struct vs_errbuf eb;
-    if (vs_codec_pod_from_json(pj, &pod, &eb)) {
-        snprintf(msg, sizeof(msg), "invalid Pod in ExtenderArgs: %s", eb.msg);
-        set_json(resp, 400, filter_result(NULL, NULL, NULL, msg));
+    if (vs_extargs_filter(req->body, req->len, &fa, &eb)) {
+        set_json(resp, 400, filter_result(NULL, NULL, NULL, eb.msg));
         goto out;
     }
-    json_t *names = get_ci(args, "NodeNames");
-    json_t *nodes = get_ci(args, "Nodes");
-    if (names && !json_is_array(names)) {
-        set_json(resp, 400, filter_result(NULL, NULL, NULL, "NodeNames must be an array"));
-        goto out;
-    }
+    json_t *names = fa.node_names;
+    json_t *nodes = fa.nodes;
     if (nodes) {
-        json_t *res = filter_simulated(a, &pod, nodes);
+        json_t *res = filter_simulated(a, &fa.pod, nodes);
         if (!res) {
             set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
             goto out;
@@ -237,39 +202,29 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         goto out;
     }
     struct vs_pod_req preq;
-    bool managed = vs_request_build(&pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    bool managed = vs_request_build(&fa.pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
         set_json(resp, 200, filter_result(NULL, json_incref(names), NULL, NULL));
         goto out;
     }
-    if (!pod.uid || !*pod.uid) {
+    if (!fa.pod.uid || !*fa.pod.uid) {
         set_json(resp, 400,
                  filter_result(NULL, NULL, NULL, "Pod in ExtenderArgs has no metadata.uid"));
         goto out;
     }
-    size_t n = json_array_size(names);
-    cands = calloc(n ? n : 1, sizeof(*cands));
-    if (!cands) {
-        set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
-        goto out;
-    }
-    size_t nc = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *s = json_string_value(json_array_get(names, i));
-        if (s)
-            cands[nc++] = s;
-    }
+    const char *const *cands = fa.names;
+    size_t nc = fa.n_names;
     struct vs_sched_opts so = {
         .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
     int64_t now = a->now();
-    if (vs_store_filter(a->store, &pod, cands, nc, &so, now, &r)) {
+    if (vs_store_filter(a->store, &fa.pod, cands, nc, &so, now, &r)) {
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
         goto out;
     }
     if (r.error) {
-        pod_event(a, pod.ns, pod.name, pod.uid, "Warning", "FilteringFailed", r.error);
+        pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", r.error);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, r.error));
         goto out;
     }
@@ -286,22 +241,22 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
         snprintf(msg, sizeof(msg), "no available node, %zu nodes do not meet", r.n);
-        pod_event(a, pod.ns, pod.name, pod.uid, "Warning", "FilteringFailed", msg);
+        pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", msg);
         set_json(resp, 200, filter_result(NULL, NULL, failed, NULL));
         goto out;
     }
     const struct vs_node_fit *f = &r.nodes[r.best];
     char *alloc = vs_annot_format_devices(&f->devs);
     json_t *patch = alloc ? decision_patch(f, alloc, now) : NULL;
-    char *path = pod_path(pod.ns, pod.name);
+    char *path = pod_path(fa.pod.ns, fa.pod.name);
     enum vs_err qerr = VS_ERR_NOMEM;
     if (patch && path)
-        qerr = vs_async_patch_pod(a->async, pod.uid, path, patch, alloc); /* takes ownership */
+        qerr = vs_async_patch_pod(a->async, fa.pod.uid, path, patch, alloc); /* takes ownership */
     else
         json_decref(patch);
     patch = NULL;
     if (qerr) {
-        vs_store_unreserve(a->store, pod.uid, alloc);
+        vs_store_unreserve(a->store, fa.pod.uid, alloc);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
@@ -309,23 +264,21 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         snprintf(score, sizeof(score), "%.2f", (double)f->score);
         snprintf(msg, sizeof(msg), "find fit node(%s), %zu nodes not fit, 1 nodes fit(%s:%s)",
                  f->node, r.n - 1, f->node, score);
-        pod_event(a, pod.ns, pod.name, pod.uid, "Normal", "FilteringSucceed", msg);
+        pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Normal", "FilteringSucceed", msg);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
-        vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", pod.ns, pod.name, f->node,
-               alloc);
+        vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
+               f->node, alloc);
     }
     json_decref(patch);
     free(path);
     free(alloc);
 out:
     if (outcome == VS_FILTER_ERROR && resp->body)
-        vs_log(VS_LOG_INFO, "filter_error", "pod=%s/%s", pod.ns ? pod.ns : "",
-               pod.name ? pod.name : "");
+        vs_log(VS_LOG_INFO, "filter_error", "pod=%s/%s", fa.pod.ns ? fa.pod.ns : "",
+               fa.pod.name ? fa.pod.name : "");
     vs_metrics_filter(a->metrics, outcome, mono() - t0);
     vs_filter_result_cleanup(&r);
-    free(cands);
-    vs_pod_cleanup(&pod);
-    json_decref(args);
+    vs_filter_args_cleanup(&fa);
 }
 
 /* ------------------------------------------------------------------ Bind */
@@ -368,31 +321,17 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
 {
     struct vs_app *a = ctx;
     double t0 = mono();
-    json_error_t jerr;
-    json_t *args = json_loadb(req->body, req->len, 0, &jerr);
     json_t *pod = NULL;
     char *path = NULL;
     bool locked = false, ok = false;
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
-    const char *name = NULL, *ns = NULL, *uid = NULL, *node = NULL;
-    if (!args || !json_is_object(args)) {
-        snprintf(msg, sizeof(msg), "invalid ExtenderBindingArgs: %s",
-                 args ? "not an object" : jerr.text);
-        set_json(resp, 400, bind_result(msg));
+    struct vs_bind_args ba;
+    if (vs_extargs_bind(req->body, req->len, &ba, &eb)) {
+        set_json(resp, 400, bind_result(eb.msg));
         goto out;
     }
-    name = json_string_value(get_ci(args, "PodName"));
-    ns = json_string_value(get_ci(args, "PodNamespace"));
-    uid = json_string_value(get_ci(args, "PodUID"));
-    node = json_string_value(get_ci(args, "Node"));
-    if (!name || !*name || !ns || !*ns || !node || !*node) {
-        set_json(resp, 400,
-                 bind_result("ExtenderBindingArgs needs PodName, PodNamespace and Node"));
-        goto out;
-    }
-    if (!uid)
-        uid = "";
+    const char *name = ba.name, *ns = ba.ns, *uid = ba.uid, *node = ba.node;
     if (a->leader && !vs_leader_is(a->leader)) {
         set_json(resp, 200,
                  bind_result("this vgpu-sched replica is not the leader and does not bind"));
@@ -494,7 +433,7 @@ fail:
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
     json_decref(pod);
-    json_decref(args);
+    vs_bind_args_cleanup(&ba);
     free(path);
 }
 

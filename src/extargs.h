@@ -1,0 +1,47 @@
+/* extargs: decoding of kube-scheduler's extender requests (spec/k8s-protocols.md §1): the
+ * ExtenderArgs of filter and the ExtenderBindingArgs of bind. The upstream Go types have no JSON
+ * tags, so keys are PascalCase field names matched case-insensitively (Go's encoding/json), and
+ * JSON null equals absent. Pure: no I/O; fuzzed as a parser of outside input. */
+#ifndef VS_EXTARGS_H
+#define VS_EXTARGS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "kobj.h"
+
+struct vs_filter_args {
+    json_t *root;       /* owned */
+    json_t *pod_json;   /* borrowed from root */
+    struct vs_pod pod;  /* decoded Pod */
+    json_t *node_names; /* borrowed array, NULL when absent/null */
+    json_t *nodes;      /* borrowed NodeList object, NULL when absent/null */
+    const char **names; /* the string entries of NodeNames (borrowed), n_names of them */
+    size_t n_names;
+};
+
+/* Errors (VS_ERR_PARSE) with messages: "invalid ExtenderArgs: <json error>",
+ * "extender args missing pod", "invalid Pod in ExtenderArgs: <field error>",
+ * "NodeNames must be an array of strings", "Nodes must be a NodeList object".
+ * out must be cleaned up also on error. */
+enum vs_err vs_extargs_filter(const char *body, size_t len, struct vs_filter_args *out,
+                              struct vs_errbuf *eb);
+void vs_filter_args_cleanup(struct vs_filter_args *a);
+
+struct vs_bind_args {
+    json_t *root; /* owned; the strings below are borrowed from it */
+    const char *name, *ns, *uid, *node;
+};
+
+/* Errors: "invalid ExtenderBindingArgs: <json error>", "ExtenderBindingArgs needs PodName,
+ * PodNamespace and Node". uid is "" when absent. */
+enum vs_err vs_extargs_bind(const char *body, size_t len, struct vs_bind_args *out,
+                            struct vs_errbuf *eb);
+void vs_bind_args_cleanup(struct vs_bind_args *a);
+
+/* Go encoding/json member lookup: exact key, else the last case-insensitive match; null counts
+ * as absent. Borrowed. */
+json_t *vs_json_get_ci(const json_t *obj, const char *key);
+
+#endif
