@@ -1,0 +1,242 @@
+/* test_store: the live cluster source against the fake API — initial sync, add/modify/delete of
+ * nodes and pods reflected in per-card usage, recovery from dropped watches and from 410 (HTTP
+ * and ERROR-event forms) without losing or double-counting usage (the model is compared with a
+ * fresh store listing the same API), malformed allocations reported and failing their node
+ * closed, and a long run of updates (leak-checked under ASan). */
+#include "fakeapi.h"
+#include "harness.h"
+#include "kube.h"
+#include "store.h"
+
+#include "annot.h"
+
+#include <criterion/criterion.h>
+
+static struct vs_fakeapi *api;
+static struct vs_kube *kube;
+static struct vs_devcfg cfg;
+
+static void setup(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct vs_fakeapi_opts o = {.port = 0, .quiet = true, .bookmark_ms = 200};
+    api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    struct vs_kube_config kc = {0};
+    kc.server = (char *)vs_fakeapi_url(api);
+    struct vs_kube_opts ko = {.qps = 0, .burst = 0, .timeout_s = 10};
+    struct vs_errbuf eb;
+    kube = vs_kube_new(&kc, &ko, &eb);
+    cr_assert_not_null(kube, "%s", eb.msg);
+    vs_devcfg_init(&cfg);
+    for (int n = 0; n < 3; n++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%d", n);
+        char *j = vs_harness_node(name, 2, 16000);
+        vs_fakeapi_put(api, j);
+        free(j);
+    }
+}
+
+static void teardown(void)
+{
+    vs_kube_free(kube);
+    vs_fakeapi_stop(api);
+    vs_devcfg_cleanup(&cfg);
+}
+
+TestSuite(store, .init = setup, .fini = teardown, .timeout = 60);
+
+static struct vs_store *start_store(void)
+{
+    struct vs_store_opts so = {.cfg = &cfg, .reservation_ttl = 3600};
+    struct vs_errbuf eb;
+    struct vs_store *s = vs_store_new(kube, &so, &eb);
+    cr_assert_not_null(s);
+    cr_assert_eq(vs_store_start(s, &eb), VS_OK, "%s", eb.msg);
+    for (int i = 0; i < 200 && !vs_store_synced(s); i++)
+        usleep(20 * 1000);
+    cr_assert(vs_store_synced(s));
+    return s;
+}
+
+/* A running pod placed on `node` with allocation `alloc` (NULL = annotation absent). */
+static void put_pod(const char *name, const char *node, const char *alloc)
+{
+    json_t *p =
+        json_pack("{s:s,s:{s:s,s:s,s:s,s:{}},s:{s:s,s:[{s:s}]},s:{s:s}}", "kind", "Pod", "metadata",
+                  "name", name, "namespace", "default", "uid", name, "annotations", "spec",
+                  "nodeName", node, "containers", "name", "c", "status", "phase", "Running");
+    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    json_object_set_new(ann, VS_ANNO_VGPU_NODE, json_string(node));
+    if (alloc)
+        json_object_set_new(ann, VS_ANNO_ALLOCATED, json_string(alloc));
+    char *t = json_dumps(p, JSON_COMPACT);
+    cr_assert_neq(vs_fakeapi_put(api, t), 0);
+    free(t);
+    json_decref(p);
+}
+
+struct usage {
+    char text[4096];
+};
+
+static void dump(void *ctx, const struct vs_model *m)
+{
+    struct usage *u = ctx;
+    u->text[0] = '\0';
+    const char *nodes[] = {"n0", "n1", "n2", "n3"};
+    for (size_t i = 0; i < 4; i++) {
+        const struct vs_node *n = vs_model_node(m, nodes[i]);
+        if (!n || !n->present)
+            continue;
+        for (size_t k = 0; k < n->n_cards; k++) {
+            char line[160];
+            snprintf(line, sizeof(line), "%s:%lld/%lld/%lld%s ", n->cards[k].uuid,
+                     (long long)n->cards[k].used, (long long)n->cards[k].usedmem,
+                     (long long)n->cards[k].usedcores, n->n_bad_pods ? "!" : "");
+            strcat(u->text, line);
+        }
+    }
+}
+
+static const char *usage_of(struct vs_store *s, struct usage *u)
+{
+    vs_store_read(s, dump, u);
+    return u->text;
+}
+
+/* Waits until the store shows `want` (events are asynchronous). */
+static void expect(struct vs_store *s, const char *want)
+{
+    struct usage u;
+    for (int i = 0; i < 250; i++) {
+        if (strcmp(usage_of(s, &u), want) == 0)
+            return;
+        usleep(20 * 1000);
+    }
+    cr_assert_str_eq(u.text, want);
+}
+
+/* A fresh store listing the same API must see exactly what the long-running one sees. */
+static void expect_fresh_equal(struct vs_store *s)
+{
+    struct vs_store *fresh = start_store();
+    struct usage a, b;
+    usage_of(fresh, &b);
+    expect(s, b.text);
+    usage_of(s, &a);
+    cr_assert_str_eq(a.text, b.text);
+    vs_store_free(fresh);
+}
+
+#define IDLE "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:0/0/0 n2-gpu0:0/0/0 n2-gpu1:0/0/0 "
+
+Test(store, sync_add_modify_delete)
+{
+    put_pod("a", "n0", "n0-gpu0,NVIDIA,1000,10:;");
+    struct vs_store *s = start_store();
+    expect(s, "n0-gpu0:1/1000/10 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:0/0/0 n2-gpu0:0/0/0 "
+              "n2-gpu1:0/0/0 ");
+    put_pod("b", "n1", "n1-gpu1,NVIDIA,2000,20:;");
+    put_pod("a", "n0", "n0-gpu1,NVIDIA,3000,30:;"); /* modified */
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:1/3000/30 n1-gpu0:0/0/0 n1-gpu1:1/2000/20 n2-gpu0:0/0/0 "
+              "n2-gpu1:0/0/0 ");
+    vs_fakeapi_delete(api, "Pod", "default", "a");
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:1/2000/20 n2-gpu0:0/0/0 "
+              "n2-gpu1:0/0/0 ");
+    /* A node re-registered with a third card keeps its pod's usage; a deleted node goes. */
+    char *j = vs_harness_node("n1", 3, 16000);
+    vs_fakeapi_put(api, j);
+    free(j);
+    vs_fakeapi_delete(api, "Node", NULL, "n2");
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:1/2000/20 n1-gpu2:0/0/0 ");
+    expect_fresh_equal(s);
+    vs_store_free(s);
+}
+
+Test(store, dropped_watch_recovers)
+{
+    struct vs_store *s = start_store();
+    expect(s, IDLE);
+    cr_assert(vs_fakeapi_wait_watchers(api, 3, 5000));
+    vs_fakeapi_drop_watches(api);
+    put_pod("a", "n0", "n0-gpu0,NVIDIA,1000,10:;");
+    put_pod("b", "n2", "n2-gpu1,NVIDIA,500,5:;");
+    expect(s, "n0-gpu0:1/1000/10 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:0/0/0 n2-gpu0:0/0/0 "
+              "n2-gpu1:1/500/5 ");
+    vs_fakeapi_drop_watches(api);
+    vs_fakeapi_delete(api, "Pod", "default", "b");
+    expect_fresh_equal(s);
+    vs_store_free(s);
+}
+
+static void expire_case(bool as_event)
+{
+    put_pod("a", "n0", "n0-gpu0,NVIDIA,1000,10:;");
+    struct vs_store *s = start_store();
+    cr_assert(vs_fakeapi_wait_watchers(api, 3, 5000));
+    struct vs_store_stats before;
+    vs_store_stats(s, &before);
+    /* Changes that happen while the watch is broken and its resourceVersion becomes too old:
+     * only a relist can see them, and it must neither lose nor double-count usage. */
+    vs_fakeapi_drop_watches(api);
+    put_pod("b", "n1", "n1-gpu0,NVIDIA,2000,20:;");
+    vs_fakeapi_delete(api, "Pod", "default", "a");
+    if (as_event)
+        vs_fakeapi_expire_event(api, "pods");
+    else
+        vs_fakeapi_expire(api, "pods");
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:1/2000/20 n1-gpu1:0/0/0 n2-gpu0:0/0/0 "
+              "n2-gpu1:0/0/0 ");
+    struct vs_store_stats after;
+    vs_store_stats(s, &after);
+    cr_assert_gt(after.relists, before.relists, "no relist happened");
+    expect_fresh_equal(s);
+    vs_store_free(s);
+}
+
+Test(store, expired_410_status_relists)
+{
+    expire_case(false);
+}
+
+Test(store, expired_410_event_relists)
+{
+    expire_case(true);
+}
+
+Test(store, malformed_allocation_fails_node_closed)
+{
+    struct vs_store *s = start_store();
+    put_pod("bad", "n2", "n2-gpu0,NVIDIA,1000;");
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:0/0/0 n2-gpu0:0/0/0! "
+              "n2-gpu1:0/0/0! ");
+    struct vs_store_stats st;
+    vs_store_stats(s, &st);
+    cr_assert_eq(st.malformed_pods, 1);
+    put_pod("bad", "n2", "n2-gpu0,NVIDIA,1000,10:;"); /* fixed by hand */
+    expect(s, "n0-gpu0:0/0/0 n0-gpu1:0/0/0 n1-gpu0:0/0/0 n1-gpu1:0/0/0 n2-gpu0:1/1000/10 "
+              "n2-gpu1:0/0/0 ");
+    vs_store_free(s);
+}
+
+Test(store, long_watch_many_updates)
+{
+    struct vs_store *s = start_store();
+    for (int i = 0; i < 600; i++) {
+        char name[16], alloc[64];
+        snprintf(name, sizeof(name), "p%d", i % 40);
+        snprintf(alloc, sizeof(alloc), "n%d-gpu%d,NVIDIA,%d,%d:;", i % 3, (i / 3) % 2, 10 + i % 7,
+                 i % 5);
+        put_pod(name, (const char[]){'n', (char)('0' + i % 3), 0}, alloc);
+        if (i % 97 == 0)
+            vs_fakeapi_drop_watches(api);
+        if (i % 13 == 0) {
+            snprintf(name, sizeof(name), "p%d", (i + 7) % 40);
+            vs_fakeapi_delete(api, "Pod", "default", name);
+        }
+    }
+    expect_fresh_equal(s);
+    vs_store_free(s);
+}
