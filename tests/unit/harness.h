@@ -14,6 +14,8 @@
 struct vs_harness {
     char dir[64];
     char ca[128], cert[128], key[128], kubeconfig[128];
+    const char *client_cert, *client_key; /* presented by vs_harness_call when set */
+    const char *scheme;                   /* "https" (default) or "http" */
 };
 
 static inline void vs_harness_die(const char *what)
@@ -43,6 +45,15 @@ static inline void vs_harness_init(struct vs_harness *h)
              h->dir);
     if (system(cmd) != 0)
         vs_harness_die("openssl failed");
+}
+
+/* Runs a shell command in the harness directory; aborts on failure. */
+static inline void vs_harness_sh(const struct vs_harness *h, const char *script)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "cd %s && { %s ; } >/dev/null 2>&1", h->dir, script);
+    if (system(cmd) != 0)
+        vs_harness_die(script);
 }
 
 static inline void vs_harness_kubeconfig(struct vs_harness *h, const char *url)
@@ -131,7 +142,7 @@ static inline long vs_harness_call(const struct vs_harness *h, int port, const c
 {
     CURL *c = curl_easy_init();
     char url[256];
-    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", h->scheme ? h->scheme : "https", port, path);
     struct vs_harness_body b = {0};
     struct curl_slist *hdr = NULL;
     if (ctype) {
@@ -141,6 +152,10 @@ static inline long vs_harness_call(const struct vs_harness *h, int port, const c
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CAINFO, h->ca);
+    if (h->client_cert) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, h->client_cert);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, h->client_key);
+    }
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);

@@ -384,3 +384,81 @@ Test(server, malformed_requests)
                           "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
     free(out);
 }
+
+Test(server, metrics_after_filter)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("m1", "uid-m1", "3000", "30"));
+    const char *cands[] = {"n2"};
+    json_decref(filter("m1", cands, 1));
+    struct vs_harness plain = h;
+    plain.scheme = "http";
+    char *out;
+    cr_assert_eq(vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL,
+                                 NULL, 0, &out),
+                 200);
+    cr_assert(strstr(out, "hami_gpu_memory_allocated_bytes{node=\"n2\",device_uuid=\"n2-gpu0\","
+                          "device_index=\"0\",device_cores=\"100\",device_type=\"NVIDIA-Tesla "
+                          "T4\",zone=\"vGPU\"} 3145728000\n"),
+              "%s", out);
+    cr_assert(strstr(out, "vgpu_sched_filter_total{result=\"scheduled\"} 1\n"), "%s", out);
+    cr_assert(strstr(out, "vgpu_sched_filter_duration_seconds_count 1\n"), "%s", out);
+    free(out);
+}
+
+Test(server, tls_certificate_rotation)
+{
+    start_service(false, 0);
+    char *out;
+    cr_assert_eq(call("GET", "/healthz", NULL, NULL, 0, &out), 200);
+    free(out);
+    /* A new CA and certificate replace the files, as a rotated Secret does. */
+    vs_harness_sh(&h, "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca2.key -out ca2.pem "
+                      "-days 1 -subj /CN=test-ca2 && openssl req -newkey rsa:2048 -nodes "
+                      "-keyout tls2.key -out tls2.csr -subj /CN=127.0.0.1 && openssl x509 -req "
+                      "-in tls2.csr -CA ca2.pem -CAkey ca2.key -CAcreateserial -out tls2.pem "
+                      "-days 1 -extfile ext.cnf && cp tls2.key tls.key && cp tls2.pem tls.pem");
+    usleep(1500 * 1000);
+    /* Old CA no longer verifies the served certificate; the new one does. */
+    cr_assert_eq(vs_harness_call(&h, vs_service_port(svc), "GET", "/healthz", NULL, NULL, 0, &out),
+                 0);
+    free(out);
+    struct vs_harness h2 = h;
+    snprintf(h2.ca, sizeof(h2.ca), "%s/ca2.pem", h.dir);
+    cr_assert_eq(vs_harness_call(&h2, vs_service_port(svc), "GET", "/healthz", NULL, NULL, 0, &out),
+                 200);
+    free(out);
+}
+
+Test(server, client_certificates_required)
+{
+    vs_harness_sh(&h, "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+                      "-subj /CN=kube-scheduler && openssl x509 -req -in client.csr -CA ca.pem "
+                      "-CAkey ca.key -CAcreateserial -out client.pem -days 1");
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = h.cert;
+    c.key_file = h.key;
+    c.kubeconfig = h.kubeconfig;
+    char ca[160];
+    snprintf(ca, sizeof(ca), "%s", h.ca);
+    c.client_ca_file = ca;
+    int rc;
+    struct vs_errbuf eb;
+    svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    char *out;
+    cr_assert_eq(call("GET", "/healthz", NULL, NULL, 0, &out), 403);
+    cr_assert_str_eq(out, "{\"error\":\"a valid client certificate is required\"}");
+    free(out);
+    char cc[160], ck[160];
+    snprintf(cc, sizeof(cc), "%s/client.pem", h.dir);
+    snprintf(ck, sizeof(ck), "%s/client.key", h.dir);
+    h.client_cert = cc;
+    h.client_key = ck;
+    cr_assert_eq(call("GET", "/healthz", NULL, NULL, 0, &out), 200);
+    free(out);
+    h.client_cert = h.client_key = NULL;
+}
