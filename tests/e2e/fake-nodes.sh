@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Fake GPU nodes for a control plane started by cluster.sh (thin wrapper over vs-e2e, the Go
+# helper in tests/e2e/tools, built by build.sh).
+#
+# usage:
+#   fake-nodes.sh create DIR [FLAGS] NAME...
+#       Create (or refresh) Node objects NAME... through the API: label gpu=on and
+#       e2e.vgpu-sched/fake-node=true, annotation hami.io/node-nvidia-register (HAMi JSON
+#       format, hami-compat.md §1.1), capacity/allocatable (cpu, memory, pods, nvidia.com/gpu =
+#       cards × split), a Ready condition, and without the not-ready taint new nodes get.
+#       FLAGS (see `vs-e2e nodes -h`): --cards 2 --split 10 --devmem 16384 --devcore 100
+#       --type 'NVIDIA-Tesla T4' --numa 1 --mode hami-core --unhealthy 1,3 --no-gpu
+#       --register RAW_JSON --label k=v --annotation k=v
+#   fake-nodes.sh agent DIR
+#       Start the node emulation loop in the background (PID in DIR/pids, so cluster.sh down
+#       stops it; log DIR/agent.log). For pods bound to fake nodes it does the HAMi device
+#       plugin's handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every
+#       hami.io/vgpu-devices-to-allocate entry consumed, bind-phase=success, the node's
+#       hami.io/mutex.lock released if this pod owns it) and the kubelet's part (phase Running
+#       via the status subresource; Failed/UnexpectedAdmissionError when allocation failed or a
+#       GPU pod was never handed off; pods being deleted are removed). Pod annotation
+#       e2e.vgpu-sched/handoff=fail|hold makes the emulated plugin fail, or never allocate.
+set -euo pipefail
+
+# shellcheck source=lib/common.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/common.sh"
+
+usage() {
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+(($# >= 2)) || usage
+cmd=$1
+DIR=$2
+shift 2
+[[ -f "$DIR/kubeconfig" ]] || e2e_die "$DIR/kubeconfig missing: start the cluster with cluster.sh up $DIR"
+e2e_need_bins vs-e2e
+
+case $cmd in
+create)
+    (($#)) || usage
+    "$E2E_BIN/vs-e2e" nodes --kubeconfig="$DIR/kubeconfig" --kubelet-version="$K8S_VERSION" "$@" >/dev/null
+    e2e_log "fake nodes ready: $*"
+    ;;
+agent)
+    "$E2E_DIR/cluster.sh" spawn "$DIR" agent "$E2E_BIN/vs-e2e" agent --kubeconfig="$DIR/kubeconfig"
+    deadline=$((SECONDS + 60))
+    until grep -q 'running' "$DIR/agent.log" 2>/dev/null; do
+        ((SECONDS < deadline)) || e2e_die "agent did not start (log: $DIR/agent.log)"
+        sleep 0.2
+    done
+    ;;
+*) usage ;;
+esac

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// agent emulates, for pods bound to fake nodes, what a node would do:
+//
+//   - the HAMi device plugin's Allocate handoff (hami-compat.md §6.4): a pod with
+//     hami.io/bind-phase=allocating gets every entry of hami.io/vgpu-devices-to-allocate consumed
+//     (re-encoded empty, as the plugin writes it), bind-phase=success, and the node's
+//     hami.io/mutex.lock released when it is this pod's (owner-checked like nodelock.go);
+//   - the kubelet: such a pod then becomes Running through the status subresource (so it counts
+//     as live usage); a pod whose allocation failed, or that asks for nvidia.com/gpu but was
+//     never handed off by a scheduler, becomes Failed with UnexpectedAdmissionError as kubelet
+//     would report; a pod being deleted is removed at once (grace period 0).
+type agent struct {
+	cs       *kubernetes.Clientset
+	pods     corelisters.PodLister
+	nodes    corelisters.NodeLister
+	selector labels.Selector
+	queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+func cmdAgent(args []string) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default $KUBECONFIG)")
+	sel := fs.String("node-selector", labelFakeNode+"=true", "label selector of the nodes to emulate")
+	resync := fs.Duration("resync", 5*time.Second, "re-examine all pods this often")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	selector, err := labels.Parse(*sel)
+	if err != nil {
+		return fmt.Errorf("--node-selector: %w", err)
+	}
+	cs, err := newClient(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	logger.SetPrefix("vs-e2e agent: ")
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	factory := informers.NewSharedInformerFactory(cs, *resync)
+	podInf := factory.Core().V1().Pods()
+	nodeInf := factory.Core().V1().Nodes()
+	a := &agent{
+		cs:       cs,
+		pods:     podInf.Lister(),
+		nodes:    nodeInf.Lister(),
+		selector: selector,
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			100*time.Millisecond, 5*time.Second)),
+	}
+	enqueue := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			a.queue.Add(key)
+		}
+	}
+	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}); err != nil {
+		return err
+	}
+	// A node turning fake (or being created after its pods) re-examines its pods.
+	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				a.enqueueNodePods(n.Name)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("cache of %v did not sync", typ)
+		}
+	}
+	logger.Printf("running (nodes %s)", selector)
+	go func() {
+		<-ctx.Done()
+		a.queue.ShutDown()
+	}()
+	for a.next(ctx) {
+	}
+	logger.Printf("stopped")
+	return nil
+}
+
+func (a *agent) enqueueNodePods(node string) {
+	pods, err := a.pods.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == node {
+			a.queue.Add(p.Namespace + "/" + p.Name)
+		}
+	}
+}
+
+func (a *agent) next(ctx context.Context) bool {
+	key, quit := a.queue.Get()
+	if quit {
+		return false
+	}
+	defer a.queue.Done(key)
+	if err := a.sync(ctx, key); err != nil {
+		if ctx.Err() != nil {
+			return true
+		}
+		logger.Printf("%s: %v (retrying)", key, err)
+		a.queue.AddRateLimited(key)
+		return true
+	}
+	a.queue.Forget(key)
+	return true
+}
+
+func (a *agent) isFake(node string) bool {
+	if node == "" {
+		return false
+	}
+	n, err := a.nodes.Get(node)
+	return err == nil && a.selector.Matches(labels.Set(n.Labels))
+}
+
+func requestsGPU(p *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range cs {
+			if q, ok := c.Resources.Limits[resourceGPU]; ok && !q.IsZero() {
+				return true
+			}
+			if q, ok := c.Resources.Requests[resourceGPU]; ok && !q.IsZero() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// consumed re-encodes a device list the way the plugin leaves it once every container has been
+// allocated: the entries split on ';' (the trailing empty one included), each emptied, each
+// followed by ';' — "GPU-a,NVIDIA,3000,0:;" becomes ";;".
+func consumed(v string) string {
+	return strings.Repeat(";", len(strings.Split(v, ";")))
+}
+
+func (a *agent) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := a.pods.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if !a.isFake(cached.Spec.NodeName) {
+		return nil
+	}
+	// Decide on the live object, not the possibly stale cache.
+	pod, err := a.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if pod.DeletionTimestamp != nil {
+		zero := int64(0)
+		err := a.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
+			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+		if err == nil {
+			logger.Printf("%s: deleted (kubelet)", key)
+		}
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return err
+	}
+	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
+		return nil
+	}
+	phase := pod.Annotations[annoBindPhase]
+	switch {
+	case phase == "allocating":
+		return a.allocate(ctx, pod)
+	case phase == "failed":
+		return a.setPhase(ctx, pod, corev1.PodFailed, "UnexpectedAdmissionError",
+			"Allocate failed due to hami.io/bind-phase=failed (vs-e2e)")
+	case phase == "" && requestsGPU(pod):
+		return a.setPhase(ctx, pod, corev1.PodFailed, "UnexpectedAdmissionError",
+			"Allocate failed: pod requests nvidia.com/gpu but was never handed off (no hami.io/bind-phase) (vs-e2e)")
+	default: // success, or a pod without GPUs
+		return a.setPhase(ctx, pod, corev1.PodRunning, "", "")
+	}
+}
+
+func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
+	key := pod.Namespace + "/" + pod.Name
+	mode := pod.Annotations[annoHandoff]
+	if mode == "hold" {
+		return nil
+	}
+	list := pod.Annotations[annoToAllocate]
+	patch := map[string]any{}
+	if mode == "fail" || !strings.Contains(list, "NVIDIA") {
+		patch[annoBindPhase] = "failed"
+	} else {
+		patch[annoToAllocate] = consumed(list)
+		patch[annoBindPhase] = "success"
+	}
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": patch}})
+	if _, err := a.cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, body,
+		metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("patch pod: %w", err)
+	}
+	logger.Printf("%s on %s: devices %q -> bind-phase=%s", key, pod.Spec.NodeName, list, patch[annoBindPhase])
+	if err := a.releaseLock(ctx, pod); err != nil {
+		return fmt.Errorf("release %s on %s: %w", annoNodeLock, pod.Spec.NodeName, err)
+	}
+	return nil // the patch triggers another sync, which sets the phase
+}
+
+// releaseLock removes hami.io/mutex.lock from the pod's node if this pod owns it (value
+// "<time>,<ns>,<name>"; a legacy value without commas has no owner and is released too),
+// with the node's resourceVersion as precondition, retrying on conflicts.
+func (a *agent) releaseLock(ctx context.Context, pod *corev1.Pod) error {
+	suffix := "," + pod.Namespace + "," + pod.Name
+	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)
+	}, func() error {
+		n, err := a.cs.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		lock, ok := n.Annotations[annoNodeLock]
+		if !ok {
+			return nil
+		}
+		if strings.Contains(lock, ",") && !strings.HasSuffix(lock, suffix) {
+			logger.Printf("%s/%s: lock on %s is not ours (%q), left alone", pod.Namespace, pod.Name, n.Name, lock)
+			return nil
+		}
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"annotations":     map[string]any{annoNodeLock: nil},
+			"resourceVersion": n.ResourceVersion,
+		}})
+		if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, body,
+			metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		logger.Printf("%s/%s: released %s on %s", pod.Namespace, pod.Name, annoNodeLock, n.Name)
+		return nil
+	})
+}
+
+// setPhase writes the status a kubelet would: Running with every container started and ready,
+// or Failed at admission.
+func (a *agent) setPhase(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, reason, msg string) error {
+	key := pod.Namespace + "/" + pod.Name
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := a.cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
+			return nil
+		}
+		now := metav1.Now()
+		p.Status.Phase = phase
+		p.Status.Reason = reason
+		p.Status.Message = msg
+		if p.Status.StartTime == nil {
+			p.Status.StartTime = &now
+		}
+		if phase == corev1.PodRunning {
+			for _, t := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+				setPodCondition(&p.Status, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+			}
+			p.Status.InitContainerStatuses = nil
+			for _, c := range p.Spec.InitContainers {
+				p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{
+					Name: c.Name, Image: c.Image, ImageID: "fake://" + c.Image, ContainerID: "fake://" + string(p.UID) + "/" + c.Name,
+					Ready: true, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+						ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}},
+				})
+			}
+			p.Status.ContainerStatuses = nil
+			started := true
+			for _, c := range p.Spec.Containers {
+				p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+					Name: c.Name, Image: c.Image, ImageID: "fake://" + c.Image, ContainerID: "fake://" + string(p.UID) + "/" + c.Name,
+					Ready: true, Started: &started,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+				})
+			}
+		}
+		_, err = a.cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		logger.Printf("%s on %s: phase %s %s", key, pod.Spec.NodeName, phase, reason)
+	}
+	return err
+}
+
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
