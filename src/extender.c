@@ -5,6 +5,7 @@
 #include "extender.h"
 
 #include "annot.h"
+#include "buf.h"
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
@@ -95,6 +96,90 @@ static char *pod_path(const char *ns, const char *name)
 
 /* ------------------------------------------------------------------ Filter */
 
+/* FilteringSucceed as HAMi words it: every fitting node with its score. */
+static void succeed_event(struct vs_app *a, const struct vs_pod *pod,
+                          const struct vs_filter_result *r)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    size_t fit = 0;
+    for (size_t i = 0; i < r->n; i++)
+        fit += r->nodes[i].fit;
+    vs_buf_printf(&b, "find fit node(%s), %zu nodes not fit, %zu nodes fit(",
+                  r->nodes[r->best].node, r->n - fit, fit);
+    bool first = true;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!r->nodes[i].fit)
+            continue;
+        vs_buf_printf(&b, "%s%s:%.2f", first ? "" : ",", r->nodes[i].node,
+                      (double)r->nodes[i].score);
+        first = false;
+    }
+    vs_buf_puts(&b, ")");
+    char *msg = vs_buf_steal(&b);
+    if (msg)
+        pod_event(a, pod->ns, pod->name, pod->uid, "Normal", "FilteringSucceed", msg);
+    free(msg);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* FilteringFailed as HAMi emits it: one event per card reason word, `<n> nodes <Reason>(<nodes
+ * sorted>)`, then `no available node, <N> nodes do not meet`. Node-level strings (node
+ * unregistered, NodeInsufficientDevice, ...) only count in the last one. */
+static void failed_events(struct vs_app *a, const struct vs_pod *pod,
+                          const struct vs_filter_result *r)
+{
+    static const char *const words[] = {"CardTypeMismatch",
+                                        "CardUuidMismatch",
+                                        "CardTimeSlicingExhausted",
+                                        "CardComputeUnitsExhausted",
+                                        "CardInsufficientMemory",
+                                        "CardInsufficientCore",
+                                        "CardNotHealth",
+                                        "CardCordoned",
+                                        "NumaNotFit",
+                                        "ExclusiveDeviceAllocateConflict",
+                                        "CardNotFoundCustomFilterRule",
+                                        "CardMigTopologyInfeasible",
+                                        "AllocatedCardsInsufficientRequest",
+                                        "ResourceQuotaNotFit"};
+    const char **nodes = calloc(r->n ? r->n : 1, sizeof(*nodes));
+    for (size_t w = 0; nodes && w < sizeof(words) / sizeof(words[0]); w++) {
+        size_t n = 0, wl = strlen(words[w]);
+        for (size_t i = 0; i < r->n; i++) {
+            const char *s = r->nodes[i].reason;
+            /* "<c>/<t> <Word>" items separated by ", " */
+            for (const char *p = s ? strchr(s, ' ') : NULL; p; p = strchr(p + 1, ' ')) {
+                if (strncmp(p + 1, words[w], wl) == 0 && (p[1 + wl] == ',' || !p[1 + wl])) {
+                    nodes[n++] = r->nodes[i].node;
+                    break;
+                }
+            }
+        }
+        if (!n)
+            continue;
+        qsort(nodes, n, sizeof(*nodes), cmp_str);
+        struct vs_buf b;
+        vs_buf_init(&b);
+        vs_buf_printf(&b, "%zu nodes %s(", n, words[w]);
+        for (size_t i = 0; i < n; i++)
+            vs_buf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
+        vs_buf_puts(&b, ")");
+        char *msg = vs_buf_steal(&b);
+        if (msg)
+            pod_event(a, pod->ns, pod->name, pod->uid, "Warning", "FilteringFailed", msg);
+        free(msg);
+    }
+    free(nodes);
+    char msg[96];
+    snprintf(msg, sizeof(msg), "no available node, %zu nodes do not meet", r->n);
+    pod_event(a, pod->ns, pod->name, pod->uid, "Warning", "FilteringFailed", msg);
+}
+
 /* Cluster-Autoscaler style request with full Node objects (§4.7): a throw-away model of those
  * nodes with no usage; nothing is written. */
 static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json_t *nodes_obj)
@@ -171,7 +256,6 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     struct vs_filter_args fa;
     struct vs_filter_result r;
     memset(&r, 0, sizeof(r));
-    char msg[VS_ERRBUF_SIZE + 64];
     struct vs_errbuf eb;
     if (vs_extargs_filter(req->body, req->len, &fa, &eb)) {
         set_json(resp, 400, filter_result(NULL, NULL, NULL, eb.msg));
@@ -240,8 +324,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
             json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
-        snprintf(msg, sizeof(msg), "no available node, %zu nodes do not meet", r.n);
-        pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", msg);
+        failed_events(a, &fa.pod, &r);
         set_json(resp, 200, filter_result(NULL, NULL, failed, NULL));
         goto out;
     }
@@ -260,11 +343,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
-        char score[32];
-        snprintf(score, sizeof(score), "%.2f", (double)f->score);
-        snprintf(msg, sizeof(msg), "find fit node(%s), %zu nodes not fit, 1 nodes fit(%s:%s)",
-                 f->node, r.n - 1, f->node, score);
-        pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Normal", "FilteringSucceed", msg);
+        succeed_event(a, &fa.pod, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
                f->node, alloc);

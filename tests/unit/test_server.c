@@ -204,6 +204,33 @@ Test(server, no_fit_reasons_and_lock_contention)
     cr_assert(json_is_null(json_object_get(r, "NodeNames")));
     free(text);
     json_decref(r);
+    /* HAMi's FilteringFailed events: one per reason word, then the summary. */
+    const char *want[] = {"2 nodes CardInsufficientMemory(n1,n2)",
+                          "no available node, 3 nodes do not meet"};
+    for (size_t w = 0; w < 2; w++) {
+        bool found = false;
+        for (int i = 0; i < 100 && !found; i++) {
+            struct vs_harness plain = h;
+            plain.scheme = "http";
+            char *out;
+            long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
+                                      "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
+            json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
+            json_t *it;
+            size_t k;
+            json_array_foreach(json_object_get(list, "items"), k, it)
+            {
+                const char *m = json_string_value(json_object_get(it, "message"));
+                const char *reason = json_string_value(json_object_get(it, "reason"));
+                found |= m && strcmp(m, want[w]) == 0 && strcmp(reason, "FilteringFailed") == 0;
+            }
+            json_decref(list);
+            free(out);
+            if (!found)
+                usleep(20 * 1000);
+        }
+        cr_assert(found, "no event \"%s\"", want[w]);
+    }
     /* A live pod holds n2's lock: another bind to n2 is refused with HAMi's message. */
     put(vs_harness_pod("owner", "uid-owner", "100", "1"));
     char lockv[256];
