@@ -133,28 +133,15 @@ static int cmp_str(const void *x, const void *y)
 static void failed_events(struct vs_app *a, const struct vs_pod *pod,
                           const struct vs_filter_result *r)
 {
-    static const char *const words[] = {"CardTypeMismatch",
-                                        "CardUuidMismatch",
-                                        "CardTimeSlicingExhausted",
-                                        "CardComputeUnitsExhausted",
-                                        "CardInsufficientMemory",
-                                        "CardInsufficientCore",
-                                        "CardNotHealth",
-                                        "CardCordoned",
-                                        "NumaNotFit",
-                                        "ExclusiveDeviceAllocateConflict",
-                                        "CardNotFoundCustomFilterRule",
-                                        "CardMigTopologyInfeasible",
-                                        "AllocatedCardsInsufficientRequest",
-                                        "ResourceQuotaNotFit"};
     const char **nodes = calloc(r->n ? r->n : 1, sizeof(*nodes));
-    for (size_t w = 0; nodes && w < sizeof(words) / sizeof(words[0]); w++) {
-        size_t n = 0, wl = strlen(words[w]);
+    for (size_t w = 0; nodes && w < VS_REASON_COUNT; w++) {
+        size_t n = 0, wl = strlen(vs_reason_words[w]);
         for (size_t i = 0; i < r->n; i++) {
             const char *s = r->nodes[i].reason;
             /* "<c>/<t> <Word>" items separated by ", " */
             for (const char *p = s ? strchr(s, ' ') : NULL; p; p = strchr(p + 1, ' ')) {
-                if (strncmp(p + 1, words[w], wl) == 0 && (p[1 + wl] == ',' || !p[1 + wl])) {
+                if (strncmp(p + 1, vs_reason_words[w], wl) == 0 &&
+                    (p[1 + wl] == ',' || !p[1 + wl])) {
                     nodes[n++] = r->nodes[i].node;
                     break;
                 }
@@ -165,7 +152,7 @@ static void failed_events(struct vs_app *a, const struct vs_pod *pod,
         qsort(nodes, n, sizeof(*nodes), cmp_str);
         struct vs_buf b;
         vs_buf_init(&b);
-        vs_buf_printf(&b, "%zu nodes %s(", n, words[w]);
+        vs_buf_printf(&b, "%zu nodes %s(", n, vs_reason_words[w]);
         for (size_t i = 0; i < n; i++)
             vs_buf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
         vs_buf_puts(&b, ")");

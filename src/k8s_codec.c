@@ -14,7 +14,7 @@
 /* JSON paths in messages; longer ones are truncated by vs_err_set anyway. */
 #define PATH_SIZE 160
 
-static const char *type_name(const json_t *v)
+const char *vs_codec_type_name(const json_t *v)
 {
     if (!v)
         return "nothing";
@@ -55,7 +55,7 @@ static enum vs_err type_err(struct vs_errbuf *eb, const char *base, const char *
                             const char *want, const json_t *got)
 {
     return vs_err_set(eb, VS_ERR_PARSE, "%s%s%s: expected %s, got %s", base,
-                      *base && *key ? "." : "", key, want, type_name(got));
+                      *base && *key ? "." : "", key, want, vs_codec_type_name(got));
 }
 
 /* Writes the shortest decimal text that reads back as d: fixed notation for magnitudes in
@@ -259,7 +259,7 @@ static enum vs_err get_map(const json_t *parent, const char *base, const char *k
             char qk[PATH_SIZE];
             quote_key(qk, sizeof(qk), k);
             return vs_err_set(eb, VS_ERR_PARSE, "%s%s%s[%s]: expected a string or number, got %s",
-                              base, *base ? "." : "", key, qk, type_name(v));
+                              base, *base ? "." : "", key, qk, vs_codec_type_name(v));
         }
         char *kc = strdup(k);
         char *vc = strdup(text);
@@ -381,7 +381,7 @@ static enum vs_err get_ns(const json_t *meta, char **dst, struct vs_errbuf *eb)
 static enum vs_err expect_object(const json_t *obj, struct vs_errbuf *eb)
 {
     if (!json_is_object(obj))
-        return vs_err_set(eb, VS_ERR_PARSE, "expected an object, got %s", type_name(obj));
+        return vs_err_set(eb, VS_ERR_PARSE, "expected an object, got %s", vs_codec_type_name(obj));
     return VS_OK;
 }
 

@@ -16,4 +16,8 @@ enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, str
 enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out,
                                      struct vs_errbuf *eb);
 
+/* JSON type word for messages: "object", "array", "string", "number", "bool", "null", or
+ * "nothing" for NULL. Static string. */
+const char *vs_codec_type_name(const json_t *v);
+
 #endif

@@ -42,29 +42,6 @@ struct load_ctx {
     size_t n_warns, cap_warns;
 };
 
-static const char *type_name(const json_t *v)
-{
-    if (!v)
-        return "nothing";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    case JSON_NULL:
-        return "null";
-    }
-    return "unknown";
-}
-
 static void warnf(struct load_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void warnf(struct load_ctx *c, const char *fmt, ...)
@@ -287,14 +264,14 @@ static enum vs_err add_object(struct load_ctx *c, const json_t *obj, const char 
     c->item++;
     if (!json_is_object(obj))
         return vs_err_set(c->eb, VS_ERR_PARSE, "%s: item %zu: expected an object, got %s", c->name,
-                          c->item, type_name(obj));
+                          c->item, vs_codec_type_name(obj));
 
     const json_t *k = json_object_get(obj, "kind");
     const char *kind = default_kind;
     if (k && !json_is_null(k)) {
         if (!json_is_string(k))
             return vs_err_set(c->eb, VS_ERR_PARSE, "%s: item %zu: kind: expected a string, got %s",
-                              c->name, c->item, type_name(k));
+                              c->name, c->item, vs_codec_type_name(k));
         kind = json_string_value(k);
     }
     if (!kind || !*kind) {
@@ -376,13 +353,13 @@ static enum vs_err add_document(struct load_ctx *c, json_t *doc)
             rc = add_object(c, doc, NULL);
         else if (items && !json_is_null(items) && !json_is_array(items))
             rc = vs_err_set(c->eb, VS_ERR_PARSE, "%s: items: expected an array, got %s", c->name,
-                            type_name(items));
+                            vs_codec_type_name(items));
         else
             rc = add_items(c, items, item_kind);
     } else if (!json_is_null(doc)) {
         c->item++;
         rc = vs_err_set(c->eb, VS_ERR_PARSE, "%s: item %zu: expected an object, got %s", c->name,
-                        c->item, type_name(doc));
+                        c->item, vs_codec_type_name(doc));
     }
     json_decref(doc);
     return rc;
@@ -533,7 +510,7 @@ static enum vs_err doc_end(struct load_ctx *c, struct doc *d)
         return d->err;
     if (items && !json_is_null(items) && !json_is_array(items))
         return vs_err_set(c->eb, VS_ERR_PARSE, "%s: items: expected an array, got %s", c->name,
-                          type_name(items));
+                          vs_codec_type_name(items));
     return add_items(c, items, item_kind);
 }
 

@@ -3,6 +3,7 @@
 #include "metrics.h"
 
 #include "buf.h"
+#include "sched.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,27 +20,15 @@ struct hist {
     atomic_uint_fast64_t sum_ns;
 };
 
-static const char *const reason_words[] = {
-    "CardTypeMismatch",
-    "CardUuidMismatch",
-    "CardTimeSlicingExhausted",
-    "CardComputeUnitsExhausted",
-    "CardInsufficientMemory",
-    "CardInsufficientCore",
-    "CardNotHealth",
-    "CardCordoned",
-    "NumaNotFit",
-    "ExclusiveDeviceAllocateConflict",
-    "CardNotFoundCustomFilterRule",
-    "CardMigTopologyInfeasible",
-    "AllocatedCardsInsufficientRequest",
-    "ResourceQuotaNotFit",
-    "NodeInsufficientDevice",
-    "node unregistered",
-    "node usage unavailable",
-    "other",
-};
-#define NR (sizeof(reason_words) / sizeof(reason_words[0]))
+/* Card reason words (sched.c), then node-level strings, then everything else. */
+static const char *const node_words[] = {"NodeInsufficientDevice", "node unregistered",
+                                         "node usage unavailable", "other"};
+#define NR (VS_REASON_COUNT + sizeof(node_words) / sizeof(node_words[0]))
+
+static const char *reason_word(size_t i)
+{
+    return i < VS_REASON_COUNT ? vs_reason_words[i] : node_words[i - VS_REASON_COUNT];
+}
 
 struct vs_metrics {
     struct hist filter_h, bind_h;
@@ -82,7 +71,7 @@ void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds)
 static void count_word(struct vs_metrics *m, const char *w, size_t n)
 {
     for (size_t i = 0; i + 1 < NR; i++) {
-        if (strlen(reason_words[i]) == n && strncmp(reason_words[i], w, n) == 0) {
+        if (strlen(reason_word(i)) == n && strncmp(reason_word(i), w, n) == 0) {
             atomic_fetch_add(&m->reasons[i], 1);
             return;
         }
@@ -266,7 +255,7 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     vs_buf_puts(&b, "# TYPE vgpu_sched_filter_node_rejections_total counter\n");
     for (size_t i = 0; i < NR; i++)
         vs_buf_printf(&b, "vgpu_sched_filter_node_rejections_total{reason=\"%s\"} %llu\n",
-                      reason_words[i], (unsigned long long)atomic_load(&m->reasons[i]));
+                      reason_word(i), (unsigned long long)atomic_load(&m->reasons[i]));
     vs_buf_printf(&b,
                   "# TYPE vgpu_sched_bind_total counter\n"
                   "vgpu_sched_bind_total{result=\"ok\"} %llu\n"

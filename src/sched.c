@@ -33,7 +33,9 @@ enum reason {
     R_COUNT
 };
 
-static const char *const reason_words[R_COUNT] = {
+_Static_assert(R_COUNT == VS_REASON_COUNT, "reason table size");
+
+const char *const vs_reason_words[VS_REASON_COUNT] = {
     "CardTypeMismatch",
     "CardUuidMismatch",
     "CardTimeSlicingExhausted",
@@ -230,7 +232,7 @@ static char *gen_reason(const size_t counts[R_COUNT], size_t total)
     for (int r = 0; r < R_COUNT; r++) {
         if (!counts[r])
             continue;
-        snprintf(items[n], sizeof(items[n]), "%zu/%zu %s", counts[r], total, reason_words[r]);
+        snprintf(items[n], sizeof(items[n]), "%zu/%zu %s", counts[r], total, vs_reason_words[r]);
         ptrs[n] = items[n];
         n++;
     }

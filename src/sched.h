@@ -56,6 +56,10 @@ void vs_filter_result_cleanup(struct vs_filter_result *r);
 enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
                             const struct vs_filter_result *r, int64_t now, struct vs_errbuf *eb);
 
+/* The card-level reason words of spec §4.5, in a fixed order (for events and metrics). */
+#define VS_REASON_COUNT 14
+extern const char *const vs_reason_words[VS_REASON_COUNT];
+
 /* The node score of §5.1 over a node's current usage (float32, HAMi's operation order). */
 float vs_sched_node_score(const struct vs_node *n);
 
