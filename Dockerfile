@@ -5,7 +5,8 @@ FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake make gcc libc6-dev pkg-config \
-      libjansson-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev uthash-dev \
+      libjansson-dev libyaml-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libssl-dev \
+      uthash-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -17,7 +18,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVS_TESTS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libjansson4 libyaml-0-2 libmicrohttpd12 libcurl4 libssl3 ca-certificates \
+      libjansson4 libyaml-0-2 libmicrohttpd12 libgnutls30 libcurl4 libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/vgpu-sched /usr/local/bin/vgpu-sched
 # Numeric user: Kubernetes' runAsNonRoot can only verify a numeric USER.

@@ -3,7 +3,7 @@
 # Safe to run repeatedly; uses sudo when not root.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libjansson-dev libyaml-dev libmicrohttpd-dev
-      libcurl4-openssl-dev libssl-dev uthash-dev libcriterion-dev openssl curl
+      libgnutls28-dev libcurl4-openssl-dev libssl-dev uthash-dev libcriterion-dev openssl curl
       clang llvm libclang-rt-14-dev clang-format python3)
 [ "${1:-}" = "--with-render" ] && pkgs+=(librsvg2-bin)
 missing=()
