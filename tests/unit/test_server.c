@@ -248,7 +248,7 @@ Test(server, no_fit_reasons_and_lock_contention)
     const char *only2[] = {"n2"};
     r = filter("p2", only2, 1);
     json_decref(r);
-    wait_anno("Pod", "default", "p2", VS_ANNO_ALLOCATED);
+    json_decref(wait_anno("Pod", "default", "p2", VS_ANNO_ALLOCATED));
     char err[512];
     cr_assert_str_eq(bind_pod("p2", "uid-p2", "n2", err, sizeof(err)),
                      "node n2 has been locked within 5m0s: node lock contention");
@@ -269,7 +269,7 @@ Test(server, failed_binding_releases_lock)
     put(vs_harness_pod("p3", "uid-p3", "1000", "10"));
     const char *cands[] = {"n2"};
     json_decref(filter("p3", cands, 1));
-    wait_anno("Pod", "default", "p3", VS_ANNO_ALLOCATED);
+    json_decref(wait_anno("Pod", "default", "p3", VS_ANNO_ALLOCATED));
     vs_fakeapi_fault(api, "POST", "/api/v1/namespaces/default/pods/p3/binding", 500, 1);
     char err[512];
     bind_pod("p3", "uid-p3", "n2", err, sizeof(err));
