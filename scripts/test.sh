@@ -17,6 +17,11 @@ step() { # name command...
 }
 
 bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
+# A helm built by the e2e suite (tests/e2e/build.sh) lets ctest lint and render the chart too.
+for d in "${VS_E2E_CACHE:-$HOME/.cache/vgpu-sched-e2e}"/bin-*; do
+  [ -x "$d/helm" ] && PATH="$d:$PATH"
+done
+export PATH
 
 build() { # dir extra-cmake-args...
   local dir=$1; shift
