@@ -333,12 +333,11 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
     size_t counts[R_COUNT] = {0};
     size_t need = (size_t)r->nums, n_chosen = 0;
     int64_t prev_numa = INT64_MIN;
-    size_t cap = n_cands * (MAX_MIG_REVISITS + 1) + (size_t)r->nums + 1;
-    struct pick *chosen = calloc(cap, sizeof(*chosen));
-    if (!chosen) {
-        *nomem = true;
-        return NULL;
-    }
+    /* Picks of this container: one per card, more only for MIG revisits or topology mode.
+     * A stack buffer covers the common case (Fit runs per candidate node, so no heap here). */
+    struct pick stackbuf[64];
+    size_t cap = sizeof(stackbuf) / sizeof(stackbuf[0]);
+    struct pick *chosen = stackbuf;
     size_t revisits = 0, revisit_idx = SIZE_MAX;
     for (size_t ii = n_cands; ii-- > 0;) {
         struct vs_scard *d = cands[ii];
@@ -406,7 +405,22 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             counts[R_MIG]++;
             continue;
         }
-        if (need > 0 && n_chosen < cap) {
+        if (need > 0 && n_chosen == cap) {
+            size_t nc = cap * 2;
+            struct pick *g = chosen == stackbuf ? malloc(nc * sizeof(*g))
+                                                : realloc(chosen, nc * sizeof(*g));
+            if (!g) {
+                if (chosen != stackbuf)
+                    free(chosen);
+                *nomem = true;
+                return NULL;
+            }
+            if (chosen == stackbuf)
+                memcpy(g, stackbuf, sizeof(stackbuf));
+            chosen = g;
+            cap = nc;
+        }
+        if (need > 0) {
             if (!x->gpu.topology)
                 need--;
             chosen[n_chosen].card = d;
@@ -416,7 +430,8 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
         }
         if (need == 0 && !x->gpu.topology) {
             memcpy(picks, chosen, (size_t)r->nums * sizeof(*picks));
-            free(chosen);
+            if (chosen != stackbuf)
+                free(chosen);
             return NULL;
         }
         if (c->is_mig && revisits < MAX_MIG_REVISITS) {
@@ -434,7 +449,8 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             if (!col || !idx) {
                 free(col);
                 free(idx);
-                free(chosen);
+                if (chosen != stackbuf)
+                    free(chosen);
                 *nomem = true;
                 return NULL;
             }
@@ -446,12 +462,14 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             free(col);
             free(idx);
         }
-        free(chosen);
+        if (chosen != stackbuf)
+            free(chosen);
         return NULL;
     }
     if (n_chosen > 0)
         counts[R_ALLOC_INSUFF] = n_chosen;
-    free(chosen);
+    if (chosen != stackbuf)
+        free(chosen);
     char *reason = gen_reason(counts, n_cands);
     if (!reason)
         *nomem = true;
