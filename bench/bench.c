@@ -1,0 +1,1231 @@
+/* bench: the scale benchmark of design.md §5. Builds a deterministic synthetic cluster (nodes
+ * with mixed GPU models, pods of which a share hold consistent GPU allocations) and measures
+ * Filter in-process and over HTTPS, Bind over HTTPS in embedded mode, ingest of the initial pod
+ * list, and the resident memory of the cached cluster. Not run by the unit tests. The last
+ * output line is the machine-readable summary; every other line is informative. */
+#include "annot.h"
+#include "buf.h"
+#include "devcfg.h"
+#include "json.h"
+#include "k8s_codec.h"
+#include "log.h"
+#include "model.h"
+#include "sched.h"
+#include "serve.h"
+#include "store.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE_ITEMS      500 /* the informer's LIST page size (kube.c INFORMER_PAGE) */
+#define RING            256 /* in-process reservations kept outstanding before being dropped */
+#define CAND_SETS       32  /* distinct random candidate lists cycled through */
+#define WARMUP          20
+#define SINGLE_LIST_MAX 200000 /* largest pod count also ingested as one PodList text */
+#define SLOTS           10     /* container slots per card ("count") */
+#define BASE_TIME       1748779200LL
+#define BASE_TIME_S     "2025-06-01T12:00:00Z"
+#define FILTER_MEM      "4000"
+#define FILTER_CORES    "20"
+
+struct opts {
+    long nodes, cards, pods;
+    double gpu_share;
+    long iters, https_iters;
+    bool skip_https;
+    uint64_t seed;
+};
+
+struct card_model {
+    const char *type;
+    int32_t devmem;
+};
+
+/* Node i has model i % 4: GPU nodes are homogeneous, the cluster is mixed. */
+static const struct card_model models[] = {
+    {"NVIDIA-NVIDIA A100-SXM4-80GB", 81920},
+    {"NVIDIA-NVIDIA A10", 23028},
+    {"NVIDIA-Tesla T4", 15360},
+    {"NVIDIA-NVIDIA L4", 23034},
+};
+#define N_MODELS (sizeof(models) / sizeof(models[0]))
+
+static void die(const char *what)
+{
+    fprintf(stderr, "vgpu-sched-bench: %s\n", what);
+    exit(1);
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------------ random numbers */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint64_t rnd(uint64_t *state)
+{
+    *state += 0x9e3779b97f4a7c15ULL;
+    return mix64(*state);
+}
+
+static long rnd_below(uint64_t *state, long n)
+{
+    return (long)(rnd(state) % (uint64_t)n);
+}
+
+/* A UUID-shaped string derived from (salt, i), 36 characters like Kubernetes UIDs. */
+static void uuid_of(uint64_t salt, uint64_t i, char out[37])
+{
+    uint64_t a = mix64(salt * 0x100000001b3ULL ^ i), b = mix64(a ^ 0x5bd1e995);
+    snprintf(out, 37, "%08x-%04x-4%03x-a%03x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xfff, (unsigned)(b >> 52) & 0xfff,
+             (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+static void card_uuid(long node, long card, char out[41])
+{
+    char u[37];
+    uuid_of(7, (uint64_t)node * 64 + (uint64_t)card, u);
+    snprintf(out, 41, "GPU-%s", u);
+}
+
+static void node_name(long i, char out[24])
+{
+    snprintf(out, 24, "node-%05ld", i);
+}
+
+/* ------------------------------------------------------------------ synthetic cluster */
+
+/* Generates the cluster's objects in a fixed order from the seed; per-card usage is tracked so
+ * no card is ever over its slot, memory or core capacity. Two generators with the same options
+ * produce byte-identical objects. */
+struct gen {
+    const struct opts *o;
+    uint64_t rng;
+    int32_t *slots, *mem, *cores; /* nodes x cards */
+    long next_pod;
+    long gpu_pods;
+    long gpu_devices;
+};
+
+static void gen_init(struct gen *g, const struct opts *o)
+{
+    memset(g, 0, sizeof(*g));
+    g->o = o;
+    g->rng = o->seed;
+    size_t n = (size_t)o->nodes * (size_t)o->cards;
+    g->slots = xcalloc(n, sizeof(int32_t));
+    g->mem = xcalloc(n, sizeof(int32_t));
+    g->cores = xcalloc(n, sizeof(int32_t));
+}
+
+static void gen_cleanup(struct gen *g)
+{
+    free(g->slots);
+    free(g->mem);
+    free(g->cores);
+}
+
+static int32_t devmem_of(long node)
+{
+    return models[(size_t)node % N_MODELS].devmem;
+}
+
+static int32_t numa_of(const struct opts *o, long node, long card)
+{
+    /* Odd nodes are two-socket machines: the upper half of their cards is on NUMA node 1. */
+    return (node % 2 == 1 && card >= o->cards / 2) ? 1 : 0;
+}
+
+/* The hami.io/node-nvidia-register value of node i (new string). */
+static char *node_register(const struct opts *o, long i)
+{
+    struct vs_register reg;
+    reg.n = (size_t)o->cards;
+    reg.cards = xcalloc(reg.n, sizeof(*reg.cards));
+    for (long c = 0; c < o->cards; c++) {
+        char u[41];
+        card_uuid(i, c, u);
+        struct vs_card_reg *r = &reg.cards[c];
+        r->uuid = strdup(u);
+        r->type = strdup(models[(size_t)i % N_MODELS].type);
+        r->mode = strdup("hami-core");
+        r->index = (uint32_t)c;
+        r->count = SLOTS;
+        r->devmem = devmem_of(i);
+        r->devcore = 100;
+        r->numa = numa_of(o, i, c);
+        r->health = true;
+        if (!r->uuid || !r->type || !r->mode)
+            die("out of memory");
+    }
+    char *s = vs_annot_format_register(&reg);
+    vs_register_cleanup(&reg);
+    if (!s)
+        die("out of memory");
+    return s;
+}
+
+static void put_kind(struct vs_buf *b, bool with_kind, const char *kind)
+{
+    if (with_kind)
+        vs_buf_printf(b, "\"kind\":\"%s\",\"apiVersion\":\"v1\",", kind);
+}
+
+/* A Node object as the API serves it (list items carry no kind unless with_kind). */
+static void gen_node(const struct opts *o, long i, bool with_kind, struct vs_buf *b)
+{
+    char name[24], uid[37];
+    node_name(i, name);
+    uuid_of(3, (uint64_t)i, uid);
+    char *reg = node_register(o, i);
+    const char *product = models[(size_t)i % N_MODELS].type + strlen("NVIDIA-");
+    vs_buf_puts(b, "{");
+    put_kind(b, with_kind, "Node");
+    vs_buf_printf(b,
+                  "\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\",\"resourceVersion\":\"%ld\","
+                  "\"creationTimestamp\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":\"%s\","
+                  "\"kubernetes.io/os\":\"linux\",\"kubernetes.io/arch\":\"amd64\",\"gpu\":\"on\","
+                  "\"nvidia.com/gpu.product\":\"%s\",\"topology.kubernetes.io/zone\":\"zone-%ld\"},"
+                  "\"annotations\":{\"hami.io/node-handshake\":\"Reported %s\","
+                  "\"hami.io/node-nvidia-register\":",
+                  name, uid, 1000 + i, BASE_TIME_S, name, product, i % 3, BASE_TIME_S);
+    vs_json_put_string(b, reg);
+    vs_buf_printf(b,
+                  "}},\"spec\":{\"podCIDR\":\"10.%ld.%ld.0/24\"},\"status\":{\"capacity\":{"
+                  "\"cpu\":\"64\",\"memory\":\"528000000Ki\",\"pods\":\"110\","
+                  "\"nvidia.com/gpu\":\"%ld\"},\"allocatable\":{\"cpu\":\"63500m\",\"memory\":"
+                  "\"520000000Ki\",\"pods\":\"110\",\"nvidia.com/gpu\":\"%ld\"},\"addresses\":["
+                  "{\"type\":\"InternalIP\",\"address\":\"10.0.%ld.%ld\"}]}}",
+                  (i >> 8) & 255, i & 255, o->cards * SLOTS, o->cards * SLOTS, (i >> 8) & 255,
+                  i & 255);
+    free(reg);
+}
+
+/* Chooses ngpu distinct cards on one node with room for mem/cores each and books them. */
+static bool gen_place(struct gen *g, int ngpu, int32_t mem, int32_t cores, long *node_out,
+                      long cards_out[2])
+{
+    const struct opts *o = g->o;
+    for (int tries = 0; tries < 64; tries++) {
+        long node = rnd_below(&g->rng, o->nodes);
+        long start = rnd_below(&g->rng, o->cards);
+        int32_t devmem = devmem_of(node);
+        int found = 0;
+        for (long k = 0; k < o->cards && found < ngpu; k++) {
+            long c = (start + k) % o->cards;
+            size_t at = (size_t)node * (size_t)o->cards + (size_t)c;
+            if (g->slots[at] < SLOTS && g->mem[at] + mem <= devmem && g->cores[at] + cores <= 100)
+                cards_out[found++] = c;
+        }
+        if (found < ngpu)
+            continue;
+        for (int k = 0; k < ngpu; k++) {
+            size_t at = (size_t)node * (size_t)o->cards + (size_t)cards_out[k];
+            g->slots[at]++;
+            g->mem[at] += mem;
+            g->cores[at] += cores;
+        }
+        *node_out = node;
+        return true;
+    }
+    return false;
+}
+
+static void put_containers(struct vs_buf *b, long i, const char *gpu_limits)
+{
+    vs_buf_printf(b,
+                  "\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/team-%ld/"
+                  "app:1.%ld\",\"ports\":[{\"containerPort\":8080,\"protocol\":\"TCP\"}],"
+                  "\"resources\":{\"limits\":{\"cpu\":\"2\",\"memory\":\"4Gi\"%s},\"requests\":"
+                  "{\"cpu\":\"500m\",\"memory\":\"1Gi\"%s}},\"terminationMessagePolicy\":\"File\","
+                  "\"imagePullPolicy\":\"IfNotPresent\"}]",
+                  i % 40, i % 7, gpu_limits, gpu_limits);
+}
+
+/* The next pod of the synthetic cluster: Running, on a node; a gpu_share of them hold a
+ * HAMi allocation (hami.io/vgpu-node + hami.io/vgpu-devices-allocated naming real cards). */
+static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
+{
+    const struct opts *o = g->o;
+    long i = g->next_pod++;
+    bool gpu = (double)(rnd(&g->rng) >> 11) / 9007199254740992.0 < o->gpu_share;
+    static const int32_t mems[] = {1024, 2048, 4096, 8192};
+    static const int32_t cores_v[] = {0, 10, 20, 30, 50};
+    long node = rnd_below(&g->rng, o->nodes), cards[2] = {0, 0};
+    int ngpu = o->cards >= 2 && rnd_below(&g->rng, 10) == 0 ? 2 : 1;
+    int32_t mem = mems[rnd_below(&g->rng, 4)], cores = cores_v[rnd_below(&g->rng, 5)];
+    if (gpu && !gen_place(g, ngpu, mem, cores, &node, cards))
+        gpu = false; /* the cluster is full: the pod runs without a GPU */
+    char name[32], uid[37], owner[37], nname[24];
+    snprintf(name, sizeof(name), "app-%05ld-%06ld", i / 8, i);
+    uuid_of(1, (uint64_t)i, uid);
+    uuid_of(2, (uint64_t)(i / 8), owner);
+    node_name(node, nname);
+    vs_buf_puts(b, "{");
+    put_kind(b, with_kind, "Pod");
+    vs_buf_printf(b,
+                  "\"metadata\":{\"name\":\"%s\",\"generateName\":\"app-%05ld-\",\"namespace\":"
+                  "\"ns-%02ld\",\"uid\":\"%s\",\"resourceVersion\":\"%ld\",\"creationTimestamp\":"
+                  "\"%s\",\"labels\":{\"app\":\"app-%05ld\",\"pod-template-hash\":\"%.10s\"},"
+                  "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+                  "\"name\":\"app-%05ld\",\"uid\":\"%s\",\"controller\":true,"
+                  "\"blockOwnerDeletion\":true}]",
+                  name, i / 8, i % 40, uid, 100000 + i, BASE_TIME_S, i / 8, owner, i / 8, owner);
+    char gpu_limits[160] = "";
+    if (gpu) {
+        g->gpu_pods++;
+        g->gpu_devices += ngpu;
+        struct vs_buf a;
+        vs_buf_init(&a);
+        for (int k = 0; k < ngpu; k++) {
+            char cu[41];
+            card_uuid(node, cards[k], cu);
+            vs_buf_printf(&a, "%s,NVIDIA,%d,%d:", cu, mem, cores);
+        }
+        vs_buf_puts(&a, ";");
+        vs_buf_printf(b,
+                      ",\"annotations\":{\"hami.io/vgpu-node\":\"%s\",\"hami.io/vgpu-time\":"
+                      "\"%lld\",\"hami.io/vgpu-devices-allocated\":\"%s\","
+                      "\"hami.io/vgpu-devices-to-allocate\":\";\",\"hami.io/bind-phase\":"
+                      "\"success\",\"hami.io/bind-time\":\"%lld\"}",
+                      nname, BASE_TIME, a.data, BASE_TIME);
+        vs_buf_cleanup(&a);
+        snprintf(gpu_limits, sizeof(gpu_limits),
+                 ",\"nvidia.com/gpu\":\"%d\",\"nvidia.com/gpumem\":\"%d\","
+                 "\"nvidia.com/gpucores\":\"%d\"",
+                 ngpu, mem, cores);
+    }
+    vs_buf_printf(b, "},\"spec\":{\"nodeName\":\"%s\",\"schedulerName\":\"%s\",", nname,
+                  gpu ? "hami-scheduler" : "default-scheduler");
+    put_containers(b, i, gpu_limits);
+    vs_buf_printf(b,
+                  ",\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":30,"
+                  "\"dnsPolicy\":\"ClusterFirst\",\"serviceAccountName\":\"default\","
+                  "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":"
+                  "\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}]},"
+                  "\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.0.%ld.%ld\",\"podIP\":"
+                  "\"10.%ld.%ld.%ld\",\"startTime\":\"%s\",\"qosClass\":\"Burstable\","
+                  "\"containerStatuses\":[{\"name\":\"main\",\"ready\":true,\"restartCount\":0,"
+                  "\"state\":{\"running\":{\"startedAt\":\"%s\"}}}]}}",
+                  (node >> 8) & 255, node & 255, 64 + ((i >> 16) & 63), (i >> 8) & 255, i & 255,
+                  BASE_TIME_S, BASE_TIME_S);
+}
+
+/* A Pending pod asking for 1 GPU / FILTER_MEM MiB / FILTER_CORES cores (what Filter gets). */
+static void gen_pending_pod(const char *ns, const char *name, const char *uid, bool with_kind,
+                            struct vs_buf *b)
+{
+    vs_buf_puts(b, "{");
+    put_kind(b, with_kind, "Pod");
+    vs_buf_printf(b,
+                  "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\","
+                  "\"resourceVersion\":\"1\",\"creationTimestamp\":\"%s\",\"labels\":{\"app\":"
+                  "\"bench\"}},\"spec\":{\"schedulerName\":\"hami-scheduler\",",
+                  name, ns, uid, BASE_TIME_S);
+    put_containers(b, 0,
+                   ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"" FILTER_MEM "\","
+                   "\"nvidia.com/gpucores\":\"" FILTER_CORES "\"");
+    vs_buf_puts(b, ",\"restartPolicy\":\"Always\",\"dnsPolicy\":\"ClusterFirst\"},"
+                   "\"status\":{\"phase\":\"Pending\",\"qosClass\":\"Burstable\"}}");
+}
+
+/* ------------------------------------------------------------------ list pages */
+
+/* JSON texts of v1 List pages, as the API answers LIST with limit=PAGE_ITEMS. */
+struct pages {
+    char **text;
+    size_t *len;
+    size_t n;
+    size_t bytes;
+    long items;
+};
+
+static void pages_cleanup(struct pages *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->text[i]);
+    free(p->text);
+    free(p->len);
+    memset(p, 0, sizeof(*p));
+}
+
+/* One page of `count` objects starting at `first` (nodes) or the generator's next pods. */
+static char *gen_page(struct gen *g, bool nodes, long first, long count, size_t *len)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_printf(&b,
+                  "{\"kind\":\"%s\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+                  "\"%ld\"},\"items\":[",
+                  nodes ? "NodeList" : "PodList", 900000L);
+    for (long k = 0; k < count; k++) {
+        if (k)
+            vs_buf_puts(&b, ",");
+        if (nodes)
+            gen_node(g->o, first + k, false, &b);
+        else
+            gen_pod(g, false, &b);
+    }
+    vs_buf_puts(&b, "]}");
+    *len = b.len;
+    char *s = vs_buf_steal(&b);
+    if (!s)
+        die("out of memory");
+    return s;
+}
+
+static void gen_pages(struct gen *g, bool nodes, long total, long per_page, struct pages *p)
+{
+    memset(p, 0, sizeof(*p));
+    size_t n = (size_t)((total + per_page - 1) / per_page);
+    p->text = xcalloc(n, sizeof(char *));
+    p->len = xcalloc(n, sizeof(size_t));
+    for (long at = 0; at < total; at += per_page) {
+        long count = total - at < per_page ? total - at : per_page;
+        p->text[p->n] = gen_page(g, nodes, at, count, &p->len[p->n]);
+        p->bytes += p->len[p->n];
+        p->n++;
+    }
+    p->items = total;
+}
+
+/* ------------------------------------------------------------------ ingest */
+
+struct ingest_time {
+    double parse, apply;
+};
+
+/* Parses one page with jansson and applies every item like an informer's ADDED event. */
+static void ingest_page(struct vs_store *s, const char *kind, const char *text, size_t len,
+                        struct ingest_time *t)
+{
+    double t0 = now_s();
+    json_error_t je;
+    json_t *page = json_loadb(text, len, 0, &je);
+    if (!page) {
+        fprintf(stderr, "page does not parse: %s\n", je.text);
+        exit(1);
+    }
+    double t1 = now_s();
+    size_t i;
+    json_t *item;
+    struct vs_errbuf eb;
+    json_array_foreach(json_object_get(page, "items"), i, item)
+    {
+        if (vs_store_apply(s, kind, "ADDED", item, &eb) != VS_OK) {
+            fprintf(stderr, "apply %s: %s\n", kind, eb.msg);
+            exit(1);
+        }
+    }
+    double t2 = now_s();
+    json_decref(page);
+    double t3 = now_s();
+    t->parse += (t1 - t0) + (t3 - t2); /* building and freeing the tree are both jansson's */
+    t->apply += t2 - t1;
+}
+
+static struct vs_store *store_new(const struct vs_devcfg *cfg)
+{
+    struct vs_store_opts so = {.cfg = cfg, .reservation_ttl = 300};
+    struct vs_errbuf eb;
+    struct vs_store *s = vs_store_new(NULL, &so, &eb);
+    if (!s)
+        die(eb.msg);
+    return s;
+}
+
+/* ------------------------------------------------------------------ memory (child process) */
+
+static long status_kib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof(line), f)) {
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+            v = strtol(line + kl + 1, NULL, 10);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+struct mem_result {
+    long base_kib, hwm_kib, rss_kib;
+    size_t heap_bytes, heap_nodes_bytes; /* malloc'd bytes in use at the end, after nodes */
+    size_t model_pods, model_nodes;
+};
+
+struct count_ctx {
+    size_t pods, nodes;
+};
+
+static void count_model(void *ctx, const struct vs_model *m)
+{
+    struct count_ctx *c = ctx;
+    c->pods = vs_model_pod_count(m);
+    c->nodes = vs_model_node_count(m);
+}
+
+/* Runs in a child forked before the benchmark holds any large buffer: builds only the store
+ * from the list pages, generated and parsed one page at a time as the informer receives them,
+ * and reports the peak resident set. */
+static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
+{
+    struct mem_result r;
+    memset(&r, 0, sizeof(r));
+    r.base_kib = status_kib("VmRSS");
+    struct gen g;
+    gen_init(&g, o);
+    struct vs_store *s = store_new(cfg);
+    struct ingest_time t = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        bool nodes = pass == 0;
+        long total = nodes ? o->nodes : o->pods;
+        for (long at = 0; at < total; at += PAGE_ITEMS) {
+            long count = total - at < PAGE_ITEMS ? total - at : PAGE_ITEMS;
+            size_t len;
+            char *text = gen_page(&g, nodes, at, count, &len);
+            ingest_page(s, nodes ? "Node" : "Pod", text, len, &t);
+            free(text);
+        }
+        if (nodes)
+            r.heap_nodes_bytes = mallinfo2().uordblks;
+    }
+    struct count_ctx cc = {0};
+    vs_store_read(s, count_model, &cc);
+    r.model_pods = cc.pods;
+    r.model_nodes = cc.nodes;
+    r.hwm_kib = status_kib("VmHWM");
+    r.rss_kib = status_kib("VmRSS");
+    r.heap_bytes = mallinfo2().uordblks;
+    vs_store_free(s);
+    gen_cleanup(&g);
+    if (write(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+        _exit(1);
+}
+
+static bool measure_memory(const struct opts *o, const struct vs_devcfg *cfg, struct mem_result *r)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return false;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        close(p[0]);
+        mem_child(o, cfg, p[1]);
+        close(p[1]);
+        _exit(0);
+    }
+    close(p[1]);
+    ssize_t got = read(p[0], r, sizeof(*r));
+    close(p[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return got == (ssize_t)sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* ------------------------------------------------------------------ latency samples */
+
+struct lat {
+    double *v; /* microseconds */
+    size_t n;
+};
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile over the sorted samples. */
+static double pct(const struct lat *l, double p)
+{
+    if (!l->n)
+        return 0;
+    size_t k = (size_t)ceil(p * (double)l->n);
+    if (k < 1)
+        k = 1;
+    return l->v[k - 1];
+}
+
+static void lat_sort(struct lat *l)
+{
+    qsort(l->v, l->n, sizeof(double), dbl_cmp);
+}
+
+/* Random candidate lists: each a random subset (in random order) of all node names. */
+static const char ***cand_sets(char **names, long n_nodes, size_t n_cand, uint64_t *rng)
+{
+    const char ***sets = xcalloc(CAND_SETS, sizeof(*sets));
+    const char **perm = xcalloc((size_t)n_nodes, sizeof(*perm));
+    for (long i = 0; i < n_nodes; i++)
+        perm[i] = names[i];
+    for (int s = 0; s < CAND_SETS; s++) {
+        for (size_t i = 0; i < n_cand; i++) {
+            size_t j = i + (size_t)rnd_below(rng, n_nodes - (long)i);
+            const char *t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        sets[s] = xcalloc(n_cand, sizeof(char *));
+        memcpy(sets[s], perm, n_cand * sizeof(char *));
+    }
+    free(perm);
+    return sets;
+}
+
+static void cand_sets_free(const char ***sets)
+{
+    for (int s = 0; s < CAND_SETS; s++)
+        free((void *)sets[s]);
+    free(sets);
+}
+
+/* ------------------------------------------------------------------ Filter in-process */
+
+struct inproc {
+    struct lat lat;
+    long fits, misses;
+};
+
+/* vs_store_filter (evaluate under the read lock, commit under the write lock) of a fresh pod
+ * UID per call. The RING most recent reservations stay in the model, so usage keeps changing;
+ * older ones are dropped again (outside the timing) so the cluster never fills up. */
+static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struct vs_pod *pod,
+                          char **names, const struct opts *o, size_t n_cand, struct inproc *out)
+{
+    uint64_t rng = o->seed ^ (0x1234 + n_cand);
+    if (n_cand > (size_t)o->nodes)
+        n_cand = (size_t)o->nodes;
+    const char ***sets = cand_sets(names, o->nodes, n_cand, &rng);
+    char(*uids)[48] = xcalloc(RING, sizeof(*uids));
+    bool *held = xcalloc(RING, sizeof(bool));
+    for (int k = 0; k < RING; k++)
+        snprintf(uids[k], sizeof(uids[k]), "bench-inproc-%zu-%03d", n_cand, k);
+    struct vs_sched_opts so = {.cfg = cfg, .node_policy = NULL, .gpu_policy = NULL};
+    out->lat.v = xcalloc((size_t)o->iters, sizeof(double));
+    out->lat.n = 0;
+    out->fits = out->misses = 0;
+    char *own_uid = pod->uid;
+    for (long i = -WARMUP; i < o->iters; i++) {
+        int slot = (int)((i + WARMUP) % RING);
+        if (held[slot])
+            vs_store_unreserve(s, uids[slot], NULL);
+        held[slot] = false;
+        pod->uid = uids[slot];
+        struct vs_filter_result r;
+        const char **cands = sets[(i + WARMUP) % CAND_SETS];
+        double t0 = now_s();
+        enum vs_err err = vs_store_filter(s, pod, cands, n_cand, &so, BASE_TIME + 3600, &r);
+        double t1 = now_s();
+        if (err)
+            die("filter: out of memory");
+        if (r.best >= 0) {
+            held[slot] = true;
+            if (i >= 0)
+                out->fits++;
+        } else if (i >= 0) {
+            out->misses++;
+        }
+        vs_filter_result_cleanup(&r);
+        if (i >= 0)
+            out->lat.v[out->lat.n++] = (t1 - t0) * 1e6;
+    }
+    for (int k = 0; k < RING; k++)
+        if (held[k])
+            vs_store_unreserve(s, uids[k], NULL);
+    pod->uid = own_uid;
+    free(held);
+    free(uids);
+    cand_sets_free(sets);
+    lat_sort(&out->lat);
+}
+
+/* ------------------------------------------------------------------ HTTPS (embedded mode) */
+
+struct https {
+    struct lat filter, bind;
+    long filter_ok, filter_bad, bind_ok, bind_bad, bind_filter_bad;
+    double load_s, sync_s;
+    size_t file_bytes;
+    char first_error[512];
+};
+
+struct body {
+    char *data;
+    size_t len;
+};
+
+static size_t collect(char *p, size_t sz, size_t n, void *ud)
+{
+    struct body *b = ud;
+    char *g = realloc(b->data, b->len + sz * n + 1);
+    if (!g)
+        return 0;
+    b->data = g;
+    memcpy(b->data + b->len, p, sz * n);
+    b->len += sz * n;
+    b->data[b->len] = '\0';
+    return sz * n;
+}
+
+struct client {
+    CURL *h;
+    struct curl_slist *hdr;
+    int port;
+    struct body resp;
+};
+
+/* POSTs body to path on the kept-alive connection; returns the response (borrowed until the
+ * next call) and the wall time of curl_easy_perform in *us. */
+static const char *post(struct client *c, const char *path, const char *body, size_t len,
+                        double *us)
+{
+    char url[128];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", c->port, path);
+    c->resp.len = 0;
+    if (c->resp.data)
+        c->resp.data[0] = '\0';
+    curl_easy_setopt(c->h, CURLOPT_URL, url);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    double t0 = now_s();
+    CURLcode rc = curl_easy_perform(c->h);
+    double t1 = now_s();
+    *us = (t1 - t0) * 1e6;
+    long status = 0;
+    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK || status != 200) {
+        fprintf(stderr, "POST %s: %s (HTTP %ld) %s\n", path, curl_easy_strerror(rc), status,
+                c->resp.data ? c->resp.data : "");
+        return NULL;
+    }
+    return c->resp.data ? c->resp.data : "";
+}
+
+static bool make_certs(const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+             "-days 1 -subj /CN=bench-ca >/dev/null 2>&1 && "
+             "openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr "
+             "-subj /CN=127.0.0.1 >/dev/null 2>&1 && "
+             "printf 'subjectAltName=IP:127.0.0.1\\n' > san.cnf && "
+             "openssl x509 -req -in tls.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+             "-out tls.pem -days 1 -extfile san.cnf >/dev/null 2>&1",
+             dir);
+    return system(cmd) == 0;
+}
+
+static void bind_pod_ids(long j, char name[40], char uid[37])
+{
+    snprintf(name, 40, "bench-bind-%05ld", j);
+    uuid_of(5, (uint64_t)j, uid);
+}
+
+/* The embedded cluster file: a v1 List of the nodes, the pods, and n_bind Pending pods in
+ * namespace "bench" that the Bind measurement schedules. Written one object at a time. */
+static bool write_cluster(const struct opts *o, const char *path, long n_bind, size_t *bytes)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    struct gen g;
+    gen_init(&g, o);
+    struct vs_buf b;
+    vs_buf_init(&b);
+    fputs("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[\n", f);
+    long total = o->nodes + o->pods + n_bind;
+    for (long k = 0; k < total; k++) {
+        b.len = 0;
+        if (k < o->nodes) {
+            gen_node(o, k, true, &b);
+        } else if (k < o->nodes + o->pods) {
+            gen_pod(&g, true, &b);
+        } else {
+            char name[40], uid[37];
+            bind_pod_ids(k - o->nodes - o->pods, name, uid);
+            gen_pending_pod("bench", name, uid, true, &b);
+        }
+        if (b.oom)
+            die("out of memory");
+        fwrite(b.data, 1, b.len, f);
+        fputs(k + 1 < total ? ",\n" : "\n", f);
+    }
+    fputs("]}\n", f);
+    *bytes = (size_t)ftell(f);
+    vs_buf_cleanup(&b);
+    gen_cleanup(&g);
+    return fclose(f) == 0;
+}
+
+/* {"Pod": <pod>, "NodeNames": [...], "Nodes": null} as kube-scheduler sends it. */
+static char *filter_args(const char *pod_json, const char *const *cands, size_t n)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_puts(&b, "{\"Pod\":");
+    vs_buf_puts(&b, pod_json);
+    vs_buf_puts(&b, ",\"Nodes\":null,\"NodeNames\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            vs_buf_puts(&b, ",");
+        vs_json_put_string(&b, cands[i]);
+    }
+    vs_buf_puts(&b, "]}");
+    char *s = vs_buf_steal(&b);
+    if (!s)
+        die("out of memory");
+    return s;
+}
+
+/* The node name Filter answered with, or NULL (first error kept in h->first_error). */
+static bool filter_answer(const char *resp, char *node, size_t len, struct https *h)
+{
+    json_error_t je;
+    json_t *r = resp ? json_loads(resp, 0, &je) : NULL;
+    json_t *names = json_object_get(r, "NodeNames");
+    bool ok = json_array_size(names) == 1;
+    if (ok && node)
+        snprintf(node, len, "%s", json_string_value(json_array_get(names, 0)));
+    if (!ok && !h->first_error[0])
+        snprintf(h->first_error, sizeof(h->first_error), "filter: %.400s",
+                 resp ? resp : "(no response)");
+    json_decref(r);
+    return ok;
+}
+
+static void run_https(const struct opts *o, char **names, struct https *h)
+{
+    memset(h, 0, sizeof(*h));
+    char dir[64] = "/tmp/vs-bench-XXXXXX", path[128], cert[128], key[128], ca[128];
+    if (!mkdtemp(dir))
+        die("mkdtemp failed");
+    snprintf(path, sizeof(path), "%s/cluster.json", dir);
+    snprintf(cert, sizeof(cert), "%s/tls.pem", dir);
+    snprintf(key, sizeof(key), "%s/tls.key", dir);
+    snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+    if (!make_certs(dir))
+        die("openssl failed to make the throwaway certificates");
+    long n_bind = o->https_iters < o->nodes ? o->https_iters : o->nodes;
+    if (!write_cluster(o, path, n_bind, &h->file_bytes))
+        die("cannot write the cluster file");
+
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = cert;
+    c.key_file = key;
+    c.cluster = path;
+    c.scheduler_name = "hami-scheduler";
+    c.kube_qps = 0; /* no client-side rate limit toward the in-process API server */
+    c.lock_retry_ms = 0;
+    int rc;
+    struct vs_errbuf eb;
+    double t0 = now_s();
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    if (!svc) {
+        fprintf(stderr, "service start: %s\n", eb.msg);
+        exit(1);
+    }
+    double t1 = now_s();
+    while (!vs_service_synced(svc) && now_s() - t1 < 1800)
+        usleep(20 * 1000);
+    if (!vs_service_synced(svc))
+        die("the embedded service never synced");
+    double t2 = now_s();
+    h->load_s = t1 - t0;
+    h->sync_s = t2 - t1;
+    fprintf(stderr, "bench: https: service synced, filtering\n");
+
+    struct client cl = {.h = curl_easy_init(), .port = vs_service_port(svc)};
+    if (!cl.h)
+        die("curl_easy_init failed");
+    cl.hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    cl.hdr = curl_slist_append(cl.hdr, "Expect:"); /* Go clients never send 100-continue */
+    curl_easy_setopt(cl.h, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(cl.h, CURLOPT_HTTPHEADER, cl.hdr);
+    curl_easy_setopt(cl.h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(cl.h, CURLOPT_WRITEDATA, &cl.resp);
+    curl_easy_setopt(cl.h, CURLOPT_NOSIGNAL, 1L);
+
+    /* Filter: pods that do not exist in the API, 5,000 candidates. The service commits a
+     * reservation and answers; its asynchronous pod patch then fails with 404 and the
+     * reservation is dropped, so the cluster does not fill up. */
+    size_t n_cand = o->nodes < 5000 ? (size_t)o->nodes : 5000;
+    uint64_t rng = o->seed ^ 0xabcdef;
+    const char ***sets = cand_sets(names, o->nodes, n_cand, &rng);
+    h->filter.v = xcalloc((size_t)o->https_iters, sizeof(double));
+    for (long i = -WARMUP; i < o->https_iters; i++) {
+        char name[40], uid[37];
+        snprintf(name, sizeof(name), "bench-filter-%06ld", i + WARMUP);
+        uuid_of(4, (uint64_t)(i + WARMUP), uid);
+        struct vs_buf pb;
+        vs_buf_init(&pb);
+        gen_pending_pod("bench", name, uid, true, &pb);
+        char *args = filter_args(pb.data, sets[(i + WARMUP) % CAND_SETS], n_cand);
+        vs_buf_cleanup(&pb);
+        double us;
+        const char *resp = post(&cl, "/filter", args, strlen(args), &us);
+        free(args);
+        bool ok = filter_answer(resp, NULL, 0, h);
+        if (i < 0)
+            continue;
+        h->filter.v[h->filter.n++] = us;
+        ok ? h->filter_ok++ : h->filter_bad++;
+    }
+    cand_sets_free(sets);
+    lat_sort(&h->filter);
+
+    /* Bind: Pending pods that exist in the API, each filtered onto its own node (one candidate)
+     * so every node sees exactly one bind: a successful bind keeps the node lock for the
+     * device plugin. All filters first, then a pause for their patches to land, then the timed
+     * binds. */
+    long stride = o->nodes / (n_bind ? n_bind : 1);
+    char(*bnode)[64] = xcalloc((size_t)n_bind, sizeof(*bnode));
+    for (long j = 0; j < n_bind; j++) {
+        char name[40], uid[37];
+        bind_pod_ids(j, name, uid);
+        struct vs_buf pb;
+        vs_buf_init(&pb);
+        gen_pending_pod("bench", name, uid, true, &pb);
+        const char *cand = names[j * stride];
+        char *args = filter_args(pb.data, &cand, 1);
+        vs_buf_cleanup(&pb);
+        double us;
+        const char *resp = post(&cl, "/filter", args, strlen(args), &us);
+        free(args);
+        if (!filter_answer(resp, bnode[j], sizeof(bnode[j]), h)) {
+            bnode[j][0] = '\0';
+            h->bind_filter_bad++;
+        }
+    }
+    usleep((useconds_t)(1000000 + n_bind * 2000));
+    fprintf(stderr, "bench: https: binding\n");
+    h->bind.v = xcalloc((size_t)n_bind, sizeof(double));
+    for (long j = 0; j < n_bind; j++) {
+        if (!bnode[j][0])
+            continue;
+        char name[40], uid[37];
+        bind_pod_ids(j, name, uid);
+        char args[512];
+        snprintf(args, sizeof(args),
+                 "{\"PodName\":\"%s\",\"PodNamespace\":\"bench\",\"PodUID\":\"%s\","
+                 "\"Node\":\"%s\"}",
+                 name, uid, bnode[j]);
+        double us;
+        const char *resp = post(&cl, "/bind", args, strlen(args), &us);
+        json_error_t je;
+        json_t *r = resp ? json_loads(resp, 0, &je) : NULL;
+        const char *err = json_string_value(json_object_get(r, "Error"));
+        if (err && !*err) {
+            h->bind_ok++;
+            h->bind.v[h->bind.n++] = us;
+        } else {
+            h->bind_bad++;
+            if (!h->first_error[0])
+                snprintf(h->first_error, sizeof(h->first_error), "bind: %.400s",
+                         resp ? resp : "(no response)");
+        }
+        json_decref(r);
+    }
+    lat_sort(&h->bind);
+    free(bnode);
+    fprintf(stderr, "bench: https: done\n");
+
+    curl_slist_free_all(cl.hdr);
+    curl_easy_cleanup(cl.h);
+    free(cl.resp.data);
+    vs_service_stop(svc);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
+               "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n");
+}
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.nodes = 5000,
+                       .cards = 8,
+                       .pods = 150000,
+                       .gpu_share = 0.3,
+                       .iters = 2000,
+                       .https_iters = 500,
+                       .seed = 42};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = v != NULL;
+        long seed = 0;
+        if (strcmp(a, "--skip-https") == 0) {
+            o->skip_https = true;
+            continue;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--nodes") == 0) {
+            ok = ok && parse_long(v, 1, 1000000, &o->nodes);
+        } else if (strcmp(a, "--cards") == 0) {
+            ok = ok && parse_long(v, 1, 64, &o->cards);
+        } else if (strcmp(a, "--pods") == 0) {
+            ok = ok && parse_long(v, 0, 100000000, &o->pods);
+        } else if (strcmp(a, "--iters") == 0) {
+            ok = ok && parse_long(v, 1, 100000000, &o->iters);
+        } else if (strcmp(a, "--https-iters") == 0) {
+            ok = ok && parse_long(v, 1, 100000000, &o->https_iters);
+        } else if (strcmp(a, "--seed") == 0) {
+            ok = ok && parse_long(v, 0, __LONG_MAX__, &seed);
+            o->seed = (uint64_t)seed;
+        } else if (strcmp(a, "--gpu-share") == 0) {
+            char *end;
+            o->gpu_share = ok ? strtod(v, &end) : -1;
+            ok = ok && end != v && !*end && o->gpu_share >= 0 && o->gpu_share <= 1;
+        } else {
+            fprintf(stderr, "vgpu-sched-bench: unknown flag %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "vgpu-sched-bench: %s needs a valid value\n", a);
+            return 2;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static void print_load(const char *when)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    char line[128] = "?";
+    if (f) {
+        if (!fgets(line, sizeof(line), f))
+            strcpy(line, "?");
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    printf("load %s: %s (nproc %ld)\n", when, line, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void print_lat(const char *what, const struct lat *l)
+{
+    printf("%-34s p50=%9.1f us  p99=%9.1f us  max=%9.1f us  (n=%zu)\n", what, pct(l, 0.50),
+           pct(l, 0.99), l->n ? l->v[l->n - 1] : 0.0, l->n);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress is visible when redirected to a file */
+    struct opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    /* Per-request info lines (and the expected 404 patch warnings of the HTTPS Filter pods)
+     * would measure stderr, not the scheduler. */
+    vs_log_setup(VS_LOG_ERROR, false, 2);
+    struct vs_devcfg cfg;
+    if (vs_devcfg_init(&cfg))
+        die("out of memory");
+    printf("vgpu-sched-bench: nodes=%ld cards=%ld pods=%ld gpu_share=%.2f iters=%ld "
+           "https_iters=%ld seed=%llu\n",
+           o.nodes, o.cards, o.pods, o.gpu_share, o.iters, o.https_iters,
+           (unsigned long long)o.seed);
+    print_load("at start");
+
+    /* 5. Memory first, in a child forked while this process is still small. */
+    struct mem_result mem;
+    if (!measure_memory(&o, &cfg, &mem))
+        die("the memory child failed");
+    double rss_mib = (double)mem.hwm_kib / 1024.0;
+    printf("memory: model of %zu nodes + %zu tracked pods: VmHWM %.1f MiB, VmRSS %.1f MiB "
+           "(process baseline %.1f MiB)\n",
+           mem.model_nodes, mem.model_pods, rss_mib, (double)mem.rss_kib / 1024.0,
+           (double)mem.base_kib / 1024.0);
+    printf("memory: heap in use %.1f MiB: nodes %.1f MiB (%.0f B/node), tracked pods %.1f MiB "
+           "(%.0f B/pod)\n",
+           (double)mem.heap_bytes / 1048576.0, (double)mem.heap_nodes_bytes / 1048576.0,
+           mem.model_nodes ? (double)mem.heap_nodes_bytes / (double)mem.model_nodes : 0.0,
+           (double)(mem.heap_bytes - mem.heap_nodes_bytes) / 1048576.0,
+           mem.model_pods ? (double)(mem.heap_bytes - mem.heap_nodes_bytes) / (double)mem.model_pods
+                          : 0.0);
+
+    /* 4. Ingest: the pages of the initial lists, as the informer receives them. */
+    struct gen g;
+    gen_init(&g, &o);
+    struct pages np, pp;
+    double tg = now_s();
+    gen_pages(&g, true, o.nodes, PAGE_ITEMS, &np);
+    gen_pages(&g, false, o.pods, PAGE_ITEMS, &pp);
+    printf("generated: %ld nodes (%.1f MiB JSON), %ld pods (%.1f MiB JSON, %.0f B/pod), %ld with "
+           "GPUs holding %ld devices, in %.1f s\n",
+           o.nodes, (double)np.bytes / 1048576.0, o.pods, (double)pp.bytes / 1048576.0,
+           o.pods ? (double)pp.bytes / (double)o.pods : 0.0, g.gpu_pods, g.gpu_devices,
+           now_s() - tg);
+    struct vs_store *store = store_new(&cfg);
+    struct ingest_time nt = {0}, pt = {0};
+    for (size_t i = 0; i < np.n; i++)
+        ingest_page(store, "Node", np.text[i], np.len[i], &nt);
+    for (size_t i = 0; i < pp.n; i++)
+        ingest_page(store, "Pod", pp.text[i], pp.len[i], &pt);
+    double pod_s = pt.parse + pt.apply;
+    double ingest_rate = pod_s > 0 ? (double)o.pods / pod_s : 0;
+    printf("ingest nodes: %ld in %.3f s (parse %.3f s, apply %.3f s), %.0f nodes/s\n", o.nodes,
+           nt.parse + nt.apply, nt.parse, nt.apply,
+           nt.parse + nt.apply > 0 ? (double)o.nodes / (nt.parse + nt.apply) : 0.0);
+    printf("ingest pods (pages of %d): %ld in %.3f s (jansson parse+free %.3f s, store apply "
+           "%.3f s), %.0f pods/s, %.1f MiB/s\n",
+           PAGE_ITEMS, o.pods, pod_s, pt.parse, pt.apply, ingest_rate,
+           pod_s > 0 ? (double)pp.bytes / 1048576.0 / pod_s : 0.0);
+    pages_cleanup(&np);
+    pages_cleanup(&pp);
+    gen_cleanup(&g);
+
+    /* The same pod list as one PodList text (what `kubectl get pods -A -o json` prints). Its
+     * jansson tree takes ~13 KiB per pod, so very large lists skip this informative line. */
+    if (o.pods > SINGLE_LIST_MAX) {
+        printf("ingest pods (one PodList): skipped above %d pods\n", SINGLE_LIST_MAX);
+    } else {
+        struct gen g1; /* node generation draws no random numbers: same pods as above */
+        gen_init(&g1, &o);
+        size_t len;
+        char *text = gen_page(&g1, false, 0, o.pods, &len);
+        struct vs_store *s1 = store_new(&cfg);
+        struct ingest_time t1 = {0};
+        ingest_page(s1, "Pod", text, len, &t1);
+        printf("ingest pods (one %0.1f MiB PodList): %.3f s (parse+free %.3f s, apply %.3f s), "
+               "%.0f pods/s\n",
+               (double)len / 1048576.0, t1.parse + t1.apply, t1.parse, t1.apply,
+               t1.parse + t1.apply > 0 ? (double)o.pods / (t1.parse + t1.apply) : 0.0);
+        vs_store_free(s1);
+        free(text);
+        gen_cleanup(&g1);
+    }
+
+    /* 1. Filter in-process on the ingested store. */
+    char **names = xcalloc((size_t)o.nodes, sizeof(char *));
+    for (long i = 0; i < o.nodes; i++) {
+        names[i] = xcalloc(24, 1);
+        node_name(i, names[i]);
+    }
+    struct vs_buf pb;
+    vs_buf_init(&pb);
+    gen_pending_pod("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true, &pb);
+    json_error_t je;
+    json_t *pj = json_loads(pb.data, 0, &je);
+    vs_buf_cleanup(&pb);
+    struct vs_pod pod;
+    struct vs_errbuf eb;
+    if (!pj || vs_codec_pod_from_json(pj, &pod, &eb))
+        die("cannot decode the benchmark pod");
+    json_decref(pj);
+    struct inproc f500, f5000;
+    filter_inproc(store, &cfg, &pod, names, &o, 500, &f500);
+    filter_inproc(store, &cfg, &pod, names, &o, 5000, &f5000);
+    vs_pod_cleanup(&pod);
+    vs_store_free(store);
+    char label[64];
+    snprintf(label, sizeof(label), "filter in-process %zu cand",
+             o.nodes < 500 ? (size_t)o.nodes : (size_t)500);
+    print_lat(label, &f500.lat);
+    printf("  (filter+commit; %ld placed, %ld unschedulable)\n", f500.fits, f500.misses);
+    snprintf(label, sizeof(label), "filter in-process %zu cand",
+             o.nodes < 5000 ? (size_t)o.nodes : (size_t)5000);
+    print_lat(label, &f5000.lat);
+    printf("  (filter+commit; %ld placed, %ld unschedulable)\n", f5000.fits, f5000.misses);
+
+    /* 2 and 3. HTTPS against the real service in embedded mode. */
+    struct https h;
+    memset(&h, 0, sizeof(h));
+    if (!o.skip_https) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        run_https(&o, names, &h);
+        curl_global_cleanup();
+        printf("embedded service: cluster file %.1f MiB loaded in %.1f s, informers synced in "
+               "%.1f s\n",
+               (double)h.file_bytes / 1048576.0, h.load_s, h.sync_s);
+        snprintf(label, sizeof(label), "filter HTTPS %zu cand",
+                 o.nodes < 5000 ? (size_t)o.nodes : (size_t)5000);
+        print_lat(label, &h.filter);
+        printf("  (%ld answered with a node, %ld without)\n", h.filter_ok, h.filter_bad);
+        print_lat("bind HTTPS", &h.bind);
+        printf("  (%ld bound, each on its own node; %ld failed; %ld not filtered)\n", h.bind_ok,
+               h.bind_bad, h.bind_filter_bad);
+        if (h.first_error[0])
+            printf("  first error: %s\n", h.first_error);
+    } else {
+        printf("HTTPS phases skipped (--skip-https): https5000_p99_us=0 below\n");
+    }
+    for (long i = 0; i < o.nodes; i++)
+        free(names[i]);
+    free(names);
+    print_load("at end");
+    vs_devcfg_cleanup(&cfg);
+
+    printf("bench nodes=%ld cards=%ld pods=%ld filter500_p99_us=%.1f filter5000_p99_us=%.1f "
+           "https5000_p99_us=%.1f ingest_pods_per_s=%.0f rss_mib=%.1f\n",
+           o.nodes, o.cards, o.pods, pct(&f500.lat, 0.99), pct(&f5000.lat, 0.99),
+           pct(&h.filter, 0.99), ingest_rate, rss_mib);
+    free(f500.lat.v);
+    free(f5000.lat.v);
+    free(h.filter.v);
+    free(h.bind.v);
+    return 0;
+}
