@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "quantity.h"
 
@@ -399,6 +400,7 @@ static enum vs_err node_load_devices(struct vs_node *n, const char *reg_val, con
         c->devcore = r->devcore;
         c->health = r->health;
         c->is_mig = strcmp(c->mode, "mig") == 0;
+        c->is_nvidia = strcasestr(c->type, "nvidia") != NULL;
         n->has_mig |= c->is_mig;
         sort_profiles(c->profiles, c->n_profiles);
     }

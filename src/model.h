@@ -39,6 +39,7 @@ struct vs_card {
     int32_t devcore;
     bool health;
     bool is_mig;
+    bool is_nvidia; /* model string contains "nvidia" (any case): a candidate for NVIDIA requests */
     bool cordoned;
     struct vs_mig_profile *profiles; /* sorted by (memoryMB, sliceCount) for profile choice */
     size_t n_profiles;

@@ -75,11 +75,24 @@ struct pick {
 
 /* ------------------------------------------------------------------ snapshot */
 
-static void scards_free(struct vs_scard *s, size_t n)
+/* Views of up to this many cards live in the caller's stack buffer, larger ones on the heap. */
+#define SCARD_STACK 16
+
+static void scards_free(struct vs_scard *s, size_t n, struct vs_scard *buf)
 {
     for (size_t i = 0; s && i < n; i++)
         free(s[i].occ);
-    free(s);
+    if (s != buf)
+        free(s);
+}
+
+static struct vs_scard *scards_alloc(size_t n, struct vs_scard *buf)
+{
+    if (n <= SCARD_STACK) {
+        memset(buf, 0, (n ? n : 1) * sizeof(*buf));
+        return buf;
+    }
+    return calloc(n, sizeof(*buf));
 }
 
 static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
@@ -97,9 +110,10 @@ static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
 }
 
 /* Base view of a node's cards, without the pod's own previous reservation. */
-static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own)
+static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own,
+                                 struct vs_scard *buf)
 {
-    struct vs_scard *s = calloc(n->n_cards, sizeof(*s));
+    struct vs_scard *s = scards_alloc(n->n_cards, buf);
     if (!s)
         return NULL;
     for (size_t i = 0; i < n->n_cards; i++) {
@@ -114,7 +128,7 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
             if (c->occ[k].owner == own)
                 continue;
             if (!occ_push(&s[i], c->occ[k].placement)) {
-                scards_free(s, n->n_cards);
+                scards_free(s, n->n_cards, buf);
                 return NULL;
             }
         }
@@ -133,9 +147,9 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
     return s;
 }
 
-static struct vs_scard *clone(const struct vs_scard *b, size_t n)
+static struct vs_scard *clone(const struct vs_scard *b, size_t n, struct vs_scard *buf)
 {
-    struct vs_scard *s = calloc(n ? n : 1, sizeof(*s));
+    struct vs_scard *s = scards_alloc(n, buf);
     if (!s)
         return NULL;
     for (size_t i = 0; i < n; i++) {
@@ -144,7 +158,7 @@ static struct vs_scard *clone(const struct vs_scard *b, size_t n)
         s[i].n_occ = s[i].cap_occ = 0;
         for (size_t k = 0; k < b[i].n_occ; k++) {
             if (!occ_push(&s[i], b[i].occ[k])) {
-                scards_free(s, n);
+                scards_free(s, n, buf);
                 return NULL;
             }
         }
@@ -173,11 +187,12 @@ static float node_score_of(const struct vs_scard *s, size_t n)
 
 float vs_sched_node_score(const struct vs_node *n)
 {
-    struct vs_scard *s = snapshot(n, NULL);
+    struct vs_scard buf[SCARD_STACK];
+    struct vs_scard *s = snapshot(n, NULL, buf);
     if (!s)
         return 0;
     float f = node_score_of(s, n->n_cards);
-    scards_free(s, n->n_cards);
+    scards_free(s, n->n_cards, buf);
     return f;
 }
 
@@ -407,8 +422,8 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
         }
         if (need > 0 && n_chosen == cap) {
             size_t nc = cap * 2;
-            struct pick *g = chosen == stackbuf ? malloc(nc * sizeof(*g))
-                                                : realloc(chosen, nc * sizeof(*g));
+            struct pick *g =
+                chosen == stackbuf ? malloc(nc * sizeof(*g)) : realloc(chosen, nc * sizeof(*g));
             if (!g) {
                 if (chosen != stackbuf)
                     free(chosen);
@@ -486,8 +501,11 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
     for (size_t i = 0; i < n; i++)
         card_score(&view[i], r, &x->w);
     sort_cards(view, n, x);
-    struct vs_scard **cands = calloc(n ? n : 1, sizeof(*cands));
-    struct pick *picks = calloc((size_t)r->nums, sizeof(*picks));
+    /* Stack buffers for the usual sizes; the heap only for unusually large nodes/requests. */
+    struct vs_scard *cands_buf[32];
+    struct pick picks_buf[16];
+    struct vs_scard **cands = n <= 32 ? cands_buf : calloc(n, sizeof(*cands));
+    struct pick *picks = r->nums <= 16 ? picks_buf : calloc((size_t)r->nums, sizeof(*picks));
     char *reason = NULL;
     if (!cands || !picks) {
         *nomem = true;
@@ -496,7 +514,7 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
     size_t nc = 0;
     bool any_mig = false;
     for (size_t i = 0; i < n; i++) {
-        if (strcasestr(view[i].c->type, "nvidia")) {
+        if (view[i].c->is_nvidia) {
             cands[nc++] = &view[i];
             any_mig |= view[i].c->is_mig;
         }
@@ -576,8 +594,10 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
         }
     }
 out:
-    free(cands);
-    free(picks);
+    if (cands != cands_buf)
+        free(cands);
+    if (picks != picks_buf)
+        free(picks);
     return reason;
 }
 
@@ -619,7 +639,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
                                   pe->error);
     }
     size_t nc = n->n_cards;
-    struct vs_scard *base = snapshot(n, x->own);
+    struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
+    struct vs_scard *base = snapshot(n, x->own, base_buf);
     if (!base)
         return VS_ERR_NOMEM;
     size_t n_init = x->req.n_init, n_ctrs = x->req.n_ctrs;
@@ -638,14 +659,14 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
         if (x->req.init[i].nums == 0)
             continue;
         /* Init containers run one at a time: each sees the node without the pod. */
-        view = clone(base, nc);
+        view = clone(base, nc, view_buf);
         if (!view) {
             err = VS_ERR_NOMEM;
             goto out;
         }
         reason = fit_container(x, view, nc, &x->req.init[i], i, &so_mem, &so_cores, n->topo,
                                &f->devs.ctrs[i], &f->mig, &nomem);
-        scards_free(view, nc);
+        scards_free(view, nc, view_buf);
         view = NULL;
         if (nomem) {
             err = VS_ERR_NOMEM;
@@ -653,7 +674,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
         }
     }
     f->score = node_score_of(base, nc);
-    view = clone(base, nc);
+    view = clone(base, nc, view_buf);
     if (!view) {
         err = VS_ERR_NOMEM;
         goto out;
@@ -680,8 +701,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
     }
 out:
     free(reason);
-    scards_free(view, nc);
-    scards_free(base, nc);
+    scards_free(view, nc, view_buf);
+    scards_free(base, nc, base_buf);
     return err;
 }
 
