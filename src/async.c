@@ -1,7 +1,9 @@
-/* async: a FIFO of API writes served by one worker thread, and a table of per-pod patch states
- * (in flight / ok / failed) that Bind waits on. Lock: `mu` guards the queue and the table;
- * `cv` signals both new jobs and finished patches. Finished states are kept for a while
- * (STATE_TTL) for a Bind that comes later, then swept. */
+/* async: two FIFOs of API writes, each with its own worker thread — pod patches (what Bind waits
+ * for; one worker keeps the writes of one pod in order) and Events (best effort: bounded, paced,
+ * dropped when the queue is full, so a storm of refusals can never delay a patch) — and a table
+ * of per-pod patch states (in flight / ok / failed) that Bind waits on. Lock: `mu` guards both
+ * queues and the table; `cv` signals new jobs and finished patches. Finished states are kept for
+ * a while (STATE_TTL) for a Bind that comes later, then swept. */
 #include "async.h"
 
 #include "log.h"
@@ -10,10 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <uthash.h>
 
-#define STATE_TTL 600
+#define STATE_TTL       600
+#define EVENT_QUEUE_MAX 256
+#define EVENT_PACE_US   100000 /* at most 10 Events/s: the API budget belongs to scheduling */
+
+enum { Q_PATCH, Q_EVENT, Q_COUNT };
+
+struct vs_async;
+
+struct job;
+
+struct queue {
+    struct job *head, *tail;
+    size_t len;
+    pthread_t thread;
+    bool started;
+    struct vs_async *a;
+};
 
 struct job {
     bool is_event;
@@ -39,10 +58,9 @@ struct vs_async {
     void *ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct job *head, *tail;
+    struct queue q[Q_COUNT];
     struct state *states;
     bool stop;
-    pthread_t thread;
     time_t last_sweep;
 };
 
@@ -73,17 +91,20 @@ static void sweep(struct vs_async *a, time_t now)
 
 static void *worker(void *arg)
 {
-    struct vs_async *a = arg;
+    struct queue *q = arg;
+    struct vs_async *a = q->a;
+    bool events = q == &a->q[Q_EVENT];
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->head && !a->stop)
+        while (!q->head && !a->stop)
             pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop)
             break;
-        struct job *j = a->head;
-        a->head = j->next;
-        if (!a->head)
-            a->tail = NULL;
+        struct job *j = q->head;
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->len--;
         pthread_mutex_unlock(&a->mu);
         struct vs_errbuf eb;
         enum vs_err err;
@@ -92,13 +113,15 @@ static void *worker(void *arg)
         else
             err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
         if (err) {
-            char q[VS_ERRBUF_SIZE + 8];
+            char qt[VS_ERRBUF_SIZE + 8];
             vs_log(j->is_event ? VS_LOG_DEBUG : VS_LOG_WARN,
                    j->is_event ? "event_post_failed" : "pod_patch_failed", "path=%s error=%s",
-                   j->path, vs_log_quote(eb.msg, q, sizeof(q)));
+                   j->path, vs_log_quote(eb.msg, qt, sizeof(qt)));
             if (!j->is_event && a->on_failed)
                 a->on_failed(a->ctx, j->uid, j->alloc);
         }
+        if (events)
+            usleep(EVENT_PACE_US);
         pthread_mutex_lock(&a->mu);
         if (!j->is_event) {
             struct state *s = NULL;
@@ -111,8 +134,8 @@ static void *worker(void *arg)
                 s->done_at = time(NULL);
             }
             pthread_cond_broadcast(&a->cv);
+            sweep(a, time(NULL));
         }
-        sweep(a, time(NULL));
         job_free(j);
     }
     pthread_mutex_unlock(&a->mu);
@@ -131,9 +154,13 @@ vs_async_new(struct vs_kube *k,
     a->ctx = ctx;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
-    if (pthread_create(&a->thread, NULL, worker, a) != 0) {
-        free(a);
-        return NULL;
+    for (int i = 0; i < Q_COUNT; i++) {
+        a->q[i].a = a;
+        if (pthread_create(&a->q[i].thread, NULL, worker, &a->q[i]) != 0) {
+            vs_async_free(a);
+            return NULL;
+        }
+        a->q[i].started = true;
     }
     return a;
 }
@@ -146,11 +173,14 @@ void vs_async_free(struct vs_async *a)
     a->stop = true;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
-    pthread_join(a->thread, NULL);
-    while (a->head) {
-        struct job *j = a->head;
-        a->head = j->next;
-        job_free(j);
+    for (int i = 0; i < Q_COUNT; i++) {
+        if (a->q[i].started)
+            pthread_join(a->q[i].thread, NULL);
+        while (a->q[i].head) {
+            struct job *j = a->q[i].head;
+            a->q[i].head = j->next;
+            job_free(j);
+        }
     }
     struct state *s, *t;
     HASH_ITER(hh, a->states, s, t)
@@ -166,11 +196,13 @@ void vs_async_free(struct vs_async *a)
 
 static void enqueue(struct vs_async *a, struct job *j)
 {
-    if (a->tail)
-        a->tail->next = j;
+    struct queue *q = &a->q[j->is_event ? Q_EVENT : Q_PATCH];
+    if (q->tail)
+        q->tail->next = j;
     else
-        a->head = j;
-    a->tail = j;
+        q->head = j;
+    q->tail = j;
+    q->len++;
     pthread_cond_broadcast(&a->cv);
 }
 
@@ -226,6 +258,11 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
     }
     snprintf(j->path, n, "/api/v1/namespaces/%s/events", ns);
     pthread_mutex_lock(&a->mu);
+    if (a->q[Q_EVENT].len >= EVENT_QUEUE_MAX) {
+        pthread_mutex_unlock(&a->mu);
+        job_free(j); /* Events are best effort; scheduling never waits for them */
+        return;
+    }
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
 }
