@@ -8,6 +8,7 @@
 #   cluster.sh down DIR               stop every process recorded in DIR/pids (by PID)
 #   cluster.sh restart-scheduler DIR  stop kube-scheduler and start it again with the current env
 #   cluster.sh spawn DIR NAME CMD...  start CMD in the background, log DIR/NAME.log, PID in DIR/pids
+#   cluster.sh stop DIR NAME          stop the processes recorded as NAME (SIGTERM, SIGKILL after 15 s)
 #   cluster.sh env DIR                print DIR/env (KUBECONFIG=..., ports; `source` it)
 #
 # Environment (read by up and restart-scheduler):
@@ -410,6 +411,11 @@ main() {
         (($# >= 2)) || usage
         [[ -f "$DIR/$MARKER" ]] || e2e_die "$DIR is not an e2e cluster directory"
         spawn "$@"
+        ;;
+    stop)
+        (($# == 1)) || usage
+        [[ -f "$DIR/$MARKER" ]] || e2e_die "$DIR is not an e2e cluster directory"
+        stop_procs "$1"
         ;;
     env) load_env && cat "$DIR/env" ;;
     *) usage ;;

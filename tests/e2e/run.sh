@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# Run end-to-end scenarios, each on a fresh control plane.
-#   tests/e2e/run.sh              every tests/e2e/scenarios/*.sh, in name order
-#   tests/e2e/run.sh NAME...      only those (file names without .sh)
-# Prints "e2e: N passed, M failed" and exits non-zero if any failed. Needs build.sh's binaries
-# (run tests/e2e/build.sh first; it is a no-op when they are up to date).
-# VS_E2E_RUN_DIR=DIR keeps every cluster directory (logs) there.
+# Run the end-to-end scenarios, each on a fresh control plane (etcd, kube-apiserver,
+# kube-scheduler on loopback; see tests/e2e/README.md).
+#   tests/e2e/run.sh [VGPU-SCHED] [NAME...]
+#     VGPU-SCHED  the vgpu-sched binary under test (default build/vgpu-sched); taken as such when
+#                 the first argument contains a '/' or names an existing file
+#     NAME...     only these scenarios (file names under scenarios/, without .sh); default all,
+#                 in name order
+# First runs tests/e2e/build.sh (builds the control-plane binaries from Go modules on first use,
+# a no-op when the cache is warm). Every cluster is torn down after its scenario, pass or fail.
+# Prints exactly one closing line "e2e: N passed, M failed" and exits non-zero if any failed.
+# VS_E2E_RUN_DIR=DIR keeps every cluster directory (logs) there; VS_E2E_SKIP_BUILD=1 skips
+# build.sh (the binaries must then be there).
 set -euo pipefail
 
 # shellcheck source=lib/common.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/common.sh"
 # shellcheck source=lib/scenario.sh
 . "$E2E_DIR/lib/scenario.sh"
+
+vgpu="$E2E_DIR/../../build/vgpu-sched"
+if (($#)) && [[ "$1" == */* || -f "$1" ]]; then
+    vgpu=$1
+    shift
+fi
+[[ "$vgpu" == /* ]] || vgpu="$PWD/$vgpu"
+if [[ -d "$(dirname "$vgpu")" ]]; then vgpu="$(cd "$(dirname "$vgpu")" && pwd)/$(basename "$vgpu")"; fi
+export VS_E2E_VGPU_SCHED="$vgpu"
 
 files=()
 if (($#)); then
@@ -22,4 +37,14 @@ if (($#)); then
 else
     for f in "$E2E_DIR"/scenarios/*.sh; do files+=("$f"); done
 fi
+
+if [[ "${VS_E2E_SKIP_BUILD:-0}" != 1 ]]; then
+    if ! "$E2E_DIR/build.sh" >&2; then
+        e2e_log "tests/e2e/build.sh failed"
+        printf 'e2e: 0 passed, %d failed\n' "${#files[@]}"
+        exit 1
+    fi
+fi
+[[ -x "$VS_E2E_VGPU_SCHED" ]] || e2e_log "WARNING: $VS_E2E_VGPU_SCHED is not an executable; the vgpu-sched scenarios will fail"
+e2e_log "vgpu-sched under test: $VS_E2E_VGPU_SCHED"
 e2e_run_scenarios e2e "${files[@]}"

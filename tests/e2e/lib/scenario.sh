@@ -16,6 +16,8 @@
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_SKIPPED=0
+E2E_INTERRUPTED=0
+E2E_T0=0
 
 e2e_kubectl() { "$E2E_BIN/kubectl" --kubeconfig="$KUBECONFIG" "$@"; }
 
@@ -98,6 +100,8 @@ e2e_run_one() {
         export E2E_CLUSTER="$dir"
         export KUBECONFIG="$dir/kubeconfig"
         trap '"$E2E_DIR/cluster.sh" down "$E2E_CLUSTER" >>"$E2E_CLUSTER/down.log" 2>&1 || true' EXIT
+        # Interrupted: still tear down (the EXIT trap runs on exit).
+        trap 'exit 130' INT TERM
         "$E2E_DIR/cluster.sh" up "$dir"
         "$fn"
     )
@@ -125,6 +129,7 @@ e2e_run_one() {
 e2e_run_scenarios() {
     local label=$1 f b keep=1
     shift
+    E2E_T0=$SECONDS
     for b in etcd kube-apiserver kube-scheduler kubectl vs-e2e; do
         if [[ ! -x "$E2E_BIN/$b" ]]; then
             e2e_log "$E2E_BIN/$b missing: run tests/e2e/build.sh first"
@@ -141,14 +146,27 @@ e2e_run_scenarios() {
     fi
     E2E_RUN_DIR="$(cd "$E2E_RUN_DIR" && pwd)"
     export E2E_RUN_DIR
-    for f in "$@"; do e2e_run_one "$f"; done
-    local summary="$E2E_PASSED passed, $E2E_FAILED failed"
-    ((E2E_SKIPPED == 0)) || summary+=", $E2E_SKIPPED skipped"
+    # Ctrl-C / SIGTERM: the running scenario tears its cluster down, then no further one starts.
+    trap 'E2E_INTERRUPTED=1' INT TERM
+    local left=$#
+    for f in "$@"; do
+        e2e_run_one "$f"
+        left=$((left - 1))
+        if ((E2E_INTERRUPTED)); then
+            # The interrupted scenario failed (or was cut short); the rest count as failed.
+            e2e_log "interrupted: $left scenario(s) not run"
+            E2E_FAILED=$((E2E_FAILED + left))
+            break
+        fi
+    done
+    trap - INT TERM
+    ((E2E_SKIPPED == 0)) || e2e_log "$E2E_SKIPPED scenario(s) skipped"
     if ((E2E_FAILED == 0 && keep == 0)); then
         rm -rf "$E2E_RUN_DIR"
     else
         e2e_log "work directory kept: $E2E_RUN_DIR"
     fi
-    printf '%s: %s\n' "$label" "$summary"
-    ((E2E_FAILED == 0 && E2E_PASSED + E2E_SKIPPED > 0))
+    e2e_log "total $((SECONDS - E2E_T0))s"
+    printf '%s: %d passed, %d failed\n' "$label" "$E2E_PASSED" "$E2E_FAILED"
+    ((E2E_FAILED == 0 && E2E_PASSED + E2E_SKIPPED > 0 && !E2E_INTERRUPTED))
 }

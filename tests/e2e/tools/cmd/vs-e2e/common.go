@@ -18,6 +18,8 @@ const (
 	annoNodeLock   = "hami.io/mutex.lock"
 	annoBindPhase  = "hami.io/bind-phase"
 	annoToAllocate = "hami.io/vgpu-devices-to-allocate"
+	annoAllocated  = "hami.io/vgpu-devices-allocated"
+	annoVGPUNode   = "hami.io/vgpu-node" // annotation and label
 	resourceGPU    = "nvidia.com/gpu"
 
 	// Label put on every node this tool creates; the agent only acts on pods bound to such nodes.
@@ -30,9 +32,13 @@ const (
 
 var logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmsgprefix)
 
+type kubeClient = kubernetes.Interface
+
+func kubeconfigFromEnv() string { return os.Getenv("KUBECONFIG") }
+
 func newClient(kubeconfig string) (*kubernetes.Clientset, error) {
 	if kubeconfig == "" {
-		kubeconfig = os.Getenv("KUBECONFIG")
+		kubeconfig = kubeconfigFromEnv()
 	}
 	if kubeconfig == "" {
 		return nil, fmt.Errorf("no --kubeconfig and no $KUBECONFIG")

@@ -8,6 +8,9 @@
 //	                               device plugin's Allocate handoff (hami-compat.md §6.4)
 //	vs-e2e stub-extender [flags]   trivial HTTPS extender (filter keeps all, bind binds) to
 //	                               check the kube-scheduler wiring without vgpu-sched
+//	vs-e2e create-pods [flags] F   create the Pods of a YAML stream concurrently
+//	vs-e2e settle [flags]          wait until every pod is bound and Running or refused
+//	vs-e2e capacity [flags]        per-card usage of bound pods never exceeds a card
 //
 // Every subcommand takes --kubeconfig (default $KUBECONFIG).
 package main
@@ -24,6 +27,9 @@ commands:
   nodes [flags] NAME... create or refresh fake GPU nodes (vs-e2e nodes -h)
   agent [flags]         emulate kubelet + HAMi device-plugin handoff for fake nodes (vs-e2e agent -h)
   stub-extender [flags] trivial extender for wiring checks (vs-e2e stub-extender -h)
+  create-pods [flags] F create the Pods of a YAML stream concurrently (vs-e2e create-pods -h)
+  settle [flags]        wait until every pod is bound+Running or refused by the extender
+  capacity [flags]      check no card is over-committed by bound pods (vs-e2e capacity -h)
 `)
 }
 
@@ -42,6 +48,12 @@ func main() {
 		err = cmdAgent(os.Args[2:])
 	case "stub-extender":
 		err = cmdStubExtender(os.Args[2:])
+	case "create-pods":
+		err = cmdCreatePods(os.Args[2:])
+	case "settle":
+		err = cmdSettle(os.Args[2:])
+	case "capacity":
+		err = cmdCapacity(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return

@@ -1,0 +1,275 @@
+# shellcheck shell=bash
+# vgpu-sched against the e2e control plane. Source it from a scenario file (the runner has already
+# sourced lib/common.sh and lib/scenario.sh).
+#
+#   vs_pre_up            in scenario_<name>_pre_up: pick the extender and metrics ports and export
+#                        VS_EXTENDER_PORT, so cluster.sh up puts the extender stanza into
+#                        kube-scheduler's configuration (https://127.0.0.1:PORT, caData = the
+#                        e2e CA, which signed pki/extender.crt)
+#   vs_setup             after up: vgpu-sched's identity (the chart's ServiceAccount and RBAC),
+#                        vgpu-sched serve, the MutatingWebhookConfiguration, the node agent
+#   vs_start / vs_stop   start vgpu-sched and wait until /readyz is 200; stop it by PID (SIGTERM)
+#
+# The binary is $VS_E2E_VGPU_SCHED (run.sh sets it from its argument; default build/vgpu-sched).
+# VS_E2E_IDENTITY=admin runs vgpu-sched with the admin kubeconfig instead of the chart's RBAC.
+
+VS_ROOT="$(cd "$E2E_DIR/../.." && pwd)"
+VS_BIN="${VS_E2E_VGPU_SCHED:-$VS_ROOT/build/vgpu-sched}"
+VS_SCHEDULER_NAME=hami-scheduler
+# Namespace of vgpu-sched's ServiceAccount (as the chart would be installed).
+VS_SYSTEM_NS=vgpu-sched
+
+vs_pre_up() {
+    read -r VS_EXTENDER_PORT VS_METRICS_PORT < <("$E2E_BIN/vs-e2e" freeport 2)
+    export VS_EXTENDER_PORT VS_METRICS_PORT
+    unset VS_EXTENDER_URL VS_EXTENDER_CA VS_EXTENDER_CLIENT_CERT VS_EXTENDER_CLIENT_KEY
+}
+
+vs_url() { printf 'https://127.0.0.1:%s%s' "$VS_EXTENDER_PORT" "${1:-}"; }
+vs_metrics_url() { printf 'http://127.0.0.1:%s/metrics' "$VS_METRICS_PORT"; }
+
+# vs_kubeconfig_identity : DIR/vgpu-sched.kubeconfig for the ServiceAccount of the chart, bound
+# to the chart's ClusterRole (rendered from charts/vgpu-sched by helm, so a rule missing there
+# fails here), with a TokenRequest token; or a copy of the admin kubeconfig.
+vs_kubeconfig_identity() {
+    local kc="$E2E_CLUSTER/vgpu-sched.kubeconfig" token api
+    if [[ "${VS_E2E_IDENTITY:-chart}" == admin ]]; then
+        cp "$KUBECONFIG" "$kc"
+        e2e_log "vgpu-sched runs as admin (VS_E2E_IDENTITY=admin)"
+        return
+    fi
+    [[ -x "$E2E_BIN/helm" ]] || e2e_die "$E2E_BIN/helm missing: run tests/e2e/build.sh"
+    e2e_kubectl create namespace "$VS_SYSTEM_NS" >/dev/null
+    "$E2E_BIN/helm" template vgpu-sched "$VS_ROOT/charts/vgpu-sched" --namespace "$VS_SYSTEM_NS" \
+        --kube-version "$K8S_VERSION" --show-only templates/rbac.yaml >"$E2E_CLUSTER/rbac.yaml"
+    e2e_kubectl apply -f "$E2E_CLUSTER/rbac.yaml" >/dev/null
+    token="$(e2e_kubectl create token vgpu-sched --namespace "$VS_SYSTEM_NS" --duration=4h)"
+    api="$(e2e_kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
+    (
+        umask 077
+        cat >"$kc" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: vs-e2e
+    cluster:
+      server: $api
+      certificate-authority-data: $(base64 -w0 "$E2E_CLUSTER/pki/ca.crt")
+users:
+  - name: vgpu-sched
+    user:
+      token: $token
+contexts:
+  - name: vs-e2e
+    context: {cluster: vs-e2e, user: vgpu-sched, namespace: $VS_SYSTEM_NS}
+current-context: vs-e2e
+EOF
+    )
+    e2e_log "vgpu-sched runs as system:serviceaccount:$VS_SYSTEM_NS:vgpu-sched (chart RBAC)"
+}
+
+# vs_pid : PID of the running vgpu-sched ("" if none is recorded).
+vs_pid() { awk '$1 == "vgpu-sched" { p = $2 } END { print p }' "$E2E_CLUSTER/pids" 2>/dev/null; }
+
+vs_ready() { curl -fsS --max-time 2 --cacert "$E2E_CLUSTER/pki/ca.crt" "$(vs_url /readyz)"; }
+
+# shellcheck disable=SC2120  # the flags are optional
+# vs_start [EXTRA FLAGS] : start vgpu-sched serve, wait for "listening on port N" and /readyz.
+vs_start() {
+    local log="$E2E_CLUSTER/vgpu-sched.log" before pid deadline
+    [[ -x "$VS_BIN" ]] || e2e_die "vgpu-sched binary $VS_BIN not found (build it, or pass its path to run.sh)"
+    before="$(grep -c '^listening on port ' "$log" 2>/dev/null || true)"
+    e2e_spawn vgpu-sched "$VS_BIN" serve \
+        --kubeconfig "$E2E_CLUSTER/vgpu-sched.kubeconfig" \
+        --http_bind="127.0.0.1:$VS_EXTENDER_PORT" \
+        --cert_file "$E2E_CLUSTER/pki/extender.crt" --key_file "$E2E_CLUSTER/pki/extender.key" \
+        --scheduler-name="$VS_SCHEDULER_NAME" \
+        --metrics-bind-address="127.0.0.1:$VS_METRICS_PORT" "$@"
+    pid="$(vs_pid)"
+    deadline=$((SECONDS + 60))
+    until [[ "$(grep -c "^listening on port $VS_EXTENDER_PORT\$" "$log" 2>/dev/null || true)" -gt "${before:-0}" ]] &&
+        vs_ready >/dev/null 2>&1; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            e2e_fail "vgpu-sched (pid $pid) exited during start-up (log: $log)"
+            return 1
+        fi
+        if ((SECONDS >= deadline)); then
+            tail -n 20 "$log" >&2 || true
+            e2e_fail "vgpu-sched not ready after 60s (log: $log)"
+            return 1
+        fi
+        sleep 0.2
+    done
+    e2e_log "vgpu-sched ready on $(vs_url) (pid $pid, metrics $(vs_metrics_url))"
+}
+
+# vs_stop : SIGTERM vgpu-sched (cluster.sh stop: by recorded PID, SIGKILL after 15 s) and check
+# that it shut down cleanly (its "shutdown" log line).
+vs_stop() {
+    local log="$E2E_CLUSTER/vgpu-sched.log" before
+    before="$(grep -c 'event=shutdown' "$log" || true)"
+    "$E2E_DIR/cluster.sh" stop "$E2E_CLUSTER" vgpu-sched
+    [[ "$(grep -c 'event=shutdown' "$log" || true)" -gt "$before" ]] ||
+        e2e_fail "vgpu-sched did not log a clean shutdown after SIGTERM (log: $log)"
+}
+
+# vs_register_webhook : the apiserver calls vgpu-sched's /webhook for every pod CREATE (as the
+# chart registers it, but by URL: there is no Service routing here), trusting the e2e CA.
+vs_register_webhook() {
+    e2e_kubectl apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: vgpu-sched-e2e
+webhooks:
+  - name: vgpu.hami.io
+    admissionReviewVersions: ["v1"]
+    clientConfig:
+      url: $(vs_url /webhook)
+      caBundle: $(base64 -w0 "$E2E_CLUSTER/pki/ca.crt")
+    rules:
+      - operations: ["CREATE"]
+        apiGroups: [""]
+        apiVersions: ["v1"]
+        resources: ["pods"]
+        scope: Namespaced
+    failurePolicy: Fail
+    matchPolicy: Equivalent
+    sideEffects: None
+    timeoutSeconds: 10
+    reinvocationPolicy: Never
+    namespaceSelector:
+      matchExpressions:
+        - {key: hami.io/webhook, operator: NotIn, values: ["ignore"]}
+    objectSelector:
+      matchExpressions:
+        - {key: hami.io/webhook, operator: NotIn, values: ["ignore"]}
+EOF
+}
+
+# vs_setup : everything a vgpu-sched scenario needs after cluster.sh up.
+vs_setup() {
+    vs_kubeconfig_identity
+    vs_start
+    vs_register_webhook
+    e2e_agent_start
+}
+
+# vs_namespace NS : a namespace with its default ServiceAccount (no controller-manager here).
+vs_namespace() {
+    e2e_kubectl create namespace "$1" >/dev/null
+    e2e_kubectl create serviceaccount default --namespace "$1" >/dev/null
+}
+
+# vs_pod_yaml NAME LIMITS [ANNOTATIONS] [NODE-SELECTOR] [NAMESPACE] : one pod with one container,
+# maps in YAML flow style, e.g. vs_pod_yaml p '{nvidia.com/gpu: 1, nvidia.com/gpumem: 3000}'.
+# No schedulerName: the webhook routes GPU pods to hami-scheduler.
+vs_pod_yaml() {
+    local annos=${3:-"{}"} sel=${4:-"{}"} ns=${5:-default}
+    cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: $ns
+  annotations: $annos
+spec:
+  nodeSelector: $sel
+  containers:
+    - name: main
+      image: vs-e2e.invalid/cuda:1
+      resources:
+        limits: $2
+EOF
+}
+
+# vs_pod NAME LIMITS [ANNOTATIONS] [NODE-SELECTOR] [NAMESPACE] : create it.
+vs_pod() { vs_pod_yaml "$@" | e2e_kubectl create -f - >/dev/null; }
+
+# vs_running POD [NS] : bound, handed off (bind-phase success) and Running.
+vs_running() {
+    [[ "$(e2e_jsonpath pod "$1" '{.status.phase}/{.metadata.annotations.hami\.io/bind-phase}' \
+        --namespace "${2:-default}")" == Running/success ]]
+}
+
+# vs_unschedulable POD [NS] : kube-scheduler gave up on it (PodScheduled False, Unschedulable).
+vs_unschedulable() {
+    [[ "$(e2e_jsonpath pod "$1" \
+        '{.status.conditions[?(@.type=="PodScheduled")].status}/{.status.conditions[?(@.type=="PodScheduled")].reason}' \
+        --namespace "${2:-default}")" == False/Unschedulable ]]
+}
+
+# vs_wait_running POD [NS] / vs_wait_unschedulable POD [NS]
+vs_wait_running() { e2e_wait 60 "pod $1 Running" vs_running "$@"; }
+vs_wait_unschedulable() { e2e_wait 60 "pod $1 unschedulable" vs_unschedulable "$@"; }
+
+# vs_devices POD [NS] : hami.io/vgpu-devices-allocated.
+vs_devices() {
+    e2e_jsonpath pod "$1" '{.metadata.annotations.hami\.io/vgpu-devices-allocated}' --namespace "${2:-default}"
+}
+
+# vs_expect_placement POD NODE DEVICES [NS] : bound to NODE with exactly DEVICES allocated.
+vs_expect_placement() {
+    local ns=${4:-default}
+    e2e_expect_eq "node of $1" "$(e2e_jsonpath pod "$1" '{.spec.nodeName}' --namespace "$ns")" "$2"
+    e2e_expect_eq "devices of $1" "$(vs_devices "$1" "$ns")" "$3"
+}
+
+# vs_events POD REASON [NS] : "source|message" lines of the pod's events with that reason.
+vs_events() {
+    e2e_kubectl get events --namespace "${3:-default}" \
+        --field-selector "involvedObject.name=$1,reason=$2" \
+        -o 'jsonpath={range .items[*]}{.source.component}|{.message}{"\n"}{end}'
+}
+
+# vs_has_event POD REASON MESSAGE [NS] : an event from hami-scheduler with exactly MESSAGE.
+vs_has_event() { grep -qxF "$VS_SCHEDULER_NAME|$3" < <(vs_events "$1" "$2" "${4:-default}"); }
+
+# vs_expect_event POD REASON MESSAGE [NS] : vs_has_event within 30 s (vgpu-sched posts events
+# asynchronously, after answering kube-scheduler).
+vs_expect_event() {
+    local deadline=$((SECONDS + 30))
+    until vs_has_event "$@"; do
+        if ((SECONDS >= deadline)); then
+            e2e_fail "pod $1: no $2 event '$3' from $VS_SCHEDULER_NAME; got: $(vs_events "$1" "$2" "${4:-default}")"
+            return 1
+        fi
+        sleep 0.5
+    done
+}
+
+# vs_condition_message POD [NS] : message of the PodScheduled condition.
+vs_condition_message() {
+    e2e_jsonpath pod "$1" '{.status.conditions[?(@.type=="PodScheduled")].message}' --namespace "${2:-default}"
+}
+
+# vs_capacity [vs-e2e capacity flags] : no card over-committed by bound pods, and vgpu-sched's
+# per-card metrics equal the usage recorded on the pods.
+# shellcheck disable=SC2120  # the flags are optional
+vs_capacity() {
+    "$E2E_BIN/vs-e2e" capacity --kubeconfig "$KUBECONFIG" --metrics "$(vs_metrics_url)" "$@"
+}
+
+# vs_settle NS TIMEOUT : every pod of NS bound and Running or refused (vs-e2e settle).
+vs_settle() {
+    local port
+    port="$(awk -F= '$1 == "SCHED_PORT" { print $2 }' "$E2E_CLUSTER/env")"
+    "$E2E_BIN/vs-e2e" settle --kubeconfig "$KUBECONFIG" --namespace "$1" --timeout "$2" \
+        --scheduler-metrics "https://127.0.0.1:$port/metrics"
+}
+
+# vs_random_pods PREFIX COUNT SEED NODE-SELECTOR [NS] : COUNT pods with gpumem 1000..4000 MiB
+# (steps of 100) and gpucores 5..30, from a fixed linear congruential sequence (reproducible).
+vs_random_pods() {
+    local prefix=$1 count=$2 x=$3 sel=$4 ns=${5:-default} i mem cores
+    for ((i = 1; i <= count; i++)); do
+        x=$(((x * 1103515245 + 12345) % 2147483648))
+        mem=$((1000 + (x / 65536 % 31) * 100))
+        x=$(((x * 1103515245 + 12345) % 2147483648))
+        cores=$((5 + x / 65536 % 26))
+        vs_pod_yaml "$prefix-$i" "{nvidia.com/gpu: 1, nvidia.com/gpumem: $mem, nvidia.com/gpucores: $cores}" \
+            "{}" "$sel" "$ns"
+    done
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// settle waits until every pod of a namespace has reached an end state of scheduling:
+//
+//   - bound: spec.nodeName set and phase Running (the agent's handoff completed), or
+//   - refused: not bound, condition PodScheduled=False with reason Unschedulable, and at least
+//     one FilteringFailed event (source hami-scheduler) for the pod;
+//
+// and kube-scheduler has nothing left to try (its scheduler_pending_pods gauges for the active
+// and backoff queues are 0), all of it unchanged for --stable. A pod that fails (phase Failed)
+// ends the wait with an error. Prints a JSON summary.
+
+type settleSummary struct {
+	Pods          int            `json:"pods"`
+	Bound         int            `json:"bound"`
+	Unschedulable int            `json:"unschedulable"`
+	Seconds       float64        `json:"seconds"`
+	Reasons       map[string]int `json:"reasons"`
+}
+
+func cmdSettle(args []string) error {
+	fs := flag.NewFlagSet("settle", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default $KUBECONFIG)")
+	ns := fs.String("namespace", "default", "namespace of the pods")
+	selector := fs.String("selector", "", "label selector of the pods")
+	timeout := fs.Duration("timeout", 4*time.Minute, "give up after this long")
+	stable := fs.Duration("stable", 3*time.Second, "the settled state must hold this long")
+	schedURL := fs.String("scheduler-metrics", "", "kube-scheduler /metrics URL (client certificate of the kubeconfig; server certificate not verified)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cs, err := newClient(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	var schedClient *http.Client
+	if *schedURL != "" {
+		if schedClient, err = schedulerMetricsClient(*kubeconfig); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	var last string
+	var since time.Time
+	var sum settleSummary
+	var pending []string
+	for {
+		sig, s, waiting, failed, err := settleState(ctx, cs, *ns, *selector)
+		if err == nil && len(failed) > 0 {
+			return fmt.Errorf("pods failed: %s", strings.Join(failed, "; "))
+		}
+		if err == nil && len(waiting) == 0 && schedClient != nil {
+			var q string
+			if q, err = pendingQueues(ctx, schedClient, *schedURL); err == nil {
+				sig += " " + q
+				if q != "active=0 backoff=0" {
+					waiting = []string{"kube-scheduler queues " + q}
+				}
+			}
+		}
+		if err == nil {
+			pending = waiting
+			sum = s
+			if len(waiting) == 0 {
+				if sig != last {
+					last, since = sig, time.Now()
+				} else if time.Since(since) >= *stable {
+					sum.Seconds = float64(time.Since(start).Milliseconds()) / 1000
+					out, _ := json.Marshal(sum)
+					fmt.Println(string(out))
+					return nil
+				}
+			} else {
+				last = ""
+			}
+		} else if ctx.Err() == nil {
+			logger.Printf("settle: %v (retrying)", err)
+		}
+		select {
+		case <-ctx.Done():
+			if len(pending) > 10 {
+				pending = append(pending[:10], fmt.Sprintf("... %d more", len(pending)-10))
+			}
+			return fmt.Errorf("not settled after %v (%d bound, %d unschedulable): waiting for %s",
+				*timeout, sum.Bound, sum.Unschedulable, strings.Join(pending, "; "))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// settleState classifies the pods. sig changes whenever any pod changes state.
+func settleState(ctx context.Context, cs kubeClient, ns, selector string) (sig string, sum settleSummary, waiting, failed []string, err error) {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return
+	}
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FilteringFailed"})
+	if err != nil {
+		return
+	}
+	refused := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Source.Component == "hami-scheduler" || e.ReportingController == "hami-scheduler" {
+			refused[string(e.InvolvedObject.UID)] = true
+		}
+	}
+	sum.Reasons = map[string]int{}
+	var states []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		sum.Pods++
+		state := "waiting"
+		switch {
+		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+			failed = append(failed, fmt.Sprintf("%s %s %s %s", p.Name, p.Status.Phase, p.Status.Reason, p.Status.Message))
+			state = string(p.Status.Phase)
+		case p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning:
+			sum.Bound++
+			state = "bound:" + p.Spec.NodeName
+		case p.Spec.NodeName == "":
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
+					c.Reason == corev1.PodReasonUnschedulable && refused[string(p.UID)] {
+					sum.Unschedulable++
+					state = "unschedulable"
+					for _, w := range reasonWords(c.Message) {
+						sum.Reasons[w]++
+					}
+				}
+			}
+		}
+		if state == "waiting" {
+			waiting = append(waiting, fmt.Sprintf("%s (node %q, phase %s, bind-phase %q)", p.Name,
+				p.Spec.NodeName, p.Status.Phase, p.Annotations[annoBindPhase]))
+		}
+		states = append(states, p.Name+"="+state)
+	}
+	sort.Strings(states)
+	sig = strings.Join(states, ",")
+	return
+}
+
+// reasonWords returns the HAMi reason words (Card*, NodeInsufficientDevice, ...) in a message.
+func reasonWords(msg string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(msg, func(r rune) bool { return strings.ContainsRune(" ,.;()", r) }) {
+		if (strings.HasPrefix(f, "Card") || strings.HasPrefix(f, "Node") || f == "ExclusiveDeviceAllocateConflict" ||
+			f == "AllocatedCardsInsufficientRequest" || f == "NumaNotFit" || f == "ResourceQuotaNotFit") && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// schedulerMetricsClient: an HTTP client presenting the kubeconfig's client certificate
+// (kube-scheduler authorizes /metrics through the API server) without verifying the
+// scheduler's self-signed serving certificate.
+func schedulerMetricsClient(kubeconfig string) (*http.Client, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Insecure = true
+	cfg.CAData, cfg.CAFile = nil, ""
+	cfg.Timeout = 10 * time.Second
+	return rest.HTTPClientFor(cfg)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		kubeconfig = kubeconfigFromEnv()
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+// pendingQueues reads scheduler_pending_pods for the active and backoff queues.
+func pendingQueues(ctx context.Context, c *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	q := map[string]float64{}
+	found := false
+	for _, line := range strings.Split(string(body), "\n") {
+		name, labels, v, ok := parseSample(line)
+		if ok && name == "scheduler_pending_pods" {
+			q[labels["queue"]] = v
+			found = true
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("%s: no scheduler_pending_pods", url)
+	}
+	return fmt.Sprintf("active=%g backoff=%g", q["active"], q["backoff"]), nil
+}
