@@ -1,6 +1,7 @@
 /* async: two FIFOs of API writes, each with its own worker thread — pod patches (what Bind waits
- * for; one worker keeps the writes of one pod in order) and Events (best effort: bounded, paced,
- * dropped when the queue is full, so a storm of refusals can never delay a patch) — and a table
+ * for; one worker keeps the writes of one pod in order) and Events (best effort: paced, one
+ * pending event per pod and reason, bounded, so a storm of refusals can never delay a patch and
+ * every refused pod still gets its events) — and a table
  * of per-pod patch states (in flight / ok / failed) that Bind waits on. Lock: `mu` guards both
  * queues and the table; `cv` signals new jobs and finished patches. Finished states are kept for
  * a while (STATE_TTL) for a Bind that comes later, then swept. */
@@ -36,6 +37,7 @@ struct queue {
 
 struct job {
     bool is_event;
+    char *key; /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     char *uid;
     char *path;
     char *alloc;
@@ -66,6 +68,7 @@ struct vs_async {
 
 static void job_free(struct job *j)
 {
+    free(j->key);
     free(j->uid);
     free(j->path);
     free(j->alloc);
@@ -257,8 +260,32 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
         return;
     }
     snprintf(j->path, n, "/api/v1/namespaces/%s/events", ns);
+    /* Key: the pod, the reason and the message without its numbers and node list, so a pod
+     * refused again and again keeps one pending event per reason (the newest), and every pod's
+     * events get out however many refusals kube-scheduler's retries produce. */
+    const char *uid =
+        json_string_value(json_object_get(json_object_get(event, "involvedObject"), "uid"));
+    const char *reason = json_string_value(json_object_get(event, "reason"));
+    const char *msg = json_string_value(json_object_get(event, "message"));
+    char key[512];
+    size_t k = (size_t)snprintf(key, sizeof(key), "%s|%s|", uid ? uid : "", reason ? reason : "");
+    for (const char *m = msg; m && *m && *m != '(' && k + 1 < sizeof(key); m++)
+        if (*m < '0' || *m > '9')
+            key[k++] = *m;
+    key[k < sizeof(key) ? k : sizeof(key) - 1] = '\0';
     pthread_mutex_lock(&a->mu);
-    if (a->q[Q_EVENT].len >= EVENT_QUEUE_MAX) {
+    for (struct job *q = a->q[Q_EVENT].head; q; q = q->next) {
+        if (q->key && strcmp(q->key, key) == 0) {
+            json_t *old = q->body;
+            q->body = j->body; /* the newest wording of the same event */
+            j->body = old;
+            pthread_mutex_unlock(&a->mu);
+            job_free(j);
+            return;
+        }
+    }
+    j->key = strdup(key);
+    if (!j->key || a->q[Q_EVENT].len >= EVENT_QUEUE_MAX) {
         pthread_mutex_unlock(&a->mu);
         job_free(j); /* Events are best effort; scheduling never waits for them */
         return;
