@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
@@ -1032,7 +1033,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--https-iters") == 0) {
             ok = ok && parse_long(v, 1, 100000000, &o->https_iters);
         } else if (strcmp(a, "--seed") == 0) {
-            ok = ok && parse_long(v, 0, __LONG_MAX__, &seed);
+            ok = ok && parse_long(v, 0, LONG_MAX, &seed);
             o->seed = (uint64_t)seed;
         } else if (strcmp(a, "--gpu-share") == 0) {
             char *end;
