@@ -18,8 +18,8 @@
 #include <uthash.h>
 
 #define STATE_TTL       600
-#define EVENT_QUEUE_MAX 256
-#define EVENT_PACE_US   100000 /* at most 10 Events/s: the API budget belongs to scheduling */
+#define EVENT_QUEUE_MAX 4096
+#define EVENT_PACE_US   40000 /* at most 25 Events/s: half the default API budget */
 
 enum { Q_PATCH, Q_EVENT, Q_COUNT };
 
