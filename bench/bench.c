@@ -918,10 +918,11 @@ static void run_https(const struct opts *o, char **names, struct https *h)
     cand_sets_free(sets);
     lat_sort(&h->filter);
 
-    /* Bind: Pending pods that exist in the API, each filtered onto its own node (one candidate)
-     * so every node sees exactly one bind: a successful bind keeps the node lock for the
-     * device plugin. All filters first, then a pause for their patches to land, then the timed
-     * binds. */
+    /* Bind: Pending pods that exist in the API, each filtered on its own disjoint slice of
+     * `stride` nodes, so every node sees at most one bind: a successful bind keeps the node
+     * lock for the device plugin. A pause first lets the Filter phase's dropped reservations
+     * come back; all filters, then a pause for their patches to land, then the timed binds. */
+    usleep(1000000);
     long stride = o->nodes / (n_bind ? n_bind : 1);
     char(*bnode)[64] = xcalloc((size_t)n_bind, sizeof(*bnode));
     for (long j = 0; j < n_bind; j++) {
@@ -930,8 +931,7 @@ static void run_https(const struct opts *o, char **names, struct https *h)
         struct vs_buf pb;
         vs_buf_init(&pb);
         gen_pending_pod("bench", name, uid, true, &pb);
-        const char *cand = names[j * stride];
-        char *args = filter_args(pb.data, &cand, 1);
+        char *args = filter_args(pb.data, (const char *const *)&names[j * stride], (size_t)stride);
         vs_buf_cleanup(&pb);
         double us;
         const char *resp = post(&cl, "/filter", args, strlen(args), &us);
@@ -1207,7 +1207,7 @@ int main(int argc, char **argv)
         print_lat(label, &h.filter);
         printf("  (%ld answered with a node, %ld without)\n", h.filter_ok, h.filter_bad);
         print_lat("bind HTTPS", &h.bind);
-        printf("  (%ld bound, each on its own node; %ld failed; %ld not filtered)\n", h.bind_ok,
+        printf("  (%ld bound, each on its own node; %ld failed; %ld found no node)\n", h.bind_ok,
                h.bind_bad, h.bind_filter_bad);
         if (h.first_error[0])
             printf("  first error: %s\n", h.first_error);
