@@ -57,8 +57,15 @@ spawn() {
     local name=$1
     shift
     "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
-    local pid=$!
+    local pid=$! i
     printf '%s %s %s\n' "$name" "$pid" "$1" >>"$DIR/pids"
+    # Until the forked shell has exec'd, /proc/PID/cmdline is still ours and pid_alive would
+    # call the process gone: wait (up to 10 s) for the exec, or for the process to die.
+    for ((i = 0; i < 200; i++)); do
+        pid_alive "$pid" "$1" && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
     e2e_log "started $name (pid $pid), log $DIR/$name.log"
 }
 

@@ -15,6 +15,7 @@
 
 E2E_PASSED=0
 E2E_FAILED=0
+E2E_FAILED_NAMES=()
 E2E_SKIPPED=0
 E2E_INTERRUPTED=0
 E2E_T0=0
@@ -104,7 +105,7 @@ e2e_run_one() {
         trap 'exit 130' INT TERM
         "$E2E_DIR/cluster.sh" up "$dir"
         "$fn"
-    )
+    ) 2> >(tee "$E2E_RUN_DIR/$name.out" >&2)
     rc=$?
     set -e
     case $rc in
@@ -118,6 +119,7 @@ e2e_run_one() {
         ;;
     *)
         E2E_FAILED=$((E2E_FAILED + 1))
+        E2E_FAILED_NAMES+=("$name")
         e2e_log "--- FAIL  $name ($((SECONDS - t0))s), logs in $dir"
         ;;
     esac
@@ -167,6 +169,12 @@ e2e_run_scenarios() {
         e2e_log "work directory kept: $E2E_RUN_DIR"
     fi
     e2e_log "total $((SECONDS - E2E_T0))s"
+    # Repeat why each failed scenario failed, so the end of a long log says it.
+    local n
+    for n in "${E2E_FAILED_NAMES[@]}"; do
+        e2e_log "failed: $n, its last lines:"
+        grep -v '^\s*$' "$E2E_RUN_DIR/$n.out" 2>/dev/null | tail -n 8 | sed 's/^/    /' >&2 || true
+    done
     printf '%s: %d passed, %d failed\n' "$label" "$E2E_PASSED" "$E2E_FAILED"
     ((E2E_FAILED == 0 && E2E_PASSED + E2E_SKIPPED > 0 && !E2E_INTERRUPTED))
 }
