@@ -30,7 +30,7 @@ const struct vs_card_policy vs_card_policy_topology = {
 static int64_t pair(const struct vs_scard *const *col, size_t a, size_t b, const int64_t *topo,
                     size_t n_cards)
 {
-    return topo[col[a]->pos * n_cards + col[b]->pos];
+    return topo ? topo[col[a]->pos * n_cards + col[b]->pos] : 0;
 }
 
 static int64_t subset_score(const struct vs_scard *const *col, const size_t *idx, size_t k,

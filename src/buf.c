@@ -53,15 +53,26 @@ bool vs_buf_puts(struct vs_buf *b, const char *s)
 
 bool vs_buf_printf(struct vs_buf *b, const char *fmt, ...)
 {
+    /* Format into the spare capacity first: most appends fit, and measuring first formatted
+     * everything twice. */
+    if (!reserve(b, 63))
+        return false;
+    size_t room = b->cap - b->len;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(b->data + b->len, room, fmt, ap);
     va_end(ap);
-    if (n < 0 || !reserve(b, (size_t)n))
+    if (n < 0) {
+        b->data[b->len] = '\0';
         return false;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    }
+    if ((size_t)n >= room) {
+        if (!reserve(b, (size_t)n))
+            return false;
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
     return true;
 }

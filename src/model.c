@@ -289,8 +289,6 @@ static void node_free(struct vs_node *n)
 {
     node_clear_cards(n);
     free(n->name);
-    free(n->raw_register);
-    free(n->raw_score);
     free(n->raw_cordon);
     free(n->error);
     vs_kv_cleanup(&n->labels);
@@ -373,8 +371,8 @@ static enum vs_err node_load_devices(struct vs_node *n, const char *reg_val, con
         return VS_OK;
     }
     n->cards = calloc(reg.n, sizeof(*n->cards));
-    n->topo = calloc(reg.n * reg.n, sizeof(*n->topo));
-    if (!n->cards || !n->topo) {
+    n->topo = topo.n ? calloc(reg.n * reg.n, sizeof(*n->topo)) : NULL;
+    if (!n->cards || (topo.n && !n->topo)) {
         vs_register_cleanup(&reg);
         vs_topo_cleanup(&topo);
         node_clear_cards(n);
@@ -432,6 +430,19 @@ static enum vs_err node_apply_cordon(struct vs_node *n)
     return VS_OK;
 }
 
+/* 64-bit FNV-1a over the value and its length; never 0 for a present value. */
+static uint64_t fingerprint(const char *s)
+{
+    if (!s)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t n = 0;
+    for (; s[n]; n++)
+        h = (h ^ (unsigned char)s[n]) * 0x100000001b3ULL;
+    h = (h ^ n) * 0x100000001b3ULL;
+    return h ? h : 1;
+}
+
 static bool replace_str(char **dst, const char *src)
 {
     char *c = src ? strdup(src) : NULL;
@@ -461,14 +472,16 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     const char *reg = vs_kv_get(&kn->annotations, VS_ANNO_REGISTER);
     const char *score = vs_kv_get(&kn->annotations, VS_ANNO_SCORE);
     const char *cordon = vs_kv_get(&kn->annotations, VS_ANNO_CORDON);
+    uint64_t reg_fp = fingerprint(reg), score_fp = fingerprint(score);
     bool devices_changed =
-        !str_eq(reg, n->raw_register) || !str_eq(score, n->raw_score) || (!n->cards && !n->error);
+        reg_fp != n->register_fp || score_fp != n->score_fp || (!n->cards && !n->error);
     bool cordon_changed = !str_eq(cordon, n->raw_cordon);
     if (!devices_changed && !cordon_changed)
         return VS_OK;
-    if (!replace_str(&n->raw_register, reg) || !replace_str(&n->raw_score, score) ||
-        !replace_str(&n->raw_cordon, cordon))
+    if (!replace_str(&n->raw_cordon, cordon))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    n->register_fp = reg_fp;
+    n->score_fp = score_fp;
     if (devices_changed) {
         enum vs_err err = node_load_devices(n, reg, score, eb);
         if (err)
@@ -489,10 +502,9 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
     n->present = false;
     m->n_present--;
     node_clear_cards(n);
-    free(n->raw_register);
-    free(n->raw_score);
     free(n->raw_cordon);
-    n->raw_register = n->raw_score = n->raw_cordon = NULL;
+    n->raw_cordon = NULL;
+    n->register_fp = n->score_fp = 0;
     set_error(n, NULL);
     n->gen++;
     node_gc(m, n);
@@ -508,7 +520,6 @@ static void podent_free(struct vs_podent *pe)
     free(pe->node);
     free(pe->error);
     free(pe->alloc_raw);
-    vs_pod_devs_cleanup(&pe->devs);
     vs_mig_allocs_cleanup(&pe->mig);
     vs_usage_free(pe->usage, pe->n_usage);
     free(pe);
@@ -621,9 +632,10 @@ static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const 
 {
     struct vs_errbuf e;
     enum vs_err err;
+    struct vs_pod_devs devs = {0}; /* only the collapsed usage is kept */
     if (alloc && !(pe->alloc_raw = strdup(alloc)))
         return VS_ERR_NOMEM;
-    if (alloc && (err = vs_annot_parse_devices(VS_ANNO_ALLOCATED, alloc, &pe->devs, &e))) {
+    if (alloc && (err = vs_annot_parse_devices(VS_ANNO_ALLOCATED, alloc, &devs, &e))) {
         if (err == VS_ERR_NOMEM)
             return err;
         pe->malformed = true;
@@ -631,10 +643,14 @@ static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const 
     }
     if (mig && (err = vs_annot_parse_mig(mig, &pe->mig, &e))) {
         /* HAMi ignores the whole annotation; the MIG cards it names then fail closed. */
-        if (err == VS_ERR_NOMEM)
+        if (err == VS_ERR_NOMEM) {
+            vs_pod_devs_cleanup(&devs);
             return err;
+        }
     }
-    return vs_usage_collapse(&pe->devs, pe->n_init, pe->released, &pe->usage, &pe->n_usage);
+    err = vs_usage_collapse(&devs, pe->n_init, pe->released, &pe->usage, &pe->n_usage);
+    vs_pod_devs_cleanup(&devs);
+    return err;
 }
 
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
@@ -710,36 +726,6 @@ void vs_model_remove_pod(struct vs_model *m, const char *uid)
         pod_drop(m, pe);
 }
 
-static enum vs_err devs_copy(struct vs_pod_devs *dst, const struct vs_pod_devs *src)
-{
-    memset(dst, 0, sizeof(*dst));
-    if (!src->n)
-        return VS_OK;
-    dst->ctrs = calloc(src->n, sizeof(*dst->ctrs));
-    if (!dst->ctrs)
-        return VS_ERR_NOMEM;
-    dst->n = src->n;
-    for (size_t i = 0; i < src->n; i++) {
-        if (!src->ctrs[i].n)
-            continue;
-        dst->ctrs[i].devs = calloc(src->ctrs[i].n, sizeof(struct vs_cdev));
-        if (!dst->ctrs[i].devs)
-            return VS_ERR_NOMEM;
-        dst->ctrs[i].n = src->ctrs[i].n;
-        for (size_t j = 0; j < src->ctrs[i].n; j++) {
-            const struct vs_cdev *s = &src->ctrs[i].devs[j];
-            struct vs_cdev *d = &dst->ctrs[i].devs[j];
-            d->uuid = strdup(s->uuid);
-            d->type = strdup(s->type ? s->type : VS_VENDOR);
-            d->usedmem = s->usedmem;
-            d->usedcores = s->usedcores;
-            if (!d->uuid || !d->type)
-                return VS_ERR_NOMEM;
-        }
-    }
-    return VS_OK;
-}
-
 static enum vs_err mig_copy(struct vs_mig_allocs *dst, const struct vs_mig_allocs *src)
 {
     memset(dst, 0, sizeof(*dst));
@@ -769,9 +755,8 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
         return VS_ERR_NOMEM;
     pe->reservation = true;
     pe->filtered_at = now;
-    if (devs_copy(&pe->devs, devs) || mig_copy(&pe->mig, mig) ||
-        !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
-        vs_usage_collapse(&pe->devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
+    if (mig_copy(&pe->mig, mig) || !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
+        vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
         podent_free(pe);
         return VS_ERR_NOMEM;
     }

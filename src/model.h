@@ -67,7 +67,6 @@ struct vs_podent {
     char *name;
     char *node; /* from hami.io/vgpu-node */
     size_t n_init;
-    struct vs_pod_devs devs; /* decoded hami.io/vgpu-devices-allocated */
     struct vs_mig_allocs mig;
     struct vs_usage *usage; /* collapsed; what is counted on the cards */
     size_t n_usage;
@@ -91,13 +90,16 @@ struct vs_node {
     bool present;       /* a Node object exists (else only a bucket for pods naming it) */
     bool unschedulable; /* spec.unschedulable */
     struct vs_kvlist labels;
-    char *raw_register; /* last seen annotation values (NULL = absent), to skip re-parsing */
-    char *raw_score;
+    /* Fingerprints of the last seen register and score values (0 = absent), to skip re-parsing
+     * unchanged annotations without keeping a copy of each (a few KiB per node). */
+    uint64_t register_fp;
+    uint64_t score_fp;
     char *raw_cordon;
     char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
     struct vs_card *cards; /* register annotation order */
     size_t n_cards;
-    int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j] */
+    int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j];
+                    * NULL when the node has no score annotation (all pairs 0) */
     struct vs_podent *pods;
     size_t n_pods;
     size_t n_bad_pods; /* pods here with a malformed allocation */

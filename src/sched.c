@@ -529,8 +529,8 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
     reason = fit(x, cands, nc, r, *so_far_mem, *so_far_cores, topo, n, picks, nomem);
     if (reason || *nomem)
         goto out;
-    out->devs = calloc((size_t)r->nums, sizeof(*out->devs));
-    if (!out->devs) {
+    /* out == NULL: the node cannot become the chosen one; only whether it fits matters. */
+    if (out && !(out->devs = calloc((size_t)r->nums, sizeof(*out->devs)))) {
         *nomem = true;
         goto out;
     }
@@ -583,6 +583,8 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
         d->usedcores += cores;
         *so_far_mem += mem;
         *so_far_cores += cores;
+        if (!out)
+            continue;
         struct vs_cdev *cd = &out->devs[out->n++];
         cd->uuid = strdup(d->c->uuid);
         cd->type = strdup(VS_VENDOR);
@@ -618,8 +620,58 @@ static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
     return f->reason ? VS_OK : VS_ERR_NOMEM;
 }
 
+/* Whether quick_fit decides fit exactly like fit_container: a single GPU container (none in
+ * init containers), and none of the checks whose outcome depends on the order of the walk or
+ * on earlier picks (NUMA binding, namespace quota, MIG placements). */
+static bool quick_fit_applies(const struct fit_ctx *x, const struct vs_node *n)
+{
+    if (x->numa_bind || n->has_mig || (x->quota && (x->quota->has_mem || x->quota->has_cores)))
+        return false;
+    for (size_t i = 0; i < x->req.n_init; i++)
+        if (x->req.init[i].nums)
+            return false;
+    size_t gpu_ctrs = 0;
+    for (size_t j = 0; j < x->req.n_ctrs; j++)
+        gpu_ctrs += x->req.ctrs[j].nums != 0;
+    return gpu_ctrs == 1;
+}
+
+/* Fit's per-card checks (same order and meaning as in fit()) without the reason counting:
+ * Fit takes every passing card until it has Nums of them (topology mode collects them all
+ * first), so the container fits exactly when at least Nums cards pass. */
+static bool quick_fit(const struct fit_ctx *x, const struct vs_scard *base, size_t n)
+{
+    const struct vs_req *r = NULL;
+    for (size_t j = 0; j < x->req.n_ctrs && !r; j++)
+        if (x->req.ctrs[j].nums)
+            r = &x->req.ctrs[j];
+    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    size_t pass = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct vs_scard *d = &base[i];
+        const struct vs_card *c = d->c;
+        if (!c->is_nvidia || !c->health || d->unhealthy || c->cordoned || !type_ok(x, c) ||
+            !uuid_ok(x, c) || c->count <= d->used || (x->gpu.mutex && d->used > 0))
+            continue;
+        int64_t mem = 0;
+        if (r->memreq > 0)
+            mem = r->memreq;
+        else if (r->pct != VS_PCT_UNSET)
+            mem = (int64_t)c->devmem * r->pct / 100;
+        if (c->devmem - d->usedmem < mem || c->devcore - d->usedcores < cores ||
+            (c->devcore == 100 && cores == 100 && d->used > 0) ||
+            (c->devcore != 0 && d->usedcores == c->devcore && cores == 0))
+            continue;
+        pass++;
+    }
+    return pass >= (size_t)r->nums;
+}
+
+/* Only a node that would become the choice (want_devs(score)) gets its device list built:
+ * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. */
 static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
-                             struct vs_node_fit *f)
+                             struct vs_node_fit *f, bool (*want_devs)(void *ctx, float score),
+                             void *want_ctx)
 {
     const struct vs_node *n = vs_model_node(m, f->node);
     if (!n || !n->present)
@@ -648,12 +700,16 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
     bool nomem = false;
     char *reason = NULL;
     struct vs_scard *view = NULL;
-    f->devs.ctrs = calloc(n_init + n_ctrs ? n_init + n_ctrs : 1, sizeof(*f->devs.ctrs));
-    if (!f->devs.ctrs) {
-        err = VS_ERR_NOMEM;
-        goto out;
+    f->score = node_score_of(base, nc);
+    bool devs = want_devs(want_ctx, f->score);
+    if (devs) {
+        f->devs.ctrs = calloc(n_init + n_ctrs ? n_init + n_ctrs : 1, sizeof(*f->devs.ctrs));
+        if (!f->devs.ctrs) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+        f->devs.n = n_init + n_ctrs;
     }
-    f->devs.n = n_init + n_ctrs;
     int64_t so_mem = 0, so_cores = 0;
     for (size_t i = 0; i < n_init && !reason; i++) {
         if (x->req.init[i].nums == 0)
@@ -665,7 +721,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
             goto out;
         }
         reason = fit_container(x, view, nc, &x->req.init[i], i, &so_mem, &so_cores, n->topo,
-                               &f->devs.ctrs[i], &f->mig, &nomem);
+                               devs ? &f->devs.ctrs[i] : NULL, &f->mig, &nomem);
         scards_free(view, nc, view_buf);
         view = NULL;
         if (nomem) {
@@ -673,18 +729,22 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
             goto out;
         }
     }
-    f->score = node_score_of(base, nc);
-    view = clone(base, nc, view_buf);
-    if (!view) {
-        err = VS_ERR_NOMEM;
-        goto out;
+    if (!reason && !devs && quick_fit_applies(x, n)) {
+        /* A node that cannot become the choice only needs fit or no fit: count the cards that
+         * pass, no scoring or sorting. Not fitting: the full walk below finds the reason. */
+        if (quick_fit(x, base, nc)) {
+            f->fit = true;
+            goto out;
+        }
     }
+    /* The app containers work on the base view itself: nothing reads it afterwards. */
+    view = base;
     so_mem = so_cores = 0;
     for (size_t j = 0; j < n_ctrs && !reason; j++) {
         if (x->req.ctrs[j].nums == 0)
             continue;
         reason = fit_container(x, view, nc, &x->req.ctrs[j], n_init + j, &so_mem, &so_cores,
-                               n->topo, &f->devs.ctrs[n_init + j], &f->mig, &nomem);
+                               n->topo, devs ? &f->devs.ctrs[n_init + j] : NULL, &f->mig, &nomem);
         if (nomem) {
             err = VS_ERR_NOMEM;
             goto out;
@@ -701,7 +761,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
     }
 out:
     free(reason);
-    scards_free(view, nc, view_buf);
+    if (view != base)
+        scards_free(view, nc, view_buf);
     scards_free(base, nc, base_buf);
     return err;
 }
@@ -715,6 +776,17 @@ static void ctx_cleanup(struct fit_ctx *x)
     vs_strlist_cleanup(&x->nouse_type);
     vs_strlist_cleanup(&x->use_uuid);
     vs_strlist_cleanup(&x->nouse_uuid);
+}
+
+struct best_ctx {
+    const struct vs_filter_result *r;
+    const struct vs_node_policy *policy;
+};
+
+static bool would_be_best(void *ctx, float score)
+{
+    const struct best_ctx *b = ctx;
+    return b->r->best < 0 || b->policy->better(score, b->r->nodes[b->r->best].score);
 }
 
 static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
@@ -801,9 +873,10 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     r->n = n_cands;
+    struct best_ctx bc = {.r = r, .policy = node_policy};
     for (size_t i = 0; i < n_cands; i++) {
         r->nodes[i].node = cands[i];
-        if ((err = eval_node(&x, m, &r->nodes[i])))
+        if ((err = eval_node(&x, m, &r->nodes[i], would_be_best, &bc)))
             goto out;
         if (r->nodes[i].fit &&
             (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))

@@ -26,7 +26,8 @@ struct vs_node_fit {
     bool fit;
     char *reason;            /* FailedNodes text when !fit */
     float score;             /* node score (§5.1) when fit */
-    struct vs_pod_devs devs; /* one entry per container, init first */
+    struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
+                              * were the best so far when evaluated (always for `best`) */
     struct vs_mig_allocs mig;
     uint64_t gen; /* node generation the decision was computed on */
 };

@@ -1,0 +1,177 @@
+/* test_sched_equiv: Filter evaluates a candidate that cannot become the choice on a shorter path
+ * (no device list, and for a plain one-container request only a count of the cards that pass).
+ * These tests check, on randomly generated clusters and requests, that every node's verdict and
+ * reason in a many-candidate Filter are exactly those of a Filter with that node alone (where it
+ * always takes the full path), and that the chosen node's devices are the ones it gets alone. */
+#include "builders.h"
+
+#include <criterion/criterion.h>
+
+#include <stdint.h>
+
+#define N_NODES 24
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(rng_state >> 33) % n;
+}
+
+static const char *const TYPES[] = {"NVIDIA-A100", "NVIDIA-T4", "NVIDIA-L4"};
+
+/* A node of 1–8 cards of one type with random size, slots, health and NUMA; half of the nodes
+ * carry a topology score annotation. */
+static void random_node(struct vs_model *m, int idx, char names[][16])
+{
+    snprintf(names[idx], 16, "n%02d", idx);
+    int cards = 1 + (int)rnd(8);
+    const char *type = TYPES[rnd(3)];
+    char reg[8192] = "[", score[8192] = "[";
+    for (int c = 0; c < cards; c++) {
+        char card[400];
+        snprintf(card, sizeof(card),
+                 "%s{\"id\":\"GPU-%d-%d\",\"index\":%d,\"count\":%d,\"devmem\":%d,\"devcore\":100,"
+                 "\"type\":\"%s\",\"numa\":%d,\"health\":%s,\"mode\":\"hami-core\"}",
+                 c ? "," : "", idx, c, c, 1 + (int)rnd(4), 4000 * (1 + (int)rnd(4)), type,
+                 c * 2 >= cards, rnd(10) ? "true" : "false");
+        strcat(reg, card);
+        for (int d = 0; d < cards; d++) {
+            if (d == c)
+                continue;
+            char pair[200];
+            snprintf(pair, sizeof(pair), "%s{\"uuid\":\"GPU-%d-%d\",\"score\":{\"GPU-%d-%d\":%d}}",
+                     strlen(score) > 1 ? "," : "", idx, c, idx, d, (int)rnd(100));
+            strcat(score, pair);
+        }
+    }
+    strcat(reg, "]");
+    strcat(score, "]");
+    tb_node(m, names[idx], reg, rnd(2) ? score : NULL, NULL);
+    /* Usage: up to three pods, each with one device on a random card. */
+    int pods = (int)rnd(4);
+    for (int p = 0; p < pods; p++) {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "use-%d-%d", idx, p);
+        int card = (int)rnd((uint32_t)cards);
+        char uuid[32];
+        snprintf(uuid, sizeof(uuid), "GPU-%d-%d", idx, card);
+        tb_use(m, uid, names[idx], uuid, 1, 1000 * (int)rnd(5), 25 * (int)rnd(5));
+    }
+}
+
+/* A random pod: one GPU container (sometimes two, or an init container, which take the full
+ * path everywhere), random amounts, policies, selectors. */
+static void random_pod(struct vs_pod *p, int k, const char **node_policy, const char **gpu_policy)
+{
+    static const char *const NODE_POL[] = {"binpack", "spread"};
+    static const char *const GPU_POL[] = {"binpack", "spread", "topology-aware", "mutex", "numa"};
+    char uid[32], nums[8], mem[16], pct[8], cores[8];
+    snprintf(uid, sizeof(uid), "uid-%d", k);
+    tb_pod(p, "default", uid, uid);
+    snprintf(nums, sizeof(nums), "%d", 1 + (int)rnd(3));
+    snprintf(mem, sizeof(mem), "%d", 500 * (int)rnd(12));
+    snprintf(pct, sizeof(pct), "%d", 10 * (1 + (int)rnd(10)));
+    snprintf(cores, sizeof(cores), "%d", 10 * (int)rnd(11));
+    uint32_t amount = rnd(3);
+    tb_ctr(p, 0, "main", nums, amount == 0 ? mem : NULL, amount == 1 ? pct : NULL,
+           rnd(2) ? cores : NULL);
+    uint32_t shape = rnd(8);
+    if (shape == 0)
+        tb_ctr(p, 0, "second", "1", "1000", NULL, NULL);
+    else if (shape == 1)
+        tb_ctr(p, 1, "init", "1", "2000", NULL, "50");
+    else if (shape == 2)
+        tb_ctr(p, 0, "no-gpu", NULL, NULL, NULL, NULL);
+    uint32_t sel = rnd(6);
+    if (sel == 0)
+        tb_anno(p, VS_ANNO_USE_TYPE, TYPES[rnd(3)]);
+    else if (sel == 1)
+        tb_anno(p, VS_ANNO_NOUSE_TYPE, TYPES[rnd(3)]);
+    else if (sel == 2)
+        tb_anno(p, VS_ANNO_NUMA_BIND, "true");
+    *node_policy = NODE_POL[rnd(2)];
+    *gpu_policy = GPU_POL[rnd(5)];
+}
+
+static void check_round(uint64_t seed)
+{
+    rng_state = seed;
+    struct vs_model *m = vs_model_new(1);
+    char names[N_NODES][16];
+    const char *cands[N_NODES];
+    for (int i = 0; i < N_NODES; i++) {
+        random_node(m, i, names);
+        cands[i] = names[i];
+    }
+    for (int k = 0; k < 40; k++) {
+        struct vs_pod p;
+        const char *np, *gp;
+        random_pod(&p, k, &np, &gp);
+        struct vs_filter_result all;
+        tb_filter(m, &p, np, gp, cands, N_NODES, &all);
+        cr_assert_null(all.error, "seed %llu pod %d: %s", (unsigned long long)seed, k, all.error);
+        for (int i = 0; i < N_NODES; i++) {
+            struct vs_filter_result one;
+            tb_filter(m, &p, np, gp, &cands[i], 1, &one);
+            const struct vs_node_fit *a = &all.nodes[i], *o = &one.nodes[0];
+            cr_assert_eq(a->fit, o->fit, "seed %llu pod %d node %s: fit %d alone %d",
+                         (unsigned long long)seed, k, cands[i], a->fit, o->fit);
+            cr_assert_str_eq(a->reason ? a->reason : "", o->reason ? o->reason : "",
+                             "seed %llu pod %d node %s", (unsigned long long)seed, k, cands[i]);
+            if (a->fit)
+                cr_assert_float_eq(a->score, o->score, 1e-6);
+            if (all.best == i) {
+                char *da = vs_annot_format_devices(&a->devs);
+                char *dO = vs_annot_format_devices(&o->devs);
+                cr_assert_str_eq(da, dO, "seed %llu pod %d node %s", (unsigned long long)seed, k,
+                                 cands[i]);
+                free(da);
+                free(dO);
+            }
+            vs_filter_result_cleanup(&one);
+        }
+        vs_filter_result_cleanup(&all);
+        vs_pod_cleanup(&p);
+    }
+    vs_model_free(m);
+}
+
+Test(sched_equiv, every_verdict_matches_the_node_alone)
+{
+    for (uint64_t seed = 1; seed <= 25; seed++)
+        check_round(seed);
+}
+
+/* The generator must exercise both verdicts, or the comparison above proves nothing. */
+Test(sched_equiv, generator_yields_fits_and_refusals)
+{
+    size_t fits = 0, refusals = 0, chosen = 0;
+    for (uint64_t seed = 1; seed <= 25; seed++) {
+        rng_state = seed;
+        struct vs_model *m = vs_model_new(1);
+        char names[N_NODES][16];
+        const char *cands[N_NODES];
+        for (int i = 0; i < N_NODES; i++) {
+            random_node(m, i, names);
+            cands[i] = names[i];
+        }
+        for (int k = 0; k < 40; k++) {
+            struct vs_pod p;
+            const char *np, *gp;
+            random_pod(&p, k, &np, &gp);
+            struct vs_filter_result r;
+            tb_filter(m, &p, np, gp, cands, N_NODES, &r);
+            for (size_t i = 0; i < r.n; i++)
+                r.nodes[i].fit ? fits++ : refusals++;
+            chosen += r.best >= 0;
+            vs_filter_result_cleanup(&r);
+            vs_pod_cleanup(&p);
+        }
+        vs_model_free(m);
+    }
+    cr_assert_gt(fits, 2000, "fits %zu", fits);
+    cr_assert_gt(refusals, 2000, "refusals %zu", refusals);
+    cr_assert_gt(chosen, 500, "pods placed %zu", chosen);
+}
