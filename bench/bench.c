@@ -641,7 +641,9 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     bool *held = xcalloc(RING, sizeof(bool));
     for (int k = 0; k < RING; k++)
         snprintf(uids[k], sizeof(uids[k]), "bench-inproc-%zu-%03d", n_cand, k);
-    struct vs_sched_opts so = {.cfg = cfg, .node_policy = NULL, .gpu_policy = NULL};
+    /* As the extender's Filter calls it. */
+    struct vs_sched_opts so = {
+        .cfg = cfg, .node_policy = NULL, .gpu_policy = NULL, .lazy_reasons = true};
     out->lat.v = xcalloc((size_t)o->iters, sizeof(double));
     out->lat.n = 0;
     out->fits = out->misses = 0;

@@ -287,8 +287,11 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     const char *const *cands = fa.names;
     size_t nc = fa.n_names;
-    struct vs_sched_opts so = {
-        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    /* Refusal reasons are only read when no node fits (FailedNodes, events, metrics). */
+    struct vs_sched_opts so = {.cfg = a->cfg,
+                               .node_policy = a->node_policy,
+                               .gpu_policy = a->gpu_policy,
+                               .lazy_reasons = true};
     int64_t now = a->now();
     if (vs_store_filter(a->store, &fa.pod, cands, nc, &so, now, &r)) {
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));

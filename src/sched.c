@@ -64,6 +64,8 @@ struct fit_ctx {
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
     const struct vs_quota *quota;
     int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
+    const struct vs_req *quick;       /* the request quick_scan can decide, NULL if none */
+    bool any_type;                    /* no type selector and no vgpu-mode: type_ok is true */
 };
 
 /* One chosen device of the container being fitted. */
@@ -166,6 +168,17 @@ static struct vs_scard *clone(const struct vs_scard *b, size_t n, struct vs_scar
     return s;
 }
 
+static float score_of_sums(int64_t used, int64_t count, int64_t uc, int64_t tc, int64_t um,
+                           int64_t tm)
+{
+    if (count == 0 || tc == 0 || tm == 0)
+        return 0;
+    float a = (float)used / (float)count;
+    float b = (float)uc / (float)tc;
+    float c = (float)um / (float)tm;
+    return 10.0f * (a + b + c);
+}
+
 static float node_score_of(const struct vs_scard *s, size_t n)
 {
     int64_t used = 0, count = 0, uc = 0, tc = 0, um = 0, tm = 0;
@@ -177,12 +190,7 @@ static float node_score_of(const struct vs_scard *s, size_t n)
         um += s[i].usedmem;
         tm += s[i].c->devmem;
     }
-    if (count == 0 || tc == 0 || tm == 0)
-        return 0;
-    float a = (float)used / (float)count;
-    float b = (float)uc / (float)tc;
-    float c = (float)um / (float)tm;
-    return 10.0f * (a + b + c);
+    return score_of_sums(used, count, uc, tc, um, tm);
 }
 
 float vs_sched_node_score(const struct vs_node *n)
@@ -266,6 +274,8 @@ static char *gen_reason(const size_t counts[R_COUNT], size_t total)
 
 static bool type_ok(const struct fit_ctx *x, const struct vs_card *c)
 {
+    if (x->any_type)
+        return true;
     if (x->use_type.n || x->nouse_type.n) {
         bool any_use = false, any_nouse = false;
         for (size_t i = 0; i < x->use_type.n; i++)
@@ -620,58 +630,71 @@ static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
     return f->reason ? VS_OK : VS_ERR_NOMEM;
 }
 
-/* Whether quick_fit decides fit exactly like fit_container: a single GPU container (none in
- * init containers), and none of the checks whose outcome depends on the order of the walk or
- * on earlier picks (NUMA binding, namespace quota, MIG placements). */
-static bool quick_fit_applies(const struct fit_ctx *x, const struct vs_node *n)
+/* The request quick_scan can decide: a single GPU container (none in init containers), and
+ * none of the checks whose outcome depends on the order of the walk or on earlier picks (NUMA
+ * binding, namespace quota). NULL otherwise. */
+static const struct vs_req *quick_request(const struct fit_ctx *x)
 {
-    if (x->numa_bind || n->has_mig || (x->quota && (x->quota->has_mem || x->quota->has_cores)))
-        return false;
+    if (x->numa_bind || (x->quota && (x->quota->has_mem || x->quota->has_cores)))
+        return NULL;
     for (size_t i = 0; i < x->req.n_init; i++)
         if (x->req.init[i].nums)
-            return false;
-    size_t gpu_ctrs = 0;
-    for (size_t j = 0; j < x->req.n_ctrs; j++)
-        gpu_ctrs += x->req.ctrs[j].nums != 0;
-    return gpu_ctrs == 1;
+            return NULL;
+    const struct vs_req *r = NULL;
+    for (size_t j = 0; j < x->req.n_ctrs; j++) {
+        if (!x->req.ctrs[j].nums)
+            continue;
+        if (r)
+            return NULL;
+        r = &x->req.ctrs[j];
+    }
+    return r;
 }
 
-/* Fit's per-card checks (same order and meaning as in fit()) without the reason counting:
- * Fit takes every passing card until it has Nums of them (topology mode collects them all
- * first), so the container fits exactly when at least Nums cards pass. */
-static bool quick_fit(const struct fit_ctx *x, const struct vs_scard *base, size_t n)
+/* One pass over the node's own cards, for a node without MIG cards and without the pod's own
+ * reservation (so its cards are exactly what snapshot() would copy): the node score as
+ * node_score_of() computes it, and whether x->quick fits. Fit's per-card checks, in the same
+ * order and meaning as in fit(); Fit takes every passing card until it has Nums of them
+ * (topology mode collects them all first), so the container fits exactly when at least Nums
+ * cards pass. */
+static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *score)
 {
-    const struct vs_req *r = NULL;
-    for (size_t j = 0; j < x->req.n_ctrs && !r; j++)
-        if (x->req.ctrs[j].nums)
-            r = &x->req.ctrs[j];
+    const struct vs_req *r = x->quick;
     int64_t cores = r->cores > 100 ? 100 : r->cores;
+    int64_t used = 0, count = 0, uc = 0, tc = 0, um = 0, tm = 0;
     size_t pass = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct vs_scard *d = &base[i];
-        const struct vs_card *c = d->c;
-        if (!c->is_nvidia || !c->health || d->unhealthy || c->cordoned || !type_ok(x, c) ||
-            !uuid_ok(x, c) || c->count <= d->used || (x->gpu.mutex && d->used > 0))
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        used += c->used;
+        count += c->count;
+        uc += c->usedcores;
+        tc += c->devcore;
+        um += c->usedmem;
+        tm += c->devmem;
+        if (!c->is_nvidia || !c->health || c->mig_unhealthy || c->cordoned || !type_ok(x, c) ||
+            !uuid_ok(x, c) || c->count <= c->used || (x->gpu.mutex && c->used > 0))
             continue;
         int64_t mem = 0;
         if (r->memreq > 0)
             mem = r->memreq;
         else if (r->pct != VS_PCT_UNSET)
             mem = (int64_t)c->devmem * r->pct / 100;
-        if (c->devmem - d->usedmem < mem || c->devcore - d->usedcores < cores ||
-            (c->devcore == 100 && cores == 100 && d->used > 0) ||
-            (c->devcore != 0 && d->usedcores == c->devcore && cores == 0))
+        if (c->devmem - c->usedmem < mem || c->devcore - c->usedcores < cores ||
+            (c->devcore == 100 && cores == 100 && c->used > 0) ||
+            (c->devcore != 0 && c->usedcores == c->devcore && cores == 0))
             continue;
         pass++;
     }
+    *score = score_of_sums(used, count, uc, tc, um, tm);
     return pass >= (size_t)r->nums;
 }
 
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
- * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. */
+ * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
+ * `pending` non-NULL a node quick_scan refuses is left without its reason (*pending = true). */
 static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
                              struct vs_node_fit *f, bool (*want_devs)(void *ctx, float score),
-                             void *want_ctx)
+                             void *want_ctx, bool *pending)
 {
     const struct vs_node *n = vs_model_node(m, f->node);
     if (!n || !n->present)
@@ -689,6 +712,21 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
             if (pe->malformed)
                 return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
                                   pe->error);
+    }
+    if (x->quick && !n->has_mig && !(x->own && x->own->on == n)) {
+        /* Decided by counting on the node's own cards, unless the node could become the choice
+         * (then its devices are needed) or does not fit and its reason is wanted now. */
+        float score;
+        bool fits = quick_scan(x, n, &score);
+        if (fits && !want_devs(want_ctx, score)) {
+            f->score = score;
+            f->fit = true;
+            return VS_OK;
+        }
+        if (!fits && pending) {
+            *pending = true;
+            return VS_OK;
+        }
     }
     size_t nc = n->n_cards;
     struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
@@ -726,14 +764,6 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
         view = NULL;
         if (nomem) {
             err = VS_ERR_NOMEM;
-            goto out;
-        }
-    }
-    if (!reason && !devs && quick_fit_applies(x, n)) {
-        /* A node that cannot become the choice only needs fit or no fit: count the cards that
-         * pass, no scoring or sorting. Not fitting: the full walk below finds the reason. */
-        if (quick_fit(x, base, nc)) {
-            f->fit = true;
             goto out;
         }
     }
@@ -802,6 +832,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     struct fit_ctx x;
     struct vs_errbuf eb;
     enum vs_err err = VS_OK;
+    bool *pending = NULL;
     memset(r, 0, sizeof(*r));
     memset(&x, 0, sizeof(x));
     r->best = -1;
@@ -873,16 +904,28 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     r->n = n_cands;
+    x.quick = quick_request(&x);
+    x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
+    if (o->lazy_reasons && !(pending = calloc(n_cands ? n_cands : 1, sizeof(*pending)))) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
     struct best_ctx bc = {.r = r, .policy = node_policy};
     for (size_t i = 0; i < n_cands; i++) {
         r->nodes[i].node = cands[i];
-        if ((err = eval_node(&x, m, &r->nodes[i], would_be_best, &bc)))
+        if ((err =
+                 eval_node(&x, m, &r->nodes[i], would_be_best, &bc, pending ? &pending[i] : NULL)))
             goto out;
         if (r->nodes[i].fit &&
             (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
             r->best = (long)i;
     }
+    /* No node fits: the refusals left pending get their reasons now. */
+    for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++)
+        if (pending[i] && (err = eval_node(&x, m, &r->nodes[i], would_be_best, &bc, NULL)))
+            goto out;
 out:
+    free(pending);
     ctx_cleanup(&x);
     return err;
 }

@@ -19,12 +19,17 @@ struct vs_sched_opts {
     const struct vs_devcfg *cfg;
     const char *node_policy; /* default node policy (flag), "binpack" when NULL */
     const char *gpu_policy;  /* default card policy (flag), "spread" when NULL */
+    /* When some node fits, a node that does not may be left without its reason text (reason
+     * NULL, fit false): the reasons are only worked out when no node fits. For callers that
+     * read reasons only then (the extender's Filter, simulate). */
+    bool lazy_reasons;
 };
 
 struct vs_node_fit {
     const char *node; /* borrowed from the candidate list */
     bool fit;
-    char *reason;            /* FailedNodes text when !fit */
+    char *reason;            /* FailedNodes text when !fit (NULL: not worked out, see
+                              * vs_sched_opts.lazy_reasons) */
     float score;             /* node score (§5.1) when fit */
     struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
                               * were the best so far when evaluated (always for `best`) */

@@ -225,8 +225,11 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         if (e)
             fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
     }
-    struct vs_sched_opts so = {
-        .cfg = &cfg, .node_policy = o.node_policy, .gpu_policy = o.gpu_policy};
+    /* Reasons are reported only for pods no node takes. */
+    struct vs_sched_opts so = {.cfg = &cfg,
+                               .node_policy = o.node_policy,
+                               .gpu_policy = o.gpu_policy,
+                               .lazy_reasons = true};
     for (size_t i = 0; i < cl.n_pods; i++) {
         if (is_placed(&cl.pods[i]))
             continue;

@@ -2,7 +2,9 @@
  * (no device list, and for a plain one-container request only a count of the cards that pass).
  * These tests check, on randomly generated clusters and requests, that every node's verdict and
  * reason in a many-candidate Filter are exactly those of a Filter with that node alone (where it
- * always takes the full path), and that the chosen node's devices are the ones it gets alone. */
+ * always takes the full path), and that the chosen node's devices are the ones it gets alone;
+ * and that lazy reasons (vs_sched_opts.lazy_reasons) change only the reason texts of refused
+ * nodes when another node fits. */
 #include "builders.h"
 
 #include <criterion/criterion.h>
@@ -71,7 +73,8 @@ static void random_pod(struct vs_pod *p, int k, const char **node_policy, const 
     snprintf(uid, sizeof(uid), "uid-%d", k);
     tb_pod(p, "default", uid, uid);
     snprintf(nums, sizeof(nums), "%d", 1 + (int)rnd(3));
-    snprintf(mem, sizeof(mem), "%d", 500 * (int)rnd(12));
+    /* One in eight asks more memory than any card has: refused everywhere. */
+    snprintf(mem, sizeof(mem), "%d", rnd(8) ? 500 * (int)rnd(12) : 17000);
     snprintf(pct, sizeof(pct), "%d", 10 * (1 + (int)rnd(10)));
     snprintf(cores, sizeof(cores), "%d", 10 * (int)rnd(11));
     uint32_t amount = rnd(3);
@@ -95,6 +98,46 @@ static void random_pod(struct vs_pod *p, int k, const char **node_policy, const 
     *gpu_policy = GPU_POL[rnd(5)];
 }
 
+/* Filter with lazy reasons: the extender's and simulate's setting. */
+static void filter_lazy(const struct vs_model *m, const struct vs_pod *p, const char *np,
+                        const char *gp, const char *const *cands, size_t n,
+                        struct vs_filter_result *r)
+{
+    static struct vs_devcfg cfg;
+    static int init;
+    if (!init) {
+        vs_devcfg_init(&cfg);
+        init = 1;
+    }
+    struct vs_sched_opts o = {
+        .cfg = &cfg, .node_policy = np, .gpu_policy = gp, .lazy_reasons = true};
+    if (vs_sched_filter(m, p, cands, n, &o, r))
+        abort();
+}
+
+/* Lazy reasons change nothing but the reason texts of refused nodes when some node fits. */
+static void check_lazy(const struct vs_filter_result *all, const struct vs_filter_result *lazy,
+                       uint64_t seed, int k)
+{
+    cr_assert_eq(lazy->best, all->best, "seed %llu pod %d", (unsigned long long)seed, k);
+    for (size_t i = 0; i < all->n; i++) {
+        const struct vs_node_fit *a = &all->nodes[i], *l = &lazy->nodes[i];
+        cr_assert_eq(l->fit, a->fit, "seed %llu pod %d node %zu", (unsigned long long)seed, k, i);
+        if (a->fit)
+            cr_assert_float_eq(l->score, a->score, 1e-6);
+        else if (all->best < 0 || l->reason)
+            cr_assert_str_eq(l->reason ? l->reason : "(none)", a->reason, "seed %llu pod %d",
+                             (unsigned long long)seed, k);
+    }
+    if (all->best >= 0) {
+        char *da = vs_annot_format_devices(&all->nodes[all->best].devs);
+        char *dl = vs_annot_format_devices(&lazy->nodes[lazy->best].devs);
+        cr_assert_str_eq(dl, da);
+        free(da);
+        free(dl);
+    }
+}
+
 static void check_round(uint64_t seed)
 {
     rng_state = seed;
@@ -112,6 +155,10 @@ static void check_round(uint64_t seed)
         struct vs_filter_result all;
         tb_filter(m, &p, np, gp, cands, N_NODES, &all);
         cr_assert_null(all.error, "seed %llu pod %d: %s", (unsigned long long)seed, k, all.error);
+        struct vs_filter_result lazy;
+        filter_lazy(m, &p, np, gp, cands, N_NODES, &lazy);
+        check_lazy(&all, &lazy, seed, k);
+        vs_filter_result_cleanup(&lazy);
         for (int i = 0; i < N_NODES; i++) {
             struct vs_filter_result one;
             tb_filter(m, &p, np, gp, &cands[i], 1, &one);
@@ -147,7 +194,7 @@ Test(sched_equiv, every_verdict_matches_the_node_alone)
 /* The generator must exercise both verdicts, or the comparison above proves nothing. */
 Test(sched_equiv, generator_yields_fits_and_refusals)
 {
-    size_t fits = 0, refusals = 0, chosen = 0;
+    size_t fits = 0, refusals = 0, chosen = 0, none = 0;
     for (uint64_t seed = 1; seed <= 25; seed++) {
         rng_state = seed;
         struct vs_model *m = vs_model_new(1);
@@ -166,6 +213,7 @@ Test(sched_equiv, generator_yields_fits_and_refusals)
             for (size_t i = 0; i < r.n; i++)
                 r.nodes[i].fit ? fits++ : refusals++;
             chosen += r.best >= 0;
+            none += r.best < 0 && !r.error;
             vs_filter_result_cleanup(&r);
             vs_pod_cleanup(&p);
         }
@@ -174,4 +222,5 @@ Test(sched_equiv, generator_yields_fits_and_refusals)
     cr_assert_gt(fits, 2000, "fits %zu", fits);
     cr_assert_gt(refusals, 2000, "refusals %zu", refusals);
     cr_assert_gt(chosen, 500, "pods placed %zu", chosen);
+    cr_assert_gt(none, 30, "pods refused everywhere %zu", none);
 }
