@@ -153,6 +153,23 @@ static struct vs_quota *quota_for(struct vs_model *m, const char *ns, bool creat
     return q;
 }
 
+/* Every change of a node's cards or usage ends here: new generation, fresh sums. */
+static void node_bump(struct vs_node *n)
+{
+    struct vs_node_sums t = {0};
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        t.used += c->used;
+        t.count += c->count;
+        t.usedcores += c->usedcores;
+        t.devcore += c->devcore;
+        t.usedmem += c->usedmem;
+        t.devmem += c->devmem;
+    }
+    n->sums = t;
+    n->gen++;
+}
+
 /* Adds (sign=+1) or removes (sign=-1) a pod's collapsed usage on its node's cards and in its
  * namespace's quota usage. */
 static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
@@ -176,7 +193,7 @@ static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
         q->cores_used += sign * cores;
     }
     if (n)
-        n->gen++;
+        node_bump(n);
 }
 
 static void card_clear(struct vs_card *c)
@@ -267,7 +284,7 @@ static void node_rebuild_usage(struct vs_model *m, struct vs_node *n)
         }
     }
     node_rebuild_mig(n);
-    n->gen++;
+    node_bump(n);
 }
 
 static struct vs_node *node_get(struct vs_model *m, const char *name, bool create)
@@ -490,7 +507,7 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     }
     if (node_apply_cordon(n))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-    n->gen++;
+    node_bump(n);
     return VS_OK;
 }
 
@@ -506,7 +523,7 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
     n->raw_cordon = NULL;
     n->register_fp = n->score_fp = 0;
     set_error(n, NULL);
-    n->gen++;
+    node_bump(n);
     node_gc(m, n);
 }
 

@@ -104,6 +104,10 @@ struct vs_node {
     size_t n_pods;
     size_t n_bad_pods; /* pods here with a malformed allocation */
     uint64_t gen;      /* bumped on every change of this node's cards or usage */
+    /* Sums over the cards, refreshed with every gen bump: the node score's inputs (§5.1). */
+    struct vs_node_sums {
+        int64_t used, count, usedcores, devcore, usedmem, devmem;
+    } sums;
     bool has_mig;      /* some card is in mig mode */
     UT_hash_handle hh; /* model-private: nodes by name */
 };

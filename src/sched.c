@@ -653,24 +653,20 @@ static const struct vs_req *quick_request(const struct fit_ctx *x)
 
 /* One pass over the node's own cards, for a node without MIG cards and without the pod's own
  * reservation (so its cards are exactly what snapshot() would copy): the node score as
- * node_score_of() computes it, and whether x->quick fits. Fit's per-card checks, in the same
+ * node_score_of() computes it (from the model's sums of the same values), and whether x->quick
+ * fits. Fit's per-card checks, in the same
  * order and meaning as in fit(); Fit takes every passing card until it has Nums of them
  * (topology mode collects them all first), so the container fits exactly when at least Nums
  * cards pass. */
 static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *score)
 {
     const struct vs_req *r = x->quick;
+    const struct vs_node_sums *t = &n->sums;
+    *score = score_of_sums(t->used, t->count, t->usedcores, t->devcore, t->usedmem, t->devmem);
     int64_t cores = r->cores > 100 ? 100 : r->cores;
-    int64_t used = 0, count = 0, uc = 0, tc = 0, um = 0, tm = 0;
-    size_t pass = 0;
-    for (size_t i = 0; i < n->n_cards; i++) {
+    size_t pass = 0, need = (size_t)r->nums;
+    for (size_t i = 0; i < n->n_cards && pass < need; i++) {
         const struct vs_card *c = &n->cards[i];
-        used += c->used;
-        count += c->count;
-        uc += c->usedcores;
-        tc += c->devcore;
-        um += c->usedmem;
-        tm += c->devmem;
         if (!c->is_nvidia || !c->health || c->mig_unhealthy || c->cordoned || !type_ok(x, c) ||
             !uuid_ok(x, c) || c->count <= c->used || (x->gpu.mutex && c->used > 0))
             continue;
@@ -685,8 +681,7 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
             continue;
         pass++;
     }
-    *score = score_of_sums(used, count, uc, tc, um, tm);
-    return pass >= (size_t)r->nums;
+    return pass >= need;
 }
 
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
