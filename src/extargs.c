@@ -29,12 +29,229 @@ void vs_filter_args_cleanup(struct vs_filter_args *a)
 {
     vs_pod_cleanup(&a->pod);
     free(a->names);
+    free(a->names_buf);
+    json_decref(a->nodes_owned);
     json_decref(a->root);
     memset(a, 0, sizeof(*a));
 }
 
+json_t *vs_filter_args_node_names(const struct vs_filter_args *a)
+{
+    if (a->node_names)
+        return json_incref(a->node_names);
+    if (!a->has_names)
+        return NULL;
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < a->n_names; i++) {
+        if (json_array_append_new(arr, json_string(a->names[i]))) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* ---------------------------------------------------------------- fast path
+ *
+ * kube-scheduler sends {"Pod":{...},"Nodes":null,"NodeNames":["...", ...]} with thousands of
+ * names; building a jansson string per name was most of a 5,000-candidate Filter. The fast path
+ * reads the top-level object itself, copies NodeNames when every name is plain printable ASCII
+ * without escapes (node names are DNS names), and gives only the Pod (and a NodeList) to
+ * jansson. Anything else — escapes or non-ASCII in a name or key, another key, a repeated key,
+ * another value type, any syntax error, a Pod that does not decode — returns false, and the
+ * general path below decodes the request (and words its errors) exactly as before. */
+
+struct scan {
+    const char *p, *end;
+};
+
+static void skip_ws(struct scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static bool eat(struct scan *s, char c)
+{
+    skip_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A string of printable ASCII without escapes; s->p at the opening quote. */
+static bool plain_string(struct scan *s, const char **str, size_t *len)
+{
+    if (s->p >= s->end || *s->p != '"')
+        return false;
+    const char *b = ++s->p;
+    while (s->p < s->end && *s->p != '"') {
+        unsigned char c = (unsigned char)*s->p;
+        if (c < 0x20 || c >= 0x7f || c == '\\')
+            return false;
+        s->p++;
+    }
+    if (s->p >= s->end)
+        return false;
+    *str = b;
+    *len = (size_t)(s->p - b);
+    s->p++;
+    return true;
+}
+
+/* The end of a JSON object or array starting at s->p (bracket matching that respects strings);
+ * jansson validates the span afterwards. */
+static bool skip_compound(struct scan *s)
+{
+    size_t depth = 0;
+    while (s->p < s->end) {
+        char c = *s->p++;
+        if (c == '"') {
+            for (;;) {
+                if (s->p >= s->end)
+                    return false;
+                char d = *s->p++;
+                if (d == '"')
+                    break;
+                if (d == '\\') {
+                    if (s->p >= s->end)
+                        return false;
+                    s->p++;
+                }
+            }
+        } else if (c == '{' || c == '[') {
+            if (++depth > 256) /* leave deep nesting to the general path and its limits */
+                return false;
+        } else if ((c == '}' || c == ']') && (depth == 0 || --depth == 0)) {
+            return true; /* the first character is always an opening bracket */
+        }
+    }
+    return false;
+}
+
+static bool is_null(struct scan *s)
+{
+    if (s->end - s->p >= 4 && memcmp(s->p, "null", 4) == 0) {
+        s->p += 4;
+        return true;
+    }
+    return false;
+}
+
+static bool key_is(const char *k, size_t n, const char *want)
+{
+    return strlen(want) == n && strncasecmp(k, want, n) == 0;
+}
+
+static bool fast_names(struct scan *s, struct vs_filter_args *out)
+{
+    const char *start = s->p;
+    size_t n = 0;
+    /* Pass 1: validate and count. */
+    skip_ws(s);
+    if (!eat(s, '['))
+        return false;
+    if (!eat(s, ']')) {
+        do {
+            const char *str;
+            size_t len;
+            skip_ws(s);
+            if (!plain_string(s, &str, &len))
+                return false;
+            n++;
+        } while (eat(s, ','));
+        if (!eat(s, ']'))
+            return false;
+    }
+    size_t bytes = (size_t)(s->p - start);
+    out->names = calloc(n ? n : 1, sizeof(*out->names));
+    out->names_buf = malloc(bytes + 1);
+    if (!out->names || !out->names_buf)
+        return false;
+    /* Pass 2: copy, NUL-terminated (each name is shorter than its quoted form). */
+    struct scan t = {start, s->p};
+    char *w = out->names_buf;
+    eat(&t, '[');
+    for (size_t i = 0; i < n; i++) {
+        const char *str;
+        size_t len;
+        skip_ws(&t);
+        plain_string(&t, &str, &len);
+        memcpy(w, str, len);
+        w[len] = '\0';
+        out->names[i] = w;
+        w += len + 1;
+        eat(&t, ',');
+    }
+    out->n_names = n;
+    out->has_names = true;
+    return true;
+}
+
+static json_t *load_span(const char *b, const char *e)
+{
+    json_error_t jerr;
+    return json_loadb(b, (size_t)(e - b), 0, &jerr);
+}
+
+static bool fast_filter(const char *body, size_t len, struct vs_filter_args *out)
+{
+    struct scan s = {body, body + len};
+    bool seen_pod = false, seen_nodes = false, seen_names = false;
+    if (!eat(&s, '{') || eat(&s, '}'))
+        return false;
+    do {
+        const char *k;
+        size_t kn;
+        skip_ws(&s);
+        if (!plain_string(&s, &k, &kn) || !eat(&s, ':'))
+            return false;
+        skip_ws(&s);
+        const char *v = s.p;
+        if (key_is(k, kn, "Pod") && !seen_pod) {
+            seen_pod = true;
+            if (s.p >= s.end || *s.p != '{' || !skip_compound(&s) ||
+                !(out->root = load_span(v, s.p)))
+                return false;
+            out->pod_json = out->root;
+        } else if (key_is(k, kn, "Nodes") && !seen_nodes) {
+            seen_nodes = true;
+            if (is_null(&s))
+                continue;
+            if (s.p >= s.end || *s.p != '{' || !skip_compound(&s) ||
+                !(out->nodes_owned = load_span(v, s.p)))
+                return false;
+            out->nodes = out->nodes_owned;
+        } else if (key_is(k, kn, "NodeNames") && !seen_names) {
+            seen_names = true;
+            if (!is_null(&s) && !fast_names(&s, out))
+                return false;
+        } else {
+            return false;
+        }
+    } while (eat(&s, ','));
+    if (!eat(&s, '}'))
+        return false;
+    skip_ws(&s);
+    struct vs_errbuf pe;
+    return s.p == s.end && out->pod_json &&
+           vs_codec_pod_from_json(out->pod_json, &out->pod, &pe) == VS_OK;
+}
+
 enum vs_err vs_extargs_filter(const char *body, size_t len, struct vs_filter_args *out,
                               struct vs_errbuf *eb)
+{
+    memset(out, 0, sizeof(*out));
+    if (fast_filter(body, len, out))
+        return VS_OK;
+    vs_filter_args_cleanup(out);
+    return vs_extargs_filter_general(body, len, out, eb);
+}
+
+enum vs_err vs_extargs_filter_general(const char *body, size_t len, struct vs_filter_args *out,
+                                      struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
     json_error_t jerr;
@@ -68,6 +285,7 @@ enum vs_err vs_extargs_filter(const char *body, size_t len, struct vs_filter_arg
                 return vs_err_set(eb, VS_ERR_PARSE, "NodeNames must be an array of strings");
             out->names[out->n_names++] = s;
         }
+        out->has_names = true;
     }
     return VS_OK;
 }

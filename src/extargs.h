@@ -6,19 +6,24 @@
 #define VS_EXTARGS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
 #include "kobj.h"
 
 struct vs_filter_args {
-    json_t *root;       /* owned */
+    json_t *root;       /* owned: the whole request (general path) or the Pod (fast path) */
     json_t *pod_json;   /* borrowed from root */
     struct vs_pod pod;  /* decoded Pod */
-    json_t *node_names; /* borrowed array, NULL when absent/null */
-    json_t *nodes;      /* borrowed NodeList object, NULL when absent/null */
-    const char **names; /* the string entries of NodeNames (borrowed), n_names of them */
+    json_t *node_names; /* borrowed array (general path only; see vs_filter_args_node_names) */
+    json_t *nodes;      /* NodeList object, NULL when absent/null (borrowed from root, or owned
+                         * in nodes_owned on the fast path) */
+    json_t *nodes_owned;
+    const char **names; /* the string entries of NodeNames, n_names of them */
     size_t n_names;
+    bool has_names;  /* NodeNames was present and not null */
+    char *names_buf; /* owned copy of the names (fast path) */
 };
 
 /* Errors (VS_ERR_PARSE) with messages: "invalid ExtenderArgs: <json error>",
@@ -28,6 +33,13 @@ struct vs_filter_args {
 enum vs_err vs_extargs_filter(const char *body, size_t len, struct vs_filter_args *out,
                               struct vs_errbuf *eb);
 void vs_filter_args_cleanup(struct vs_filter_args *a);
+/* The same decode without the fast path (names_buf stays NULL): for tests and fuzzing, which
+ * check that both agree. */
+enum vs_err vs_extargs_filter_general(const char *body, size_t len, struct vs_filter_args *out,
+                                      struct vs_errbuf *eb);
+
+/* NodeNames as a JSON array (new reference), NULL when absent or null. */
+json_t *vs_filter_args_node_names(const struct vs_filter_args *a);
 
 struct vs_bind_args {
     json_t *root; /* owned; the strings below are borrowed from it */

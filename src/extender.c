@@ -248,7 +248,6 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 400, filter_result(NULL, NULL, NULL, eb.msg));
         goto out;
     }
-    json_t *names = fa.node_names;
     json_t *nodes = fa.nodes;
     if (nodes) {
         json_t *res = filter_simulated(a, &fa.pod, nodes);
@@ -277,7 +276,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
-        set_json(resp, 200, filter_result(NULL, json_incref(names), NULL, NULL));
+        set_json(resp, 200, filter_result(NULL, vs_filter_args_node_names(&fa), NULL, NULL));
         goto out;
     }
     if (!fa.pod.uid || !*fa.pod.uid) {
@@ -304,7 +303,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     if (!r.managed) {
         outcome = VS_FILTER_PASSTHROUGH;
-        set_json(resp, 200, filter_result(NULL, json_incref(names), NULL, NULL));
+        set_json(resp, 200, filter_result(NULL, vs_filter_args_node_names(&fa), NULL, NULL));
         goto out;
     }
     if (r.best < 0) {
