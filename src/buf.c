@@ -1,6 +1,7 @@
 /* buf: growable string buffer. Growth doubles; an allocation failure is sticky (b->oom). */
 #include "buf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,4 +91,27 @@ char *vs_buf_steal(struct vs_buf *b)
     char *d = b->data;
     memset(b, 0, sizeof(*b));
     return d;
+}
+
+bool vs_buf_put_fixed2(struct vs_buf *b, double v)
+{
+    /* When v is a float's value (node scores are floats) below 1e13, v * 100 is exact in a
+     * double (a 24-bit mantissa times 7 bits) and fits the integer; printf rounds the exact
+     * decimal value half to even, as nearbyint() does in the default rounding mode. Anything
+     * else (NaN, infinities, huge values, doubles with more bits) is left to printf. */
+    double a = fabs(v), h = a * 100.0;
+    if (!(a < 1e13) || (double)(float)a != a)
+        return vs_buf_printf(b, "%.2f", v);
+    unsigned long long n = (unsigned long long)nearbyint(h);
+    char tmp[40], *e = tmp + sizeof(tmp), *p = e;
+    *--p = (char)('0' + n % 10);
+    *--p = (char)('0' + n / 10 % 10);
+    *--p = '.';
+    n /= 100;
+    do
+        *--p = (char)('0' + n % 10);
+    while (n /= 10);
+    if (signbit(v))
+        *--p = '-';
+    return vs_buf_append(b, p, (size_t)(e - p));
 }

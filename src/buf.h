@@ -17,6 +17,8 @@ void vs_buf_cleanup(struct vs_buf *b);
 bool vs_buf_append(struct vs_buf *b, const char *s, size_t n);
 bool vs_buf_puts(struct vs_buf *b, const char *s);
 bool vs_buf_printf(struct vs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends v as printf("%.2f", v) would (fast path for finite values below 1e15). */
+bool vs_buf_put_fixed2(struct vs_buf *b, double v);
 /* Takes the content out: returns it (free with free()) and resets b; NULL if b.oom. */
 char *vs_buf_steal(struct vs_buf *b);
 

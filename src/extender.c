@@ -111,8 +111,12 @@ static void succeed_event(struct vs_app *a, const struct vs_pod *pod,
     for (size_t i = 0; i < r->n; i++) {
         if (!r->nodes[i].fit)
             continue;
-        vs_buf_printf(&b, "%s%s:%.2f", first ? "" : ",", r->nodes[i].node,
-                      (double)r->nodes[i].score);
+        /* "%s:%.2f" per node, without printf: 5,000 of them were most of a Filter's time. */
+        if (!first)
+            vs_buf_puts(&b, ",");
+        vs_buf_puts(&b, r->nodes[i].node);
+        vs_buf_puts(&b, ":");
+        vs_buf_put_fixed2(&b, (double)r->nodes[i].score);
         first = false;
     }
     vs_buf_puts(&b, ")");

@@ -460,6 +460,15 @@ bool vs_json_put_string(struct vs_buf *b, const char *s)
 {
     vs_buf_puts(b, "\"");
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        /* A run of characters that need no escape goes in at once. */
+        size_t run = 0;
+        while (c[run] >= 0x20 && c[run] != '"' && c[run] != '\\')
+            run++;
+        if (run) {
+            vs_buf_append(b, (const char *)c, run);
+            c += run - 1;
+            continue;
+        }
         switch (*c) {
         case '"':
             vs_buf_puts(b, "\\\"");

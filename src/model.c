@@ -19,8 +19,18 @@ struct quota_obj {
     int64_t mem, cores;
 };
 
+/* Open-addressing index of the nodes by name, for Filter's lookup of every candidate: uthash's
+ * chains put several node structs on each lookup's path. Linear probing, load at most 1/2,
+ * backward-shift deletion; the 64-bit hash is compared before the name. */
+struct node_slot {
+    uint64_t h;
+    struct vs_node *n; /* NULL: empty */
+};
+
 struct vs_model {
-    struct vs_node *nodes;   /* hash by name */
+    struct vs_node *nodes; /* hash by name (iteration, ownership) */
+    struct node_slot *idx; /* lookup by name, see node_slot */
+    size_t idx_cap, idx_n;
     struct vs_podent *pods;  /* hash by uid */
     struct vs_quota *quotas; /* hash by namespace */
     struct quota_obj *qobjs;
@@ -287,14 +297,97 @@ static void node_rebuild_usage(struct vs_model *m, struct vs_node *n)
     node_bump(n);
 }
 
+static uint64_t name_hash(const char *s, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+    for (; len >= 8; s += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+static struct vs_node *idx_find(const struct vs_model *m, const char *name)
+{
+    if (!m->idx_cap)
+        return NULL;
+    uint64_t h = name_hash(name, strlen(name));
+    size_t mask = m->idx_cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        const struct node_slot *sl = &m->idx[i];
+        if (!sl->n)
+            return NULL;
+        if (sl->h == h && strcmp(sl->n->name, name) == 0)
+            return sl->n;
+    }
+}
+
+static void idx_place(struct node_slot *tab, size_t cap, uint64_t h, struct vs_node *n)
+{
+    size_t i = (size_t)h & (cap - 1);
+    while (tab[i].n)
+        i = (i + 1) & (cap - 1);
+    tab[i].h = h;
+    tab[i].n = n;
+}
+
+static bool idx_put(struct vs_model *m, struct vs_node *n)
+{
+    if ((m->idx_n + 1) * 2 > m->idx_cap) {
+        size_t cap = m->idx_cap ? m->idx_cap * 2 : 64;
+        struct node_slot *tab = calloc(cap, sizeof(*tab));
+        if (!tab)
+            return false;
+        for (size_t i = 0; i < m->idx_cap; i++)
+            if (m->idx[i].n)
+                idx_place(tab, cap, m->idx[i].h, m->idx[i].n);
+        free(m->idx);
+        m->idx = tab;
+        m->idx_cap = cap;
+    }
+    idx_place(m->idx, m->idx_cap, name_hash(n->name, strlen(n->name)), n);
+    m->idx_n++;
+    return true;
+}
+
+static void idx_del(struct vs_model *m, const struct vs_node *n)
+{
+    size_t mask = m->idx_cap - 1;
+    size_t i = (size_t)name_hash(n->name, strlen(n->name)) & mask;
+    while (m->idx[i].n != n) {
+        if (!m->idx[i].n)
+            return;
+        i = (i + 1) & mask;
+    }
+    /* Backward shift: move later entries of the probe run into the hole when their home slot
+     * does not lie (cyclically) after the hole. */
+    for (size_t j = (i + 1) & mask; m->idx[j].n; j = (j + 1) & mask) {
+        size_t home = (size_t)m->idx[j].h & mask;
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            m->idx[i] = m->idx[j];
+            i = j;
+        }
+    }
+    m->idx[i].n = NULL;
+    m->idx[i].h = 0;
+    m->idx_n--;
+}
+
 static struct vs_node *node_get(struct vs_model *m, const char *name, bool create)
 {
-    struct vs_node *n = NULL;
-    HASH_FIND_STR(m->nodes, name, n);
+    struct vs_node *n = idx_find(m, name);
     if (n || !create)
         return n;
     n = calloc(1, sizeof(*n));
-    if (!n || !(n->name = strdup(name))) {
+    if (!n || !(n->name = strdup(name)) || !idx_put(m, n)) {
+        if (n)
+            free(n->name);
         free(n);
         return NULL;
     }
@@ -316,6 +409,7 @@ static void node_free(struct vs_node *n)
 static void node_gc(struct vs_model *m, struct vs_node *n)
 {
     if (n && !n->present && !n->pods) {
+        idx_del(m, n);
         HASH_DEL(m->nodes, n);
         node_free(n);
     }
@@ -890,9 +984,7 @@ void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
 
 const struct vs_node *vs_model_node(const struct vs_model *m, const char *name)
 {
-    struct vs_node *n = NULL;
-    HASH_FIND_STR(m->nodes, name, n);
-    return n;
+    return idx_find(m, name);
 }
 
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid)
@@ -969,6 +1061,7 @@ void vs_model_free(struct vs_model *m)
         HASH_DEL(m->nodes, n);
         node_free(n);
     }
+    free(m->idx);
     struct vs_quota *q, *qtmp;
     HASH_ITER(hh, m->quotas, q, qtmp)
     {

@@ -310,3 +310,42 @@ Test(model, incremental_equals_rebuild)
     for (int i = 0; i < 2; i++)
         assert_card("n1", (size_t)i, used[i], mem[i], cores[i]);
 }
+
+/* The node index (open addressing, backward-shift deletion) under many inserts and removals in
+ * a scrambled order: every present node is found, every removed one is not. */
+Test(model, node_index_inserts_and_removals)
+{
+    struct vs_model *mm = vs_model_new(1);
+    enum { N = 3000 };
+    static char present[N];
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        tb_node(mm, name, "[]", NULL, NULL);
+        present[i] = 1;
+    }
+    /* Remove two thirds in a scrambled order, re-add some, remove again. */
+    for (int k = 0; k < 3 * N; k++) {
+        int i = (int)(((unsigned)k * 2654435761u) % N);
+        snprintf(name, sizeof(name), "node-%d", i);
+        if (k % 3 == 2) {
+            tb_node(mm, name, "[]", NULL, NULL);
+            present[i] = 1;
+        } else {
+            vs_model_remove_node(mm, name);
+            present[i] = 0;
+        }
+    }
+    size_t n_present = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        const struct vs_node *n = vs_model_node(mm, name);
+        cr_assert_eq(n != NULL, present[i] != 0, "%s", name);
+        if (n)
+            cr_assert_str_eq(n->name, name);
+        n_present += present[i] != 0;
+    }
+    cr_assert(n_present > 0 && n_present < N, "%zu", n_present);
+    cr_assert_null(vs_model_node(mm, "node-x"));
+    vs_model_free(mm);
+}
