@@ -161,6 +161,9 @@ void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
 
 /* Lookups: borrowed pointers valid until the next change of the model. */
 const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);
+/* out[i] = vs_model_node(m, names[i]) for n names at once (their memory accesses overlap). */
+void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n,
+                    const struct vs_node **out);
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid);
 const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
 /* Visits every node that has a Node object, in name order. */

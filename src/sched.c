@@ -687,11 +687,10 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
  * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
  * `pending` non-NULL a node quick_scan refuses is left without its reason (*pending = true). */
-static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_model *m,
+static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                              struct vs_node_fit *f, bool (*want_devs)(void *ctx, float score),
                              void *want_ctx, bool *pending)
 {
-    const struct vs_node *n = vs_model_node(m, f->node);
     if (!n || !n->present)
         return set_reason(f, "node unregistered");
     f->gen = n->gen;
@@ -828,6 +827,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     struct vs_errbuf eb;
     enum vs_err err = VS_OK;
     bool *pending = NULL;
+    const struct vs_node **nodes = NULL;
     memset(r, 0, sizeof(*r));
     memset(&x, 0, sizeof(x));
     r->best = -1;
@@ -901,15 +901,22 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     r->n = n_cands;
     x.quick = quick_request(&x);
     x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
-    if (o->lazy_reasons && !(pending = calloc(n_cands ? n_cands : 1, sizeof(*pending)))) {
+    if ((o->lazy_reasons && !(pending = calloc(n_cands ? n_cands : 1, sizeof(*pending)))) ||
+        !(nodes = malloc((n_cands ? n_cands : 1) * sizeof(*nodes)))) {
         err = VS_ERR_NOMEM;
         goto out;
     }
+    vs_model_nodes(m, cands, n_cands, nodes);
     struct best_ctx bc = {.r = r, .policy = node_policy};
     for (size_t i = 0; i < n_cands; i++) {
+        /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */
+        if (i + 8 < n_cands && nodes[i + 8])
+            __builtin_prefetch(nodes[i + 8]);
+        if (i + 4 < n_cands && nodes[i + 4])
+            __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
-        if ((err =
-                 eval_node(&x, m, &r->nodes[i], would_be_best, &bc, pending ? &pending[i] : NULL)))
+        if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc,
+                             pending ? &pending[i] : NULL)))
             goto out;
         if (r->nodes[i].fit &&
             (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
@@ -917,9 +924,10 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     }
     /* No node fits: the refusals left pending get their reasons now. */
     for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++)
-        if (pending[i] && (err = eval_node(&x, m, &r->nodes[i], would_be_best, &bc, NULL)))
+        if (pending[i] && (err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, NULL)))
             goto out;
 out:
+    free(nodes);
     free(pending);
     ctx_cleanup(&x);
     return err;

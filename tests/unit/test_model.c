@@ -347,5 +347,16 @@ Test(model, node_index_inserts_and_removals)
     }
     cr_assert(n_present > 0 && n_present < N, "%zu", n_present);
     cr_assert_null(vs_model_node(mm, "node-x"));
+    /* The batched lookup answers the same, unknown names included. */
+    static char names[N + 1][32];
+    static const char *ptrs[N + 1];
+    static const struct vs_node *got[N + 1];
+    for (int i = 0; i <= N; i++) {
+        snprintf(names[i], sizeof(names[i]), "node-%d", (i * 7) % (N + 1));
+        ptrs[i] = names[i];
+    }
+    vs_model_nodes(mm, ptrs, N + 1, got);
+    for (int i = 0; i <= N; i++)
+        cr_assert_eq(got[i], vs_model_node(mm, ptrs[i]), "%s", ptrs[i]);
     vs_model_free(mm);
 }
