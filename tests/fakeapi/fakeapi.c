@@ -2,7 +2,9 @@
  * watch can block in its content reader until an event, a bookmark tick, its timeout, a drop
  * or shutdown. Invariants: stored objects are immutable once stored (every change stores a new
  * json_t), so the store and the watch history share references safely; `api->mu` guards all
- * mutable state and `api->cv` is broadcast on every change a watcher or waiter may care about. */
+ * mutable state and `api->cv` is broadcast on every change a watcher or waiter may care about.
+ * Lookups are hashed by kind/namespace/name; LIST pages find where to start by halving a sorted
+ * view of the kind. */
 #include "fakeapi.h"
 
 #include <arpa/inet.h>
@@ -21,6 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A failed hash insert leaves the entry out (hh.tbl NULL) instead of exiting. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
 #define BODY_MAX          (8u << 20)
 #define DEFAULT_HISTORY   4096
 #define DEFAULT_BOOKMARK  1000
@@ -28,6 +34,7 @@
 #define WAIT_STEP_MS      100
 #define NAME_MAX_LEN      253
 #define CONNECTION_IDLE_S 60
+#define KEY_STACK         (2 * (NAME_MAX_LEN + 1)) /* holds every key a route can name */
 
 struct kinddef {
     const char *kind;
@@ -53,9 +60,23 @@ static const struct kinddef KINDS[] = {
 
 struct obj {
     int kind;
-    char *ns; /* "" for cluster-scoped kinds */
-    char *name;
-    json_t *o; /* immutable once stored */
+    char *key;        /* ns '\0' name '\0': the hash key is all but the last NUL */
+    size_t keylen;    /* both parts and the NUL between them */
+    const char *ns;   /* into key; "" for cluster-scoped kinds */
+    const char *name; /* into key */
+    json_t *o;        /* immutable once stored; replaced whole on update */
+    UT_hash_handle hh;
+};
+
+/* The objects of one kind, found by namespace and name in `by_key`. `sorted` holds the same
+ * entries ordered by namespace then name for LIST and initial watch events; it is rebuilt lazily
+ * once an entry is added or removed (sorted_ok false). An update swaps `o` inside its entry, so
+ * it neither moves the entry nor invalidates the order. */
+struct kindstore {
+    struct obj *by_key;
+    struct obj **sorted;
+    size_t n_sorted, cap_sorted;
+    bool sorted_ok;
 };
 
 struct hist {
@@ -122,8 +143,7 @@ struct vs_fakeapi {
     char *token;
     uint64_t rv;
     uint64_t uids;
-    struct obj *objs;
-    size_t n_objs, cap_objs;
+    struct kindstore kinds[NKINDS];
     struct hist *hist; /* ring */
     size_t hist_cap, hist_start, hist_n;
     uint64_t hist_floor; /* highest rv evicted from the ring */
@@ -282,26 +302,109 @@ static void new_uid(struct vs_fakeapi *api, char *buf, size_t n)
 /* ------------------------------------------------------------------------------------------ */
 /* store and history (callers hold api->mu)                                                   */
 
-static ssize_t obj_find(struct vs_fakeapi *api, int kind, const char *ns, const char *name)
+/* The hash key of ns/name, NUL-terminated after the name, in buf (KEY_STACK bytes) or, when
+ * longer, in a new allocation that *heap receives. NULL when out of memory. */
+static char *key_make(char *buf, char **heap, const char *ns, const char *name, size_t *len)
 {
-    for (size_t i = 0; i < api->n_objs; i++) {
-        struct obj *e = &api->objs[i];
-        if (e->kind == kind && strcmp(e->ns, ns) == 0 && strcmp(e->name, name) == 0)
-            return (ssize_t)i;
+    size_t nl = strlen(ns), ml = strlen(name);
+    char *k = buf;
+    *heap = NULL;
+    *len = nl + 1 + ml;
+    if (*len >= KEY_STACK && !(k = *heap = malloc(*len + 1)))
+        return NULL;
+    memcpy(k, ns, nl + 1);
+    memcpy(k + nl + 1, name, ml + 1);
+    return k;
+}
+
+/* The entry of kind/ns/name (borrowed), NULL when absent (or when a key longer than any route
+ * allows cannot be built). */
+static struct obj *obj_find(struct vs_fakeapi *api, int kind, const char *ns, const char *name)
+{
+    char buf[KEY_STACK], *heap;
+    size_t len;
+    struct obj *e = NULL;
+    const char *k = key_make(buf, &heap, ns, name, &len);
+    if (k)
+        HASH_FIND(hh, api->kinds[kind].by_key, k, len, e);
+    free(heap);
+    return e;
+}
+
+static void obj_free(struct obj *e)
+{
+    json_decref(e->o);
+    free(e->key);
+    free(e);
+}
+
+static int cmp_key(const struct obj *x, const char *ns, const char *name)
+{
+    int c = strcmp(x->ns, ns);
+    return c ? c : strcmp(x->name, name);
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+    const struct obj *y = *(const struct obj *const *)b;
+    return cmp_key(*(const struct obj *const *)a, y->ns, y->name);
+}
+
+/* Brings the kind's sorted view up to date. false when out of memory. */
+static bool sort_kind(struct vs_fakeapi *api, int kind)
+{
+    struct kindstore *ks = &api->kinds[kind];
+    if (ks->sorted_ok)
+        return true;
+    size_t n = HASH_COUNT(ks->by_key);
+    if (n > ks->cap_sorted) {
+        struct obj **g = realloc(ks->sorted, n * sizeof(*g));
+        if (!g)
+            return false;
+        ks->sorted = g;
+        ks->cap_sorted = n;
     }
-    return -1;
+    ks->n_sorted = 0;
+    for (struct obj *e = ks->by_key; e; e = e->hh.next)
+        ks->sorted[ks->n_sorted++] = e;
+    if (ks->n_sorted > 1) /* an empty kind has no array to hand qsort */
+        qsort(ks->sorted, ks->n_sorted, sizeof(*ks->sorted), cmp_obj);
+    ks->sorted_ok = true;
+    return true;
+}
+
+/* Index in the sorted view of the first entry after ns/name, or at it when inclusive. */
+static size_t sorted_seek(const struct kindstore *ks, const char *ns, const char *name,
+                          bool inclusive)
+{
+    size_t lo = 0, hi = ks->n_sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_key(ks->sorted[mid], ns, name);
+        if (c < 0 || (c == 0 && !inclusive))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The i-th oldest event kept. */
+static struct hist *hist_at(const struct vs_fakeapi *api, size_t i)
+{
+    return &api->hist[(api->hist_start + i) % api->hist_cap];
 }
 
 static void hist_add(struct vs_fakeapi *api, int kind, const char *type, json_t *o)
 {
     if (api->hist_n == api->hist_cap) {
-        struct hist *old = &api->hist[api->hist_start];
+        struct hist *old = hist_at(api, 0);
         api->hist_floor = old->rv;
         json_decref(old->o);
         api->hist_start = (api->hist_start + 1) % api->hist_cap;
         api->hist_n--;
     }
-    struct hist *h = &api->hist[(api->hist_start + api->hist_n) % api->hist_cap];
+    struct hist *h = hist_at(api, api->hist_n);
     h->rv = api->rv;
     h->kind = kind;
     h->type = type;
@@ -314,57 +417,60 @@ static void hist_add(struct vs_fakeapi *api, int kind, const char *type, json_t 
 static json_t *store(struct vs_fakeapi *api, int kind, const char *ns, const char *name, json_t *o,
                      const char *type)
 {
-    char rv[32];
+    struct kindstore *ks = &api->kinds[kind];
+    char rv[32], buf[KEY_STACK], *heap;
+    size_t len;
+    struct obj *e = NULL;
     api->rv++;
     snprintf(rv, sizeof(rv), "%" PRIu64, api->rv);
     json_object_set_new(meta_of(o), "resourceVersion", json_string(rv));
-    ssize_t i = obj_find(api, kind, ns, name);
-    if (i >= 0) {
-        json_decref(api->objs[i].o);
-        api->objs[i].o = o;
-    } else {
-        if (api->n_objs == api->cap_objs) {
-            size_t cap = api->cap_objs ? api->cap_objs * 2 : 64;
-            struct obj *g = realloc(api->objs, cap * sizeof(*g));
-            if (!g) {
-                json_decref(o);
-                return NULL;
-            }
-            api->objs = g;
-            api->cap_objs = cap;
-        }
-        struct obj *e = &api->objs[api->n_objs];
-        e->kind = kind;
-        e->ns = strdup(ns);
-        e->name = strdup(name);
+    const char *k = key_make(buf, &heap, ns, name, &len);
+    if (k)
+        HASH_FIND(hh, ks->by_key, k, len, e);
+    if (e) {
+        json_decref(e->o);
         e->o = o;
-        if (!e->ns || !e->name) {
-            free(e->ns);
-            free(e->name);
+    } else {
+        if (!k || !(e = calloc(1, sizeof(*e))) || !(e->key = heap ? heap : malloc(len + 1))) {
+            free(e);
+            free(heap);
             json_decref(o);
             return NULL;
         }
-        api->n_objs++;
+        heap = NULL; /* now e->key */
+        if (e->key != k)
+            memcpy(e->key, k, len + 1);
+        e->kind = kind;
+        e->keylen = len;
+        e->ns = e->key;
+        e->name = e->key + strlen(e->key) + 1;
+        e->o = o;
+        HASH_ADD_KEYPTR(hh, ks->by_key, e->key, e->keylen, e);
+        if (!e->hh.tbl) {
+            obj_free(e);
+            return NULL;
+        }
+        ks->sorted_ok = false;
     }
+    free(heap);
     hist_add(api, kind, type, o);
     pthread_cond_broadcast(&api->cv);
     return o;
 }
 
-/* Removes entry i and records DELETED. Returns the deleted state (new reference). */
-static json_t *remove_at(struct vs_fakeapi *api, size_t i)
+/* Removes entry e and records DELETED. Returns the deleted state (new reference). */
+static json_t *remove_obj(struct vs_fakeapi *api, struct obj *e)
 {
-    struct obj *e = &api->objs[i];
+    struct kindstore *ks = &api->kinds[e->kind];
     char rv[32];
     json_t *last = json_deep_copy(e->o);
     api->rv++;
     snprintf(rv, sizeof(rv), "%" PRIu64, api->rv);
     json_object_set_new(meta_of(last), "resourceVersion", json_string(rv));
     hist_add(api, e->kind, "DELETED", last);
-    json_decref(e->o);
-    free(e->ns);
-    free(e->name);
-    api->objs[i] = api->objs[--api->n_objs];
+    HASH_DEL(ks->by_key, e);
+    ks->sorted_ok = false;
+    obj_free(e);
     pthread_cond_broadcast(&api->cv);
     return last;
 }
@@ -633,51 +739,106 @@ static bool rule_match(const struct rule *r, const char *verb, const char *metho
 
 static void do_get(struct vs_fakeapi *api, const struct route *rt, struct reply *rp)
 {
-    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
-    if (i < 0) {
+    const struct obj *e = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (!e) {
         reply_status(rp, 404, "NotFound", "%s \"%s\" not found", KINDS[rt->kind].qualified,
                      rt->name);
         return;
     }
-    reply_json(rp, 200, api->objs[i].o);
+    reply_json(rp, 200, e->o);
 }
 
-static int cmp_obj(const void *a, const void *b)
+/* Continue tokens are "RV:NS:NAME" with NS and NAME in hex: the list's resourceVersion and the
+ * last item served, so the next page starts after that key wherever it now sorts, even when the
+ * object itself is gone. Returns a new string (free with free()), NULL when out of memory. */
+static char *cont_make(uint64_t rv, const char *ns, const char *name)
 {
-    const struct obj *x = *(const struct obj *const *)a, *y = *(const struct obj *const *)b;
-    int c = strcmp(x->ns, y->ns);
-    return c ? c : strcmp(x->name, y->name);
-}
-
-/* Matching objects sorted by namespace/name; *n set. NULL with *n == 0 when none. */
-static struct obj **collect(struct vs_fakeapi *api, int kind, const char *ns,
-                            const struct sel *labels, const struct sel *fields, size_t *n)
-{
-    struct obj **v = malloc((api->n_objs ? api->n_objs : 1) * sizeof(*v));
-    *n = 0;
-    if (!v)
+    size_t nl = strlen(ns), ml = strlen(name), n = 0;
+    char *t = malloc(24 + 2 * (nl + ml) + 3);
+    if (!t)
         return NULL;
-    for (size_t i = 0; i < api->n_objs; i++)
-        if (obj_matches(kind, ns, labels, fields, api->objs[i].kind, api->objs[i].o))
-            v[(*n)++] = &api->objs[i];
-    qsort(v, *n, sizeof(*v), cmp_obj);
-    return v;
+    n += (size_t)sprintf(t, "%" PRIu64 ":", rv);
+    for (size_t i = 0; i < nl; i++)
+        n += (size_t)sprintf(t + n, "%02x", (unsigned char)ns[i]);
+    t[n++] = ':';
+    for (size_t i = 0; i < ml; i++)
+        n += (size_t)sprintf(t + n, "%02x", (unsigned char)name[i]);
+    t[n] = '\0';
+    return t;
 }
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes n hex digits at s into a new NUL-terminated string; NULL when not hex, when a byte
+ * is NUL or when out of memory. */
+static char *unhex(const char *s, size_t n)
+{
+    char *out = n % 2 == 0 ? malloc(n / 2 + 1) : NULL;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+        if (hi < 0 || lo < 0 || (hi | lo) == 0) {
+            free(out);
+            return NULL;
+        }
+        out[i / 2] = (char)(hi << 4 | lo);
+    }
+    out[n / 2] = '\0';
+    return out;
+}
+
+/* Parses a token of cont_make into *rv, *ns and *name (new strings). false when malformed. */
+static bool cont_parse(const char *t, uint64_t *rv, char **ns, char **name)
+{
+    const char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    char *end;
+    *ns = *name = NULL;
+    if (!c2 || c1 == t || t[strspn(t, "0123456789")] != ':' || !c2[1])
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(t, &end, 10);
+    if (errno || end != c1)
+        return false;
+    *rv = v;
+    *ns = unhex(c1 + 1, (size_t)(c2 - c1 - 1));
+    *name = unhex(c2 + 1, strlen(c2 + 1));
+    if (*ns && *name)
+        return true;
+    free(*ns);
+    free(*name);
+    *ns = *name = NULL;
+    return false;
+}
+
+/* A LIST page: the matching objects in namespace/name order, from after the continue token's key,
+ * at most `limit` of them when limit > 0, with a continue token when more match after the page.
+ * Pages are read from the current state; a continued list reports the token's resourceVersion. */
 static void do_list(struct vs_fakeapi *api, struct MHD_Connection *c, const struct route *rt,
                     const struct sel *labels, const struct sel *fields, struct reply *rp)
 {
     const char *limit_s = arg(c, "limit"), *cont = arg(c, "continue");
-    long limit = limit_s ? strtol(limit_s, NULL, 10) : 0;
+    const char *ns = rt->ns[0] ? rt->ns : NULL;
+    const struct kindstore *ks = &api->kinds[rt->kind];
+    long limit = limit_s ? strtol(limit_s, NULL, 10) : 0, taken = 0;
     uint64_t list_rv = api->rv;
-    size_t off = 0, n;
-    char buf[64];
+    char *cns = NULL, *cname = NULL, *next = NULL, buf[32];
+    const struct obj *last = NULL;
+    bool more = false;
+    size_t i = 0;
 
     if (cont && *cont) {
-        unsigned long long crv;
-        size_t coff;
-        int used = 0;
-        if (sscanf(cont, "%llu:%zu%n", &crv, &coff, &used) != 2 || cont[used] != '\0') {
+        uint64_t crv;
+        if (!cont_parse(cont, &crv, &cns, &cname)) {
             reply_status(rp, 400, "BadRequest", "invalid continue token");
             return;
         }
@@ -685,34 +846,57 @@ static void do_list(struct vs_fakeapi *api, struct MHD_Connection *c, const stru
             reply_status(rp, 410, "Expired",
                          "The provided continue parameter is too old to display a consistent "
                          "list result. You can start a new list without the continue parameter.");
-            return;
+            goto out;
         }
         list_rv = crv;
-        off = coff;
     }
-    struct obj **v = collect(api, rt->kind, rt->ns[0] ? rt->ns : NULL, labels, fields, &n);
+    if (!sort_kind(api, rt->kind)) {
+        reply_status(rp, 500, NULL, "out of memory");
+        goto out;
+    }
+    if (ns)
+        i = sorted_seek(ks, ns, "", true);
+    if (cname) {
+        size_t after = sorted_seek(ks, cns, cname, false);
+        if (after > i)
+            i = after;
+    }
     json_t *items = json_array();
-    size_t end = n;
-    if (limit > 0 && off + (size_t)limit < n)
-        end = off + (size_t)limit;
-    for (size_t i = off; i < end; i++) {
-        json_t *it = json_copy(v[i]->o); /* shallow: list items carry no kind/apiVersion */
+    for (; i < ks->n_sorted; i++) {
+        const struct obj *e = ks->sorted[i];
+        if (ns && strcmp(e->ns, ns) != 0)
+            break; /* past the namespace */
+        if (!obj_matches(rt->kind, ns, labels, fields, e->kind, e->o))
+            continue;
+        if (limit > 0 && taken == limit) {
+            more = true;
+            break;
+        }
+        json_t *it = json_copy(e->o); /* shallow: list items carry no kind/apiVersion */
         json_object_del(it, "kind");
         json_object_del(it, "apiVersion");
         json_array_append_new(items, it);
+        last = e;
+        taken++;
+    }
+    if (more && !(next = cont_make(list_rv, last->ns, last->name))) {
+        json_decref(items);
+        reply_status(rp, 500, NULL, "out of memory");
+        goto out;
     }
     json_t *meta = json_object();
     snprintf(buf, sizeof(buf), "%" PRIu64, list_rv);
     json_object_set_new(meta, "resourceVersion", json_string(buf));
-    if (end < n) {
-        snprintf(buf, sizeof(buf), "%" PRIu64 ":%zu", list_rv, end);
-        json_object_set_new(meta, "continue", json_string(buf));
-    }
+    if (next)
+        json_object_set_new(meta, "continue", json_string(next));
     json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", KINDS[rt->kind].list_kind, "apiVersion",
                              KINDS[rt->kind].api_version, "metadata", meta, "items", items);
     reply_json(rp, 200, list);
     json_decref(list);
-    free(v);
+out:
+    free(next);
+    free(cns);
+    free(cname);
 }
 
 static json_t *parse_body(const struct req *r, struct reply *rp)
@@ -757,7 +941,7 @@ static void do_create(struct vs_fakeapi *api, const struct route *rt, const stru
                      kd->kind);
         goto out;
     }
-    if (obj_find(api, rt->kind, rt->ns, name) >= 0) {
+    if (obj_find(api, rt->kind, rt->ns, name)) {
         reply_status(rp, 409, "AlreadyExists", "%s \"%s\" already exists", kd->qualified, name);
         goto out;
     }
@@ -789,7 +973,7 @@ static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct 
     if (!b)
         return;
     const char *bn = meta_str(b, "name"), *brv = meta_str(b, "resourceVersion");
-    ssize_t i;
+    const struct obj *e;
     if (!bn || strcmp(bn, rt->name) != 0) {
         reply_status(rp, 400, "BadRequest",
                      "the name of the object (%s) does not match the name "
@@ -797,11 +981,11 @@ static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct 
                      bn ? bn : "", rt->name);
         goto out;
     }
-    if ((i = obj_find(api, rt->kind, rt->ns, rt->name)) < 0) {
+    if (!(e = obj_find(api, rt->kind, rt->ns, rt->name))) {
         reply_status(rp, 404, "NotFound", "%s \"%s\" not found", kd->qualified, rt->name);
         goto out;
     }
-    const char *cur_rv = meta_str(api->objs[i].o, "resourceVersion");
+    const char *cur_rv = meta_str(e->o, "resourceVersion");
     if (brv && *brv && strcmp(brv, cur_rv) != 0) {
         reply_status(rp, 409, "Conflict",
                      "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
@@ -810,7 +994,7 @@ static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct 
         goto out;
     }
     json_t *o = json_deep_copy(b);
-    keep_identity(o, api->objs[i].o, rt->kind);
+    keep_identity(o, e->o, rt->kind);
     json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
     if (stored)
         reply_json(rp, 200, stored);
@@ -861,12 +1045,12 @@ static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const str
     json_t *patch = parse_body(r, rp);
     if (!patch)
         return;
-    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
-    if (i < 0) {
+    const struct obj *e = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (!e) {
         reply_status(rp, 404, "NotFound", "%s \"%s\" not found", kd->qualified, rt->name);
         goto out;
     }
-    const json_t *cur = api->objs[i].o;
+    const json_t *cur = e->o;
     const char *prv = meta_str(patch, "resourceVersion"), *puid = meta_str(patch, "uid");
     const char *cuid = meta_str(cur, "uid");
     if (prv && strcmp(prv, meta_str(cur, "resourceVersion")) != 0) {
@@ -899,13 +1083,13 @@ out:
 
 static void do_delete(struct vs_fakeapi *api, const struct route *rt, struct reply *rp)
 {
-    ssize_t i = obj_find(api, rt->kind, rt->ns, rt->name);
-    if (i < 0) {
+    struct obj *e = obj_find(api, rt->kind, rt->ns, rt->name);
+    if (!e) {
         reply_status(rp, 404, "NotFound", "%s \"%s\" not found", KINDS[rt->kind].qualified,
                      rt->name);
         return;
     }
-    json_t *last = remove_at(api, (size_t)i);
+    json_t *last = remove_obj(api, e);
     reply_json(rp, 200, last);
     json_decref(last);
 }
@@ -920,8 +1104,8 @@ static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct
     json_t *target = json_object_get(b, "target");
     const char *tname = json_string_value(json_object_get(target, "name"));
     const char *tkind = json_string_value(json_object_get(target, "kind"));
-    ssize_t i = obj_find(api, KIND_POD, rt->ns, rt->name);
-    if (i < 0) {
+    const struct obj *e = obj_find(api, KIND_POD, rt->ns, rt->name);
+    if (!e) {
         reply_status(rp, 404, "NotFound", "pods \"%s\" not found", rt->name);
         goto out;
     }
@@ -935,7 +1119,7 @@ static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct
                                        : "target.kind: must be empty or Node");
         goto out;
     }
-    const json_t *pod = api->objs[i].o;
+    const json_t *pod = e->o;
     const char *uid = meta_str(pod, "uid");
     const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
     if (buid && *buid && (!uid || strcmp(buid, uid) != 0)) {
@@ -1045,7 +1229,7 @@ static bool conn_gone(struct watcher *w)
 static bool next_event(struct vs_fakeapi *api, struct watcher *w)
 {
     for (size_t i = 0; i < api->hist_n; i++) {
-        struct hist *h = &api->hist[(api->hist_start + i) % api->hist_cap];
+        const struct hist *h = hist_at(api, i);
         if (h->rv <= w->cursor)
             continue;
         w->cursor = h->rv;
@@ -1185,11 +1369,18 @@ static struct watcher *do_watch(struct vs_fakeapi *api, struct MHD_Connection *c
     w->deadline = w->last_send + (t > 0 ? (double)t : DEFAULT_WATCH_S);
 
     if (!rvs || !*rvs || strcmp(rvs, "0") == 0) {
-        size_t n;
-        struct obj **v = collect(api, w->kind, w->ns, &w->labels, &w->fields, &n);
-        for (size_t i = 0; i < n; i++)
-            pend_event(w, "ADDED", v[i]->o);
-        free(v);
+        const struct kindstore *ks = &api->kinds[w->kind];
+        if (!sort_kind(api, w->kind)) {
+            reply_status(rp, 500, NULL, "out of memory");
+            goto fail;
+        }
+        for (size_t i = w->ns ? sorted_seek(ks, w->ns, "", true) : 0; i < ks->n_sorted; i++) {
+            const struct obj *e = ks->sorted[i];
+            if (w->ns && strcmp(e->ns, w->ns) != 0)
+                break; /* past the namespace */
+            if (obj_matches(w->kind, w->ns, &w->labels, &w->fields, e->kind, e->o))
+                pend_event(w, "ADDED", e->o);
+        }
         w->cursor = api->rv;
     } else {
         char *end;
@@ -1535,14 +1726,17 @@ void vs_fakeapi_stop(struct vs_fakeapi *api)
     pthread_mutex_unlock(&api->mu);
     if (api->d)
         MHD_stop_daemon(api->d);
-    for (size_t i = 0; i < api->n_objs; i++) {
-        json_decref(api->objs[i].o);
-        free(api->objs[i].ns);
-        free(api->objs[i].name);
+    for (int k = 0; k < NKINDS; k++) {
+        struct obj *e, *t;
+        HASH_ITER(hh, api->kinds[k].by_key, e, t)
+        {
+            HASH_DEL(api->kinds[k].by_key, e);
+            obj_free(e);
+        }
+        free(api->kinds[k].sorted);
     }
-    free(api->objs);
     for (size_t i = 0; i < api->hist_n; i++)
-        json_decref(api->hist[(api->hist_start + i) % api->hist_cap].o);
+        json_decref(hist_at(api, i)->o);
     free(api->hist);
     free_rules(api->faults, api->n_faults);
     free_rules(api->delays, api->n_delays);
@@ -1602,9 +1796,9 @@ uint64_t vs_fakeapi_put(struct vs_fakeapi *api, const char *text)
 
     pthread_mutex_lock(&api->mu);
     char *nsc = strdup(ns), *namec = strdup(name); /* o's strings change when o is modified */
-    ssize_t i = obj_find(api, kind, nsc, namec);
+    const struct obj *e = nsc && namec ? obj_find(api, kind, nsc, namec) : NULL;
     if (!meta_str(o, "uid")) {
-        const char *old = i >= 0 ? meta_str(api->objs[i].o, "uid") : NULL;
+        const char *old = e ? meta_str(e->o, "uid") : NULL;
         if (old)
             snprintf(uid, sizeof(uid), "%s", old);
         else
@@ -1615,7 +1809,7 @@ uint64_t vs_fakeapi_put(struct vs_fakeapi *api, const char *text)
         now_rfc3339(ts, sizeof(ts));
         json_object_set_new(m, "creationTimestamp", json_string(ts));
     }
-    if (nsc && namec && store(api, kind, nsc, namec, o, i >= 0 ? "MODIFIED" : "ADDED"))
+    if (nsc && namec && store(api, kind, nsc, namec, o, e ? "MODIFIED" : "ADDED"))
         rv = api->rv;
     else if (!nsc || !namec)
         json_decref(o);
@@ -1631,11 +1825,11 @@ int vs_fakeapi_delete(struct vs_fakeapi *api, const char *kind, const char *ns, 
     if (k < 0)
         return -1;
     pthread_mutex_lock(&api->mu);
-    ssize_t i = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
-    if (i >= 0)
-        json_decref(remove_at(api, (size_t)i));
+    struct obj *e = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
+    if (e)
+        json_decref(remove_obj(api, e));
     pthread_mutex_unlock(&api->mu);
-    return i >= 0 ? 0 : -1;
+    return e ? 0 : -1;
 }
 
 json_t *vs_fakeapi_get(struct vs_fakeapi *api, const char *kind, const char *ns, const char *name)
@@ -1645,9 +1839,9 @@ json_t *vs_fakeapi_get(struct vs_fakeapi *api, const char *kind, const char *ns,
     if (k < 0)
         return NULL;
     pthread_mutex_lock(&api->mu);
-    ssize_t i = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
-    if (i >= 0)
-        copy = json_deep_copy(api->objs[i].o);
+    const struct obj *e = obj_find(api, k, KINDS[k].namespaced ? (ns ? ns : "default") : "", name);
+    if (e)
+        copy = json_deep_copy(e->o);
     pthread_mutex_unlock(&api->mu);
     return copy;
 }
