@@ -3,8 +3,8 @@
  * or shutdown. Invariants: stored objects are immutable once stored (every change stores a new
  * json_t), so the store and the watch history share references safely; `api->mu` guards all
  * mutable state and `api->cv` is broadcast on every change a watcher or waiter may care about.
- * Lookups are hashed by kind/namespace/name; LIST pages find where to start by halving a sorted
- * view of the kind. */
+ * Lookups are hashed by kind/namespace/name; LIST pages and watches find where to start by
+ * halving a sorted view of the kind and the resourceVersion-ordered history. */
 #include "fakeapi.h"
 
 #include <arpa/inet.h>
@@ -144,7 +144,7 @@ struct vs_fakeapi {
     uint64_t rv;
     uint64_t uids;
     struct kindstore kinds[NKINDS];
-    struct hist *hist; /* ring */
+    struct hist *hist; /* ring in resourceVersion order, so it can be searched by halving */
     size_t hist_cap, hist_start, hist_n;
     uint64_t hist_floor; /* highest rv evicted from the ring */
     uint64_t compact[NKINDS];
@@ -393,6 +393,20 @@ static size_t sorted_seek(const struct kindstore *ks, const char *ns, const char
 static struct hist *hist_at(const struct vs_fakeapi *api, size_t i)
 {
     return &api->hist[(api->hist_start + i) % api->hist_cap];
+}
+
+/* Position (0 = oldest) of the first kept event newer than rv; hist_n when there is none. */
+static size_t hist_after(const struct vs_fakeapi *api, uint64_t rv)
+{
+    size_t lo = 0, hi = api->hist_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hist_at(api, mid)->rv <= rv)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static void hist_add(struct vs_fakeapi *api, int kind, const char *type, json_t *o)
@@ -1228,10 +1242,8 @@ static bool conn_gone(struct watcher *w)
 /* Queues the next matching history event, if any; advances the cursor past the rest. */
 static bool next_event(struct vs_fakeapi *api, struct watcher *w)
 {
-    for (size_t i = 0; i < api->hist_n; i++) {
+    for (size_t i = hist_after(api, w->cursor); i < api->hist_n; i++) {
         const struct hist *h = hist_at(api, i);
-        if (h->rv <= w->cursor)
-            continue;
         w->cursor = h->rv;
         if (obj_matches(w->kind, w->ns, &w->labels, &w->fields, h->kind, h->o)) {
             pend_event(w, h->type, h->o);

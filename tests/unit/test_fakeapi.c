@@ -1,7 +1,7 @@
-/* test_fakeapi: the fake kube-apiserver's own store and LIST paging, called over plain HTTP with
- * libcurl: lookups by kind/namespace/name among many objects, pages in key order while objects
- * come and go between pages, and continue tokens (also of deleted objects, malformed or
- * expired). Every assertion is an exact value. */
+/* test_fakeapi: the fake kube-apiserver's own store, LIST paging and watch history, called over
+ * plain HTTP with libcurl: lookups by kind/namespace/name among many objects, pages in key order
+ * while objects come and go between pages, continue tokens (also of deleted objects, malformed
+ * or expired) and watches resumed from the bounded history. Every assertion is an exact value. */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -155,6 +155,37 @@ static char *rv_str(uint64_t rv)
     char *s;
     cr_assert_geq(asprintf(&s, "%" PRIu64, rv), 0);
     return s;
+}
+
+/* The watch stream of path until its timeoutSeconds=1 ends it: "TYPE ns/name rv" per event
+ * (for ERROR: "ERROR code message"). New string. */
+static char *watch_lines(struct vs_fakeapi *api, const char *path)
+{
+    long code;
+    char *body = call(api, "GET", path, NULL, &code);
+    cr_assert_eq(code, 200, "%s: %ld %s", path, code, body);
+    char *out = calloc(1, 1);
+    size_t len = 0;
+    for (char *line = strtok(body, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *ev = json_loads(line, 0, NULL);
+        cr_assert_not_null(ev, "%s", line);
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        const json_t *o = json_object_get(ev, "object");
+        char buf[512];
+        if (strcmp(type, "ERROR") == 0)
+            snprintf(buf, sizeof(buf), "ERROR %" JSON_INTEGER_FORMAT " %s",
+                     json_integer_value(json_object_get(o, "code")),
+                     json_string_value(json_object_get(o, "message")));
+        else
+            snprintf(buf, sizeof(buf), "%s %s/%s %s", type,
+                     meta(o, "namespace") ? meta(o, "namespace") : "", meta(o, "name"),
+                     meta(o, "resourceVersion"));
+        out = realloc(out, len + strlen(buf) + 2);
+        len += (size_t)sprintf(out + len, "%s%s", len ? "\n" : "", buf);
+        json_decref(ev);
+    }
+    free(body);
+    return out;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -610,5 +641,59 @@ Test(list, bad_and_expired_continue_tokens)
     json_decref(list);
     free(pod_cont);
     free(node_cont);
+    vs_fakeapi_stop(api);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* watch history                                                                              */
+
+Test(watch, resumes_from_history_or_expires, .timeout = 30)
+{
+    struct vs_fakeapi *api = fake(8);
+    char name[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(name, sizeof(name), "p%02d", i);
+        if (i % 4 == 3)
+            put_node(api, name);
+        else
+            put_pod(api, i % 2 ? "b" : "a", name, NULL);
+    }
+    cr_assert_eq(vs_fakeapi_delete(api, "Pod", "a", "p12"), 0);
+    cr_assert_eq(vs_fakeapi_delete(api, "Pod", "b", "p13"), 0);
+    /* rv 1..16 are the puts, 17 and 18 the deletes; the ring keeps 11..18. */
+
+    char *got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=12&timeoutSeconds=1");
+    cr_assert_str_eq(got, "ADDED a/p12 13\n"
+                          "ADDED b/p13 14\n"
+                          "ADDED a/p14 15\n"
+                          "DELETED a/p12 17\n"
+                          "DELETED b/p13 18");
+    free(got);
+    got = watch_lines(api, "/api/v1/namespaces/b/pods?watch=true&resourceVersion=10&"
+                           "timeoutSeconds=1");
+    cr_assert_str_eq(got, "ADDED b/p13 14\nDELETED b/p13 18");
+    free(got);
+    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=14&timeoutSeconds=1");
+    cr_assert_str_eq(got, "ADDED /p15 16");
+    free(got);
+    got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=18&timeoutSeconds=1");
+    cr_assert_str_eq(got, "");
+    free(got);
+
+    /* Older than the ring: 200 with a 410 ERROR event, and the stream ends. */
+    got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=9&timeoutSeconds=5");
+    cr_assert_str_eq(got, "ERROR 410 too old resource version: 9 (18)");
+    free(got);
+
+    /* Without a version: the current objects in key order, then nothing new. */
+    got = watch_lines(api, "/api/v1/namespaces/a/pods?watch=true&timeoutSeconds=1");
+    cr_assert_str_eq(got, "ADDED a/p00 1\n"
+                          "ADDED a/p02 3\n"
+                          "ADDED a/p04 5\n"
+                          "ADDED a/p06 7\n"
+                          "ADDED a/p08 9\n"
+                          "ADDED a/p10 11\n"
+                          "ADDED a/p14 15");
+    free(got);
     vs_fakeapi_stop(api);
 }
