@@ -38,6 +38,10 @@ struct queue {
 struct job {
     bool is_event;
     char *key; /* events: pod uid, reason and message shape; a newer one replaces a queued one */
+    UT_hash_handle hh;         /* events: in vs_async.pending_events by key while queued */
+    char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
+    void *build_ctx;
+    void (*build_free)(void *ctx);
     char *uid;
     char *path;
     char *alloc;
@@ -62,12 +66,15 @@ struct vs_async {
     pthread_cond_t cv;
     struct queue q[Q_COUNT];
     struct state *states;
+    struct job *pending_events; /* queued events by key */
     bool stop;
     time_t last_sweep;
 };
 
 static void job_free(struct job *j)
 {
+    if (j->build_free)
+        j->build_free(j->build_ctx);
     free(j->key);
     free(j->uid);
     free(j->path);
@@ -108,9 +115,16 @@ static void *worker(void *arg)
         if (!q->head)
             q->tail = NULL;
         q->len--;
+        if (j->is_event && j->key)
+            HASH_DEL(a->pending_events, j);
         pthread_mutex_unlock(&a->mu);
         struct vs_errbuf eb;
         enum vs_err err;
+        if (j->is_event && j->build) {
+            char *msg = j->build(j->build_ctx);
+            json_object_set_new(j->body, "message", json_string(msg ? msg : ""));
+            free(msg);
+        }
         if (j->is_event)
             err = vs_kube_post(a->k, j->path, j->body, NULL, &eb);
         else
@@ -176,9 +190,11 @@ void vs_async_free(struct vs_async *a)
     a->stop = true;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
-    for (int i = 0; i < Q_COUNT; i++) {
+    for (int i = 0; i < Q_COUNT; i++)
         if (a->q[i].started)
             pthread_join(a->q[i].thread, NULL);
+    HASH_CLEAR(hh, a->pending_events); /* the table only; the jobs are freed below */
+    for (int i = 0; i < Q_COUNT; i++) {
         while (a->q[i].head) {
             struct job *j = a->q[i].head;
             a->q[i].head = j->next;
@@ -246,12 +262,23 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
 
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
 {
+    vs_async_event_lazy(a, ns, event, NULL, NULL, NULL, NULL);
+}
+
+void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
+                         char *(*build)(void *ctx), void *ctx, void (*ctx_free)(void *ctx))
+{
     struct job *j = calloc(1, sizeof(*j));
     if (!j) {
         json_decref(event);
+        if (ctx_free)
+            ctx_free(ctx);
         return;
     }
     j->is_event = true;
+    j->build = build;
+    j->build_ctx = ctx;
+    j->build_free = ctx_free;
     size_t n = strlen(ns) + 40;
     j->path = malloc(n);
     j->body = event;
@@ -266,7 +293,7 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
     const char *uid =
         json_string_value(json_object_get(json_object_get(event, "involvedObject"), "uid"));
     const char *reason = json_string_value(json_object_get(event, "reason"));
-    const char *msg = json_string_value(json_object_get(event, "message"));
+    const char *msg = shape ? shape : json_string_value(json_object_get(event, "message"));
     char key[512];
     size_t k = (size_t)snprintf(key, sizeof(key), "%s|%s|", uid ? uid : "", reason ? reason : "");
     for (const char *m = msg; m && *m && *m != '(' && k + 1 < sizeof(key); m++)
@@ -274,15 +301,25 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
             key[k++] = *m;
     key[k < sizeof(key) ? k : sizeof(key) - 1] = '\0';
     pthread_mutex_lock(&a->mu);
-    for (struct job *q = a->q[Q_EVENT].head; q; q = q->next) {
-        if (q->key && strcmp(q->key, key) == 0) {
-            json_t *old = q->body;
-            q->body = j->body; /* the newest wording of the same event */
-            j->body = old;
-            pthread_mutex_unlock(&a->mu);
-            job_free(j);
-            return;
-        }
+    struct job *q = NULL;
+    HASH_FIND_STR(a->pending_events, key, q);
+    if (q) {
+        /* The newest wording of the same event replaces the queued one. */
+        json_t *old = q->body;
+        q->body = j->body;
+        j->body = old;
+        char *(*b)(void *) = q->build;
+        void *c = q->build_ctx;
+        void (*f)(void *) = q->build_free;
+        q->build = j->build;
+        q->build_ctx = j->build_ctx;
+        q->build_free = j->build_free;
+        j->build = b;
+        j->build_ctx = c;
+        j->build_free = f;
+        pthread_mutex_unlock(&a->mu);
+        job_free(j);
+        return;
     }
     j->key = strdup(key);
     if (!j->key || a->q[Q_EVENT].len >= EVENT_QUEUE_MAX) {
@@ -290,6 +327,7 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
         job_free(j); /* Events are best effort; scheduling never waits for them */
         return;
     }
+    HASH_ADD_KEYPTR(hh, a->pending_events, j->key, strlen(j->key), j);
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
 }

@@ -29,6 +29,13 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
 /* Queues an Event POST. Takes ownership of event. */
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event);
 
+/* The same for an Event whose message is costly to write (thousands of nodes): the worker calls
+ * build(ctx) just before posting and sets its result (a malloc'ed string) as the message, so
+ * the request path only pays for taking ctx. `shape` stands in for the message in the
+ * one-pending-event-per-pod-and-reason key. Takes ownership of event and ctx (ctx_free). */
+void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
+                         char *(*build)(void *ctx), void *ctx, void (*ctx_free)(void *ctx));
+
 /* Waits until no patch of uid is queued or in flight, at most timeout_ms. VS_OK when the last
  * patch of uid succeeded (or none was queued), VS_ERR_KUBE with its error otherwise,
  * VS_ERR_TIMEOUT on timeout. */

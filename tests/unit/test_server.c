@@ -147,6 +147,33 @@ static json_t *wait_anno(const char *kind, const char *ns, const char *name, con
     return NULL;
 }
 
+/* Waits (2 s at most) for an Event in namespace default with this reason and message. */
+static void wait_event(const char *reason, const char *message)
+{
+    bool found = false;
+    for (int i = 0; i < 100 && !found; i++) {
+        struct vs_harness plain = h;
+        plain.scheme = "http";
+        char *out;
+        long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
+                                  "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
+        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
+        json_t *it;
+        size_t k;
+        json_array_foreach(json_object_get(list, "items"), k, it)
+        {
+            const char *m = json_string_value(json_object_get(it, "message"));
+            const char *r = json_string_value(json_object_get(it, "reason"));
+            found |= m && r && strcmp(m, message) == 0 && strcmp(r, reason) == 0;
+        }
+        json_decref(list);
+        free(out);
+        if (!found)
+            usleep(20 * 1000);
+    }
+    cr_assert(found, "no %s event \"%s\"", reason, message);
+}
+
 Test(server, filter_writes_decision_and_bind_takes_lock)
 {
     start_service(false, 0);
@@ -166,6 +193,9 @@ Test(server, filter_writes_decision_and_bind_takes_lock)
     cr_assert_str_eq(anno(pod, VS_ANNO_TO_ALLOCATE), "n1-gpu1,NVIDIA,3000,30:;");
     cr_assert_not_null(anno(pod, VS_ANNO_VGPU_TIME));
     cr_assert_null(anno(pod, VS_ANNO_MIG_ALLOC));
+    /* HAMi's FilteringSucceed: every fitting node with its score (both idle). */
+    wait_event("FilteringSucceed",
+               "find fit node(n1), 0 nodes not fit, 2 nodes fit(n1:0.00,n2:0.00)");
     cr_assert_str_eq(
         json_string_value(json_object_get(
             json_object_get(json_object_get(pod, "metadata"), "labels"), VS_LABEL_VGPU_NODE)),
@@ -207,30 +237,8 @@ Test(server, no_fit_reasons_and_lock_contention)
     /* HAMi's FilteringFailed events: one per reason word, then the summary. */
     const char *want[] = {"2 nodes CardInsufficientMemory(n1,n2)",
                           "no available node, 3 nodes do not meet"};
-    for (size_t w = 0; w < 2; w++) {
-        bool found = false;
-        for (int i = 0; i < 100 && !found; i++) {
-            struct vs_harness plain = h;
-            plain.scheme = "http";
-            char *out;
-            long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
-                                      "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
-            json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
-            json_t *it;
-            size_t k;
-            json_array_foreach(json_object_get(list, "items"), k, it)
-            {
-                const char *m = json_string_value(json_object_get(it, "message"));
-                const char *reason = json_string_value(json_object_get(it, "reason"));
-                found |= m && strcmp(m, want[w]) == 0 && strcmp(reason, "FilteringFailed") == 0;
-            }
-            json_decref(list);
-            free(out);
-            if (!found)
-                usleep(20 * 1000);
-        }
-        cr_assert(found, "no event \"%s\"", want[w]);
-    }
+    for (size_t w = 0; w < 2; w++)
+        wait_event("FilteringFailed", want[w]);
     /* A live pod holds n2's lock: another bind to n2 is refused with HAMi's message. */
     put(vs_harness_pod("owner", "uid-owner", "100", "1"));
     char lockv[256];
