@@ -86,18 +86,20 @@ static bool plain_string(struct scan *s, const char **str, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"')
         return false;
-    const char *b = ++s->p;
-    while (s->p < s->end && *s->p != '"') {
-        unsigned char c = (unsigned char)*s->p;
-        if (c < 0x20 || c >= 0x7f || c == '\\')
-            return false;
-        s->p++;
+    const char *b = s->p + 1;
+    const char *q = memchr(b, '"', (size_t)(s->end - b));
+    if (!q)
+        return false;
+    unsigned bad = 0;
+    for (const char *c = b; c < q; c++) {
+        unsigned char u = (unsigned char)*c;
+        bad |= (u < 0x20) | (u >= 0x7f) | (u == '\\');
     }
-    if (s->p >= s->end)
+    if (bad)
         return false;
     *str = b;
-    *len = (size_t)(s->p - b);
-    s->p++;
+    *len = (size_t)(q - b);
+    s->p = q + 1;
     return true;
 }
 
@@ -147,12 +149,16 @@ static bool key_is(const char *k, size_t n, const char *want)
 
 static bool fast_names(struct scan *s, struct vs_filter_args *out)
 {
-    const char *start = s->p;
-    size_t n = 0;
-    /* Pass 1: validate and count. */
-    skip_ws(s);
+    /* One pass: names are copied NUL-terminated as they are read (each is shorter than its
+     * quoted form, so the rest of the body bounds the copy). */
     if (!eat(s, '['))
         return false;
+    size_t cap = 1024, n = 0;
+    out->names = malloc(cap * sizeof(*out->names));
+    out->names_buf = malloc((size_t)(s->end - s->p) + 1);
+    if (!out->names || !out->names_buf)
+        return false;
+    char *w = out->names_buf;
     if (!eat(s, ']')) {
         do {
             const char *str;
@@ -160,30 +166,20 @@ static bool fast_names(struct scan *s, struct vs_filter_args *out)
             skip_ws(s);
             if (!plain_string(s, &str, &len))
                 return false;
-            n++;
+            if (n == cap) {
+                const char **g = realloc(out->names, 2 * cap * sizeof(*g));
+                if (!g)
+                    return false;
+                out->names = g;
+                cap *= 2;
+            }
+            memcpy(w, str, len);
+            w[len] = '\0';
+            out->names[n++] = w;
+            w += len + 1;
         } while (eat(s, ','));
         if (!eat(s, ']'))
             return false;
-    }
-    size_t bytes = (size_t)(s->p - start);
-    out->names = calloc(n ? n : 1, sizeof(*out->names));
-    out->names_buf = malloc(bytes + 1);
-    if (!out->names || !out->names_buf)
-        return false;
-    /* Pass 2: copy, NUL-terminated (each name is shorter than its quoted form). */
-    struct scan t = {start, s->p};
-    char *w = out->names_buf;
-    eat(&t, '[');
-    for (size_t i = 0; i < n; i++) {
-        const char *str;
-        size_t len;
-        skip_ws(&t);
-        plain_string(&t, &str, &len);
-        memcpy(w, str, len);
-        w[len] = '\0';
-        out->names[i] = w;
-        w += len + 1;
-        eat(&t, ',');
     }
     out->n_names = n;
     out->has_names = true;
