@@ -14,12 +14,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <uthash.h>
 
 #define STATE_TTL       600
 #define EVENT_QUEUE_MAX 4096
 #define EVENT_PACE_US   40000 /* at most 25 Events/s: half the default API budget */
+#define EVENT_NICE      10
 
 enum { Q_PATCH, Q_EVENT, Q_COUNT };
 
@@ -104,6 +107,10 @@ static void *worker(void *arg)
     struct queue *q = arg;
     struct vs_async *a = q->a;
     bool events = q == &a->q[Q_EVENT];
+    /* Events are best effort: their worker (which writes FilteringSucceed's node list) yields
+     * the CPU to Filter and Bind (Linux: a thread's nice value is its own). */
+    if (events)
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), EVENT_NICE);
     pthread_mutex_lock(&a->mu);
     for (;;) {
         while (!q->head && !a->stop)
