@@ -16,7 +16,7 @@ struct vs_memapi {
 struct vs_memapi *vs_memapi_start(struct vs_errbuf *eb)
 {
     struct vs_memapi *m = calloc(1, sizeof(*m));
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true, .history = 65536};
+    struct vs_fakeapi_opts o = {.port = 0, .quiet = true, .history = 65536, .no_request_log = true};
     if (!m || !(m->api = vs_fakeapi_start(&o))) {
         free(m);
         vs_err_set(eb, VS_ERR_IO, "cannot start the embedded API server on 127.0.0.1");

@@ -136,6 +136,7 @@ struct vs_fakeapi {
     char *cert_pem, *key_pem;
     int bookmark_ms;
     bool quiet;
+    bool no_request_log;
 
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
@@ -1470,7 +1471,9 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
     int delay_ms = 0;
 
     pthread_mutex_lock(&api->mu);
-    if (api->n_log == api->cap_log) {
+    if (api->no_request_log) {
+        /* a long-running embedded server keeps no per-request record */
+    } else if (api->n_log == api->cap_log) {
         size_t cap = api->cap_log ? api->cap_log * 2 : 256;
         struct reqlog *g = realloc(api->log, cap * sizeof(*g));
         if (g) {
@@ -1478,7 +1481,7 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
             api->cap_log = cap;
         }
     }
-    if (api->n_log < api->cap_log) {
+    if (!api->no_request_log && api->n_log < api->cap_log) {
         struct reqlog *l = &api->log[api->n_log];
         snprintf(l->verb, sizeof(l->verb), "%s", verb);
         snprintf(l->method, sizeof(l->method), "%s", method);
@@ -1669,6 +1672,7 @@ struct vs_fakeapi *vs_fakeapi_start(const struct vs_fakeapi_opts *o)
     if (!api)
         return NULL;
     api->quiet = o->quiet;
+    api->no_request_log = o->no_request_log;
     api->bookmark_ms = o->bookmark_ms > 0 ? o->bookmark_ms : DEFAULT_BOOKMARK;
     api->hist_cap = o->history ? o->history : DEFAULT_HISTORY;
     api->hist = calloc(api->hist_cap, sizeof(*api->hist));

@@ -15,10 +15,12 @@ struct vs_fakeapi_opts {
     int port;                  /* 0 = any free port; always bound to 127.0.0.1 */
     const char *tls_cert_file; /* PEM; with tls_key_file the fake serves HTTPS */
     const char *tls_key_file;
-    const char *token; /* required bearer token, NULL = no authentication */
-    size_t history;    /* watch events kept for resuming; 0 = 4096 */
-    int bookmark_ms;   /* BOOKMARK interval on idle watches that asked for them; 0 = 1000 */
-    bool quiet;        /* no diagnostics on stderr */
+    const char *token;   /* required bearer token, NULL = no authentication */
+    size_t history;      /* watch events kept for resuming; 0 = 4096 */
+    int bookmark_ms;     /* BOOKMARK interval on idle watches that asked for them; 0 = 1000 */
+    bool quiet;          /* no diagnostics on stderr */
+    bool no_request_log; /* keep no record of requests (vs_fakeapi_count answers 0): for a
+                          * long-running server, whose record would only grow */
 };
 
 struct vs_fakeapi;

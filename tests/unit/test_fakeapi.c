@@ -697,3 +697,21 @@ Test(watch, resumes_from_history_or_expires, .timeout = 30)
     free(got);
     vs_fakeapi_stop(api);
 }
+
+/* The request record: kept by default (tests count requests with it), not kept at all when
+ * asked (embedded mode, a long-running server). */
+Test(store, request_record_optional)
+{
+    for (int off = 0; off <= 1; off++) {
+        struct vs_fakeapi_opts o = {.quiet = true, .no_request_log = off};
+        struct vs_fakeapi *api = vs_fakeapi_start(&o);
+        cr_assert_not_null(api);
+        put_node(api, "n1");
+        long code;
+        for (int i = 0; i < 3; i++)
+            free(call(api, "GET", "/api/v1/nodes/n1", NULL, &code));
+        cr_assert_eq(code, 200);
+        cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes"), off ? 0u : 3u);
+        vs_fakeapi_stop(api);
+    }
+}
