@@ -21,8 +21,11 @@
 
 #define STATE_TTL       600
 #define EVENT_QUEUE_MAX 4096
-#define EVENT_PACE_US   40000 /* at most 25 Events/s: half the default API budget */
-#define EVENT_NICE      10
+#define EVENT_BYTES_MAX                                                                            \
+    (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
+                             * nodes is ~70 KiB, so 4,096 of them would pin 280 MiB */
+#define EVENT_PACE_US 40000 /* at most 25 Events/s: half the default API budget */
+#define EVENT_NICE    10
 
 enum { Q_PATCH, Q_EVENT, Q_COUNT };
 
@@ -42,6 +45,7 @@ struct job {
     bool is_event;
     char *key; /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     UT_hash_handle hh;         /* events: in vs_async.pending_events by key while queued */
+    size_t bytes;              /* events: message size (or its lazy context's), for the budget */
     char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
     void *build_ctx;
     void (*build_free)(void *ctx);
@@ -70,6 +74,7 @@ struct vs_async {
     struct queue q[Q_COUNT];
     struct state *states;
     struct job *pending_events; /* queued events by key */
+    size_t event_bytes;         /* sum of the queued events' bytes */
     bool stop;
     time_t last_sweep;
 };
@@ -122,8 +127,10 @@ static void *worker(void *arg)
         if (!q->head)
             q->tail = NULL;
         q->len--;
-        if (j->is_event && j->key)
+        if (j->is_event && j->key) {
             HASH_DEL(a->pending_events, j);
+            a->event_bytes -= j->bytes;
+        }
         pthread_mutex_unlock(&a->mu);
         struct vs_errbuf eb;
         enum vs_err err;
@@ -269,11 +276,12 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
 
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
 {
-    vs_async_event_lazy(a, ns, event, NULL, NULL, NULL, NULL);
+    vs_async_event_lazy(a, ns, event, NULL, 0, NULL, NULL, NULL);
 }
 
 void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
-                         char *(*build)(void *ctx), void *ctx, void (*ctx_free)(void *ctx))
+                         size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
+                         void (*ctx_free)(void *ctx))
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j) {
@@ -301,6 +309,7 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
         json_string_value(json_object_get(json_object_get(event, "involvedObject"), "uid"));
     const char *reason = json_string_value(json_object_get(event, "reason"));
     const char *msg = shape ? shape : json_string_value(json_object_get(event, "message"));
+    j->bytes = build ? ctx_bytes : msg ? strlen(msg) : 0;
     char key[512];
     size_t k = (size_t)snprintf(key, sizeof(key), "%s|%s|", uid ? uid : "", reason ? reason : "");
     for (const char *m = msg; m && *m && *m != '(' && k + 1 < sizeof(key); m++)
@@ -321,6 +330,10 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
         q->build = j->build;
         q->build_ctx = j->build_ctx;
         q->build_free = j->build_free;
+        a->event_bytes = a->event_bytes - q->bytes + j->bytes;
+        size_t qb = q->bytes;
+        q->bytes = j->bytes;
+        j->bytes = qb;
         j->build = b;
         j->build_ctx = c;
         j->build_free = f;
@@ -329,14 +342,26 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
         return;
     }
     j->key = strdup(key);
-    if (!j->key || a->q[Q_EVENT].len >= EVENT_QUEUE_MAX) {
+    if (!j->key || a->q[Q_EVENT].len >= EVENT_QUEUE_MAX ||
+        a->event_bytes + j->bytes > EVENT_BYTES_MAX) {
         pthread_mutex_unlock(&a->mu);
         job_free(j); /* Events are best effort; scheduling never waits for them */
         return;
     }
     HASH_ADD_KEYPTR(hh, a->pending_events, j->key, strlen(j->key), j);
+    a->event_bytes += j->bytes;
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
+}
+
+size_t vs_async_events_pending(struct vs_async *a, size_t *bytes)
+{
+    pthread_mutex_lock(&a->mu);
+    size_t n = a->q[Q_EVENT].len;
+    if (bytes)
+        *bytes = a->event_bytes;
+    pthread_mutex_unlock(&a->mu);
+    return n;
 }
 
 enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, struct vs_errbuf *eb)

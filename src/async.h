@@ -26,15 +26,21 @@ void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are drop
  * on_patch_failed). */
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
                                const char *alloc);
-/* Queues an Event POST. Takes ownership of event. */
+/* Queues an Event POST (best effort: dropped when too many are pending). Takes ownership of
+ * event. */
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event);
 
 /* The same for an Event whose message is costly to write (thousands of nodes): the worker calls
  * build(ctx) just before posting and sets its result (a malloc'ed string) as the message, so
  * the request path only pays for taking ctx. `shape` stands in for the message in the
- * one-pending-event-per-pod-and-reason key. Takes ownership of event and ctx (ctx_free). */
+ * one-pending-event-per-pod-and-reason key; ctx_bytes is what ctx holds (queued Events are
+ * bounded in count and in bytes, and dropped beyond). Takes ownership of event and ctx. */
 void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
-                         char *(*build)(void *ctx), void *ctx, void (*ctx_free)(void *ctx));
+                         size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
+                         void (*ctx_free)(void *ctx));
+
+/* Events queued and not yet taken by the worker, and their bytes (see vs_async_event_lazy). */
+size_t vs_async_events_pending(struct vs_async *a, size_t *bytes);
 
 /* Waits until no patch of uid is queued or in flight, at most timeout_ms. VS_OK when the last
  * patch of uid succeeded (or none was queued), VS_ERR_KUBE with its error otherwise,

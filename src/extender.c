@@ -176,7 +176,8 @@ static void succeed_event(struct vs_app *a, const struct vs_pod *pod,
     s->best = strcpy(w, r->nodes[r->best].node);
     json_t *ev = event_json(a, pod->ns, pod->name, pod->uid, "Normal", "FilteringSucceed", "");
     if (ev)
-        vs_async_event_lazy(a->async, pod->ns, ev, "find fit node(", succeed_msg_build, s,
+        vs_async_event_lazy(a->async, pod->ns, ev, "find fit node(",
+                            bytes + n_fit * sizeof(*s->scores), succeed_msg_build, s,
                             succeed_msg_free);
     else
         succeed_msg_free(s);

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -373,6 +374,13 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                     struct vs_errbuf *eb)
 {
     *exit_code = 2;
+    /* Each Filter allocates and frees about a megabyte (results for thousands of candidates).
+     * With glibc's defaults the request threads' arenas give that back to the kernel after
+     * every request and fault it in again (page clearing was an eighth of a 5,000-candidate
+     * Filter): keep up to 16 MiB of free memory per arena, and serve blocks below 4 MiB from
+     * the arenas instead of fresh mappings. */
+    mallopt(M_TRIM_THRESHOLD, 16 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     const struct vs_node_policy *np;
     struct vs_gpu_policy gp;
     if (vs_policy_parse_node(c->node_policy, "--node-scheduler-policy", &np, eb) ||

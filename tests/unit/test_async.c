@@ -1,0 +1,104 @@
+/* test_async: the Event queue's bounds — one pending Event per pod and reason, at most
+ * EVENT_BYTES_MAX (8 MiB) of pending messages — with the API answering slowly so nothing
+ * drains during the test. */
+#include "async.h"
+#include "fakeapi.h"
+#include "kube.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct vs_fakeapi *api;
+static struct vs_kube *k;
+static struct vs_async *as;
+
+static void setup(void)
+{
+    struct vs_fakeapi_opts o = {.quiet = true};
+    api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    /* The worker's first POST blocks for 2 s: everything else stays queued. */
+    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 2000);
+    struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
+    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 10};
+    struct vs_errbuf eb;
+    k = vs_kube_new(&cfg, &ko, &eb);
+    cr_assert_not_null(k, "%s", eb.msg);
+    as = vs_async_new(k, NULL, NULL);
+    cr_assert_not_null(as);
+}
+
+static void teardown(void)
+{
+    vs_async_free(as);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
+TestSuite(async, .init = setup, .fini = teardown, .timeout = 60);
+
+static json_t *event(const char *uid, const char *reason, const char *msg)
+{
+    return json_pack("{s:s,s:{s:s},s:s,s:s}", "kind", "Event", "involvedObject", "uid", uid,
+                     "reason", reason, "message", msg);
+}
+
+struct lazy {
+    int id;
+};
+
+static char *lazy_build(void *ctx)
+{
+    char *m = malloc(32);
+    snprintf(m, 32, "lazy %d", ((struct lazy *)ctx)->id);
+    return m;
+}
+
+Test(async, pending_events_bounded_in_bytes)
+{
+    /* 64 KiB messages: 128 of them fill the 8 MiB budget; one more is taken by the (blocked)
+     * worker, the rest are dropped. */
+    enum { MSG = 64 << 10 };
+    char *msg = malloc(MSG + 1);
+    memset(msg, 'm', MSG);
+    msg[MSG] = '\0';
+    for (int i = 0; i < 300; i++) {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        vs_async_event(as, "default", event(uid, "FilteringSucceed", msg));
+    }
+    size_t bytes, n = vs_async_events_pending(as, &bytes);
+    cr_assert(n == 128 || n == 127, "pending %zu", n);
+    cr_assert_eq(bytes, n * MSG);
+    free(msg);
+    /* Lazy events count their context's bytes: with the budget full, nothing more fits. */
+    struct lazy *l = malloc(sizeof(*l));
+    l->id = 1;
+    vs_async_event_lazy(as, "default", event("uid-lazy", "FilteringSucceed", ""), "find fit node(",
+                        MSG, lazy_build, l, free);
+    cr_assert_eq(vs_async_events_pending(as, NULL), n);
+}
+
+Test(async, one_pending_event_per_pod_and_reason)
+{
+    /* The first event goes to the worker (blocked); then the same pod and reason twice more:
+     * one queued event, holding the newest wording and its size. */
+    vs_async_event(as, "default", event("uid-a", "FilteringFailed", "first"));
+    for (int i = 0; i < 50 && vs_async_events_pending(as, NULL); i++)
+        usleep(10 * 1000);
+    vs_async_event(as, "default", event("uid-a", "FilteringFailed", "2 nodes x(n1,n2)"));
+    vs_async_event(as, "default", event("uid-a", "FilteringFailed", "3 nodes x(n1,n2,n3)"));
+    size_t bytes;
+    cr_assert_eq(vs_async_events_pending(as, &bytes), 1);
+    cr_assert_eq(bytes, strlen("3 nodes x(n1,n2,n3)"));
+    /* Another reason of the same pod is its own event. */
+    struct lazy *l = malloc(sizeof(*l));
+    l->id = 2;
+    vs_async_event_lazy(as, "default", event("uid-a", "FilteringSucceed", ""), "find fit node(",
+                        1000, lazy_build, l, free);
+    cr_assert_eq(vs_async_events_pending(as, &bytes), 2);
+    cr_assert_eq(bytes, strlen("3 nodes x(n1,n2,n3)") + 1000);
+}
