@@ -161,10 +161,8 @@ static bool fast_names(struct scan *s, struct vs_filter_args *out)
     char *w = out->names_buf;
     if (!eat(s, ']')) {
         do {
-            const char *str;
-            size_t len;
             skip_ws(s);
-            if (!plain_string(s, &str, &len))
+            if (s->p >= s->end || *s->p != '"')
                 return false;
             if (n == cap) {
                 const char **g = realloc(out->names, 2 * cap * sizeof(*g));
@@ -173,10 +171,19 @@ static bool fast_names(struct scan *s, struct vs_filter_args *out)
                 out->names = g;
                 cap *= 2;
             }
-            memcpy(w, str, len);
-            w[len] = '\0';
+            /* Copy while checking: printable ASCII, no escape, up to the closing quote. */
             out->names[n++] = w;
-            w += len + 1;
+            const char *p = s->p + 1;
+            unsigned bad = 0;
+            for (; p < s->end && *p != '"'; p++) {
+                unsigned char u = (unsigned char)*p;
+                bad |= (u < 0x20) | (u >= 0x7f) | (u == '\\');
+                *w++ = (char)u;
+            }
+            if (bad || p >= s->end)
+                return false;
+            *w++ = '\0';
+            s->p = p + 1;
         } while (eat(s, ','));
         if (!eat(s, ']'))
             return false;

@@ -14,6 +14,7 @@
 #include "webhook.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -104,12 +105,13 @@ static char *pod_path(const char *ns, const char *name)
 /* ------------------------------------------------------------------ Filter */
 
 /* FilteringSucceed as HAMi words it: every fitting node with its score. With thousands of
- * candidates the message is written by the event worker, from a copy of the fitting nodes. */
+ * candidates the message is written by the event worker, from a copy of the candidates' names
+ * (one block) and their scores. */
 struct succeed_msg {
-    size_t n_fit, n_not_fit;
-    const char *best;
-    char *names; /* the fitting nodes' names, NUL-separated, then the best node's */
-    float *scores;
+    size_t n, n_fit;
+    char *names;   /* the candidates' names, NUL-separated, in candidate order */
+    float *scores; /* per candidate; NaN when it does not fit */
+    size_t best;
 };
 
 static void succeed_msg_free(void *ctx)
@@ -125,59 +127,74 @@ static void succeed_msg_free(void *ctx)
 static char *succeed_msg_build(void *ctx)
 {
     const struct succeed_msg *s = ctx;
+    const char *best = s->names;
+    for (size_t i = 0; i < s->best; i++)
+        best += strlen(best) + 1;
     struct vs_buf b;
     vs_buf_init(&b);
-    vs_buf_printf(&b, "find fit node(%s), %zu nodes not fit, %zu nodes fit(", s->best, s->n_not_fit,
+    vs_buf_printf(&b, "find fit node(%s), %zu nodes not fit, %zu nodes fit(", best, s->n - s->n_fit,
                   s->n_fit);
     const char *p = s->names;
-    for (size_t i = 0; i < s->n_fit; i++) {
+    bool first = true;
+    for (size_t i = 0; i < s->n; i++) {
         size_t len = strlen(p);
-        if (i)
-            vs_buf_append(&b, ",", 1);
-        vs_buf_append(&b, p, len);
-        vs_buf_append(&b, ":", 1);
-        vs_buf_put_fixed2(&b, (double)s->scores[i]); /* "%.2f" without printf */
+        if (!isnan(s->scores[i])) {
+            if (!first)
+                vs_buf_append(&b, ",", 1);
+            vs_buf_append(&b, p, len);
+            vs_buf_append(&b, ":", 1);
+            vs_buf_put_fixed2(&b, (double)s->scores[i]); /* "%.2f" without printf */
+            first = false;
+        }
         p += len + 1;
     }
     vs_buf_puts(&b, ")");
     return vs_buf_steal(&b);
 }
 
-static void succeed_event(struct vs_app *a, const struct vs_pod *pod,
+static void succeed_event(struct vs_app *a, const struct vs_filter_args *fa,
                           const struct vs_filter_result *r)
 {
     if (!a->async)
         return;
-    size_t n_fit = 0, bytes = strlen(r->nodes[r->best].node) + 1;
-    for (size_t i = 0; i < r->n; i++) {
-        if (r->nodes[i].fit) {
-            n_fit++;
-            bytes += strlen(r->nodes[i].node) + 1;
-        }
-    }
     struct succeed_msg *s = calloc(1, sizeof(*s));
-    if (!s || !(s->names = malloc(bytes)) ||
-        !(s->scores = malloc((n_fit ? n_fit : 1) * sizeof(*s->scores)))) {
+    if (!s || !(s->scores = malloc((r->n ? r->n : 1) * sizeof(*s->scores)))) {
         succeed_msg_free(s);
         return;
     }
-    s->n_fit = n_fit;
-    s->n_not_fit = r->n - n_fit;
-    char *w = s->names;
-    size_t k = 0;
+    s->n = r->n;
+    s->best = (size_t)r->best;
     for (size_t i = 0; i < r->n; i++) {
-        if (!r->nodes[i].fit)
-            continue;
-        size_t len = strlen(r->nodes[i].node) + 1;
-        memcpy(w, r->nodes[i].node, len);
-        w += len;
-        s->scores[k++] = r->nodes[i].score;
+        s->scores[i] = r->nodes[i].fit ? r->nodes[i].score : NAN;
+        s->n_fit += r->nodes[i].fit;
     }
-    s->best = strcpy(w, r->nodes[r->best].node);
-    json_t *ev = event_json(a, pod->ns, pod->name, pod->uid, "Normal", "FilteringSucceed", "");
+    /* The fast decode keeps the names in one block already: copy it whole. */
+    size_t bytes = 0;
+    if (fa->names_buf && r->n && r->nodes[0].node == fa->names_buf &&
+        r->nodes[r->n - 1].node == fa->names[r->n - 1]) {
+        bytes =
+            (size_t)(r->nodes[r->n - 1].node - fa->names_buf) + strlen(r->nodes[r->n - 1].node) + 1;
+        if ((s->names = malloc(bytes)))
+            memcpy(s->names, fa->names_buf, bytes);
+    } else {
+        for (size_t i = 0; i < r->n; i++)
+            bytes += strlen(r->nodes[i].node) + 1;
+        if ((s->names = malloc(bytes ? bytes : 1))) {
+            char *w = s->names;
+            for (size_t i = 0; i < r->n; i++) {
+                size_t len = strlen(r->nodes[i].node) + 1;
+                memcpy(w, r->nodes[i].node, len);
+                w += len;
+            }
+        }
+    }
+    const struct vs_pod *pod = &fa->pod;
+    json_t *ev = s->names
+                     ? event_json(a, pod->ns, pod->name, pod->uid, "Normal", "FilteringSucceed", "")
+                     : NULL;
     if (ev)
         vs_async_event_lazy(a->async, pod->ns, ev, "find fit node(",
-                            bytes + n_fit * sizeof(*s->scores), succeed_msg_build, s,
+                            bytes + r->n * sizeof(*s->scores), succeed_msg_build, s,
                             succeed_msg_free);
     else
         succeed_msg_free(s);
@@ -393,7 +410,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
-        succeed_event(a, &fa.pod, &r);
+        succeed_event(a, &fa, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
                f->node, alloc);

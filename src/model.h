@@ -86,8 +86,7 @@ struct vs_podent {
 };
 
 struct vs_node {
-    char *name;
-    bool present;       /* a Node object exists (else only a bucket for pods naming it) */
+    /* Cold: read when the node or its pods change. */
     bool unschedulable; /* spec.unschedulable */
     struct vs_kvlist labels;
     /* Fingerprints of the last seen register and score values (0 = absent), to skip re-parsing
@@ -95,21 +94,25 @@ struct vs_node {
     uint64_t register_fp;
     uint64_t score_fp;
     char *raw_cordon;
-    char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
-    struct vs_card *cards; /* register annotation order */
-    size_t n_cards;
     int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j];
                     * NULL when the node has no score annotation (all pairs 0) */
     struct vs_podent *pods;
     size_t n_pods;
+    UT_hash_handle hh; /* model-private: nodes by name */
+    /* Hot: what Filter reads for every candidate, together and right before the name (stored
+     * just after the struct), so a lookup and the evaluation share a few cache lines. */
+    char *name;
+    bool present; /* a Node object exists (else only a bucket for pods naming it) */
+    bool has_mig; /* some card is in mig mode */
+    size_t n_cards;
     size_t n_bad_pods; /* pods here with a malformed allocation */
-    uint64_t gen;      /* bumped on every change of this node's cards or usage */
+    char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
+    struct vs_card *cards; /* register annotation order */
+    uint64_t gen;          /* bumped on every change of this node's cards or usage */
     /* Sums over the cards, refreshed with every gen bump: the node score's inputs (§5.1). */
     struct vs_node_sums {
         int64_t used, count, usedcores, devcore, usedmem, devmem;
     } sums;
-    bool has_mig;      /* some card is in mig mode */
-    UT_hash_handle hh; /* model-private: nodes by name */
 };
 
 struct vs_quota {

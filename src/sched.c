@@ -910,8 +910,10 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     struct best_ctx bc = {.r = r, .policy = node_policy};
     for (size_t i = 0; i < n_cands; i++) {
         /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */
-        if (i + 8 < n_cands && nodes[i + 8])
-            __builtin_prefetch(nodes[i + 8]);
+        if (i + 8 < n_cands && nodes[i + 8]) {
+            __builtin_prefetch(&nodes[i + 8]->name);
+            __builtin_prefetch(&nodes[i + 8]->sums);
+        }
         if (i + 4 < n_cands && nodes[i + 4])
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
@@ -938,9 +940,14 @@ void vs_filter_result_cleanup(struct vs_filter_result *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        free(r->nodes[i].reason);
-        vs_pod_devs_cleanup(&r->nodes[i].devs);
-        vs_mig_allocs_cleanup(&r->nodes[i].mig);
+        /* Most entries hold nothing (quick refusals and fits): skip the calls. */
+        struct vs_node_fit *f = &r->nodes[i];
+        if (f->reason)
+            free(f->reason);
+        if (f->devs.ctrs)
+            vs_pod_devs_cleanup(&f->devs);
+        if (f->mig.items)
+            vs_mig_allocs_cleanup(&f->mig);
     }
     free(r->nodes);
     free(r->error);

@@ -222,6 +222,27 @@ Test(server, filter_writes_decision_and_bind_takes_lock)
     json_decref(node);
 }
 
+/* A request the decoder's fast path leaves to the general one (an extra member): the same
+ * answer and the same FilteringSucceed wording. */
+Test(server, filter_general_decode_path)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("p2", "uid-p2", "1000", "10"));
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "p2");
+    long st;
+    json_t *r = post_json(
+        "/filter",
+        json_pack("{s:o,s:[s,s,s],s:b}", "Pod", pod, "NodeNames", "n2", "ghost", "n1", "Extra", 1),
+        &st);
+    cr_assert_eq(st, 200);
+    char *text = json_dumps(json_object_get(r, "NodeNames"), JSON_COMPACT);
+    cr_assert_str_eq(text, "[\"n2\"]");
+    free(text);
+    json_decref(r);
+    wait_event("FilteringSucceed",
+               "find fit node(n2), 1 nodes not fit, 2 nodes fit(n2:0.00,n1:0.00)");
+}
+
 Test(server, no_fit_reasons_and_lock_contention)
 {
     start_service(false, 0);
