@@ -684,6 +684,59 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     return pass >= need;
 }
 
+/* Why x->quick does not fit on a node quick_scan() refused, worded as Fit words it: every
+ * NVIDIA card is classified by the first of Fit's checks it fails (same order as fit()); the
+ * cards that pass them all were too few (AllocatedCardsInsufficientRequest). Without enough
+ * NVIDIA cards at all the node answers NodeInsufficientDevice before Fit, as fit_container does.
+ * Same preconditions as quick_scan (no MIG card, no own reservation on the node). */
+static char *quick_reason(const struct fit_ctx *x, const struct vs_node *n)
+{
+    const struct vs_req *r = x->quick;
+    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    size_t counts[R_COUNT] = {0};
+    size_t nc = 0, pass = 0;
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        if (!c->is_nvidia)
+            continue;
+        nc++;
+        int64_t mem = 0;
+        if (r->memreq > 0)
+            mem = r->memreq;
+        else if (r->pct != VS_PCT_UNSET)
+            mem = (int64_t)c->devmem * r->pct / 100;
+        int why = -1;
+        if (!c->health || c->mig_unhealthy)
+            why = R_HEALTH;
+        else if (c->cordoned)
+            why = R_CORDON;
+        else if (!type_ok(x, c))
+            why = R_TYPE;
+        else if (!uuid_ok(x, c))
+            why = R_UUID;
+        else if (c->count <= c->used)
+            why = R_SLICING;
+        else if (x->gpu.mutex && c->used > 0)
+            why = R_EXCLUSIVE;
+        else if (c->devmem - c->usedmem < mem)
+            why = R_MEM;
+        else if (c->devcore - c->usedcores < cores)
+            why = R_CORE;
+        else if (c->devcore == 100 && cores == 100 && c->used > 0)
+            why = R_EXCLUSIVE;
+        else if (c->devcore != 0 && c->usedcores == c->devcore && cores == 0)
+            why = R_CU_EXHAUSTED;
+        if (why < 0)
+            pass++;
+        else
+            counts[why]++;
+    }
+    if ((size_t)r->nums > nc)
+        return strdup("NodeInsufficientDevice");
+    counts[R_ALLOC_INSUFF] = pass;
+    return gen_reason(counts, nc);
+}
+
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
  * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
  * `pending` non-NULL a node quick_scan refuses is left without its reason (*pending = true). */
@@ -720,6 +773,10 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         if (!fits && pending) {
             *pending = true;
             return VS_OK;
+        }
+        if (!fits) {
+            f->reason = quick_reason(x, n);
+            return f->reason ? VS_OK : VS_ERR_NOMEM;
         }
     }
     size_t nc = n->n_cards;
@@ -899,7 +956,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     r->n = n_cands;
-    x.quick = quick_request(&x);
+    x.quick = o->full_walk ? NULL : quick_request(&x);
     x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
     if ((o->lazy_reasons && !(pending = calloc(n_cands ? n_cands : 1, sizeof(*pending)))) ||
         !(nodes = malloc((n_cands ? n_cands : 1) * sizeof(*nodes)))) {

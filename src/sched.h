@@ -23,6 +23,9 @@ struct vs_sched_opts {
      * NULL, fit false): the reasons are only worked out when no node fits. For callers that
      * read reasons only then (the extender's Filter, simulate). */
     bool lazy_reasons;
+    /* For tests: evaluate every node the long way (no counting shortcut for plain requests),
+     * the reference the shortcut is checked against. */
+    bool full_walk;
 };
 
 struct vs_node_fit {

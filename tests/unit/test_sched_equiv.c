@@ -1,8 +1,8 @@
 /* test_sched_equiv: Filter evaluates a candidate that cannot become the choice on a shorter path
  * (no device list, and for a plain one-container request only a count of the cards that pass).
  * These tests check, on randomly generated clusters and requests, that every node's verdict and
- * reason in a many-candidate Filter are exactly those of a Filter with that node alone (where it
- * always takes the full path), and that the chosen node's devices are the ones it gets alone;
+ * reason in a many-candidate Filter are exactly those of a Filter with that node alone taking
+ * the full path (full_walk), and that the chosen node's devices are the ones it gets alone;
  * and that lazy reasons (vs_sched_opts.lazy_reasons) change only the reason texts of refused
  * nodes when another node fits. */
 #include "builders.h"
@@ -98,9 +98,10 @@ static void random_pod(struct vs_pod *p, int k, const char **node_policy, const 
     *gpu_policy = GPU_POL[rnd(5)];
 }
 
-/* Filter with lazy reasons: the extender's and simulate's setting. */
-static void filter_lazy(const struct vs_model *m, const struct vs_pod *p, const char *np,
-                        const char *gp, const char *const *cands, size_t n,
+/* Filter with lazy reasons (the extender's and simulate's setting) or the long way for every
+ * node (full_walk: the reference). */
+static void filter_opts(const struct vs_model *m, const struct vs_pod *p, const char *np,
+                        const char *gp, const char *const *cands, size_t n, bool lazy, bool full,
                         struct vs_filter_result *r)
 {
     static struct vs_devcfg cfg;
@@ -110,7 +111,7 @@ static void filter_lazy(const struct vs_model *m, const struct vs_pod *p, const 
         init = 1;
     }
     struct vs_sched_opts o = {
-        .cfg = &cfg, .node_policy = np, .gpu_policy = gp, .lazy_reasons = true};
+        .cfg = &cfg, .node_policy = np, .gpu_policy = gp, .lazy_reasons = lazy, .full_walk = full};
     if (vs_sched_filter(m, p, cands, n, &o, r))
         abort();
 }
@@ -156,12 +157,12 @@ static void check_round(uint64_t seed)
         tb_filter(m, &p, np, gp, cands, N_NODES, &all);
         cr_assert_null(all.error, "seed %llu pod %d: %s", (unsigned long long)seed, k, all.error);
         struct vs_filter_result lazy;
-        filter_lazy(m, &p, np, gp, cands, N_NODES, &lazy);
+        filter_opts(m, &p, np, gp, cands, N_NODES, true, false, &lazy);
         check_lazy(&all, &lazy, seed, k);
         vs_filter_result_cleanup(&lazy);
         for (int i = 0; i < N_NODES; i++) {
             struct vs_filter_result one;
-            tb_filter(m, &p, np, gp, &cands[i], 1, &one);
+            filter_opts(m, &p, np, gp, &cands[i], 1, false, true, &one);
             const struct vs_node_fit *a = &all.nodes[i], *o = &one.nodes[0];
             cr_assert_eq(a->fit, o->fit, "seed %llu pod %d node %s: fit %d alone %d",
                          (unsigned long long)seed, k, cands[i], a->fit, o->fit);
