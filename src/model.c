@@ -1055,6 +1055,29 @@ void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const st
     free(v);
 }
 
+static int quota_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp((*(struct vs_quota *const *)a)->ns, (*(struct vs_quota *const *)b)->ns);
+}
+
+void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_quota *q),
+                         void *ctx)
+{
+    size_t n = HASH_COUNT(m->quotas), k = 0;
+    struct vs_quota **v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return;
+    struct vs_quota *it, *tmp;
+    HASH_ITER(hh, m->quotas, it, tmp)
+    {
+        v[k++] = it;
+    }
+    qsort(v, k, sizeof(*v), quota_ptr_cmp);
+    for (size_t i = 0; i < k; i++)
+        fn(ctx, v[i]);
+    free(v);
+}
+
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx)
 {

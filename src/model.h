@@ -172,6 +172,11 @@ const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
 /* Visits every node that has a Node object, in name order. */
 void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),
                         void *ctx);
+/* Visits every namespace's combined quota entry, in namespace order: a namespace has one once a
+ * ResourceQuota or a tracked pod was seen there (it stays, with zero usage, after both are gone).
+ * fn must not change the model. */
+void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_quota *q),
+                         void *ctx);
 /* Visits every tracked pod (hash order). fn must not change the model. */
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx);

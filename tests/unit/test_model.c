@@ -360,3 +360,33 @@ Test(model, node_index_inserts_and_removals)
         cr_assert_eq(got[i], vs_model_node(mm, ptrs[i]), "%s", ptrs[i]);
     vs_model_free(mm);
 }
+
+static void quota_line(void *ctx, const struct vs_quota *q)
+{
+    char *out = ctx;
+    size_t len = strlen(out);
+    snprintf(out + len, 512 - len, "%s:%d:%lld:%lld:%lld;", q->ns, q->has_mem,
+             (long long)q->mem_limit, (long long)q->mem_used, (long long)q->cores_used);
+}
+
+Test(model, each_quota_in_namespace_order)
+{
+    struct vs_kquota q = {0};
+    q.ns = tb_strdup("zeta");
+    q.name = tb_strdup("gpu");
+    vs_kv_set(&q.hard, "limits.nvidia.com/gpumem", "30000");
+    cr_assert_eq(vs_model_set_quota(m, &q, "nvidia.com/gpumem", "nvidia.com/gpucores"), VS_OK);
+    vs_kquota_cleanup(&q);
+    struct vs_pod p;
+    running(&p, "p", "n1", "GPU0,NVIDIA,1000,10:;");
+    upsert(&p);
+    vs_pod_cleanup(&p);
+    char out[512] = "";
+    vs_model_each_quota(m, quota_line, out);
+    cr_assert_str_eq(out, "team:0:0:1000:10;zeta:1:30000:0:0;");
+    /* The entry stays, with zero usage, once the pod is gone. */
+    vs_model_remove_pod(m, "p");
+    out[0] = '\0';
+    vs_model_each_quota(m, quota_line, out);
+    cr_assert_str_eq(out, "team:0:0:0:0;zeta:1:30000:0:0;");
+}
