@@ -392,7 +392,8 @@ static bool fits_quota(const struct review *r, const char *ns, const struct vs_p
 }
 
 /* Our stricter rule (design.md §4): an error with the message Filter would answer as Error when
- * a GPU quantity or a policy annotation is invalid, checked in Filter's order. Fills req. */
+ * a GPU quantity, a policy or the scoring-weights annotation is invalid, checked in Filter's
+ * order. Fills req. */
 static enum vs_err validate(struct review *r, struct vs_pod_req *req, struct vs_errbuf *eb)
 {
     const struct vs_kvlist *an = &r->pod.annotations;
@@ -411,6 +412,17 @@ static enum vs_err validate(struct review *r, struct vs_pod_req *req, struct vs_
     if ((v = vs_kv_get(an, VS_ANNO_GPU_POLICY)) &&
         (err = vs_policy_parse_gpu(v, VS_ANNO_GPU_POLICY, &gp, eb)))
         return err;
+    struct vs_weights w;
+    if ((v = vs_kv_get(an, VS_ANNO_WEIGHTS)) && (err = vs_annot_parse_weights(v, &w, eb))) {
+        if (err != VS_ERR_NOMEM) {
+            /* Filter's wording of the same refusal. */
+            char msg[VS_ERRBUF_SIZE + 64];
+            snprintf(msg, sizeof(msg), "calcScore failed %s for pod %s", eb->msg,
+                     r->pod.name ? r->pod.name : "");
+            vs_err_set(eb, err, "%s", msg);
+        }
+        return err;
+    }
     return VS_OK;
 }
 

@@ -84,6 +84,7 @@ static const char *const cases[] = {
     "bad-gpu-policy",
     "bad-gpu-policy-list",
     "bad-node-policy",
+    "bad-scoring-weights",
     "good-policies-mixed-case",
     "bad-policy-cpu-pod",
     "bad-policy-gpu-zero",
