@@ -35,6 +35,7 @@ struct vs_metrics {
     atomic_uint_fast64_t outcomes[VS_FILTER_OUTCOMES];
     atomic_uint_fast64_t reasons[NR];
     atomic_uint_fast64_t binds_ok, binds_failed;
+    char *res_mem, *res_cores; /* quota resource names; set once before serving */
 };
 
 struct vs_metrics *vs_metrics_new(void)
@@ -44,7 +45,26 @@ struct vs_metrics *vs_metrics_new(void)
 
 void vs_metrics_free(struct vs_metrics *m)
 {
+    if (!m)
+        return;
+    free(m->res_mem);
+    free(m->res_cores);
     free(m);
+}
+
+enum vs_err vs_metrics_set_quota_resources(struct vs_metrics *m, const char *mem, const char *cores)
+{
+    char *a = mem ? strdup(mem) : NULL, *b = cores ? strdup(cores) : NULL;
+    if ((mem && !a) || (cores && !b)) {
+        free(a);
+        free(b);
+        return VS_ERR_NOMEM;
+    }
+    free(m->res_mem);
+    free(m->res_cores);
+    m->res_mem = a;
+    m->res_cores = b;
+    return VS_OK;
 }
 
 static void observe(struct hist *h, double s)
@@ -132,64 +152,142 @@ static const char *lv(const char *s, char *out, size_t len)
     return out;
 }
 
+/* Label names of the HAMi families, current and pre-v2.8 (emitted too with --legacy-metrics). */
+struct label_names {
+    const char *node, *uuid, *index, *cores, *memlimit, *type; /* card families */
+    const char *pod_ns, *pod_node, *pod, *ctr;                 /* pod families (and uuid) */
+    const char *quota_ns, *quota;                              /* quota families */
+};
+static const struct label_names label_sets[2] = {
+    {"node", "device_uuid", "device_index", "device_cores", "device_memory_limit", "device_type",
+     "namespace", "node", "pod", "container_index", "namespace", "quota_name"},
+    {"nodeid", "deviceuuid", "deviceidx", "devicecores", "devicememorylimit", "devicetype",
+     "podnamespace", "nodename", "podname", "containeridx", "quotanamespace", "quotaName"},
+};
+
+enum card_family {
+    F_MEM_LIMIT,
+    F_CORE_LIMIT,
+    F_MEM_ALLOC,
+    F_SHARED,
+    F_CORE_ALLOC,
+    F_OVERVIEW,
+    F_MEM_RATIO,
+    F_MIG,
+    F_CARD_FAMILIES
+};
+static const char *const card_names[F_CARD_FAMILIES][2] = {
+    {"hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit"},
+    {"hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit"},
+    {"hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated"},
+    {"hami_gpu_shared_count", "GPUDeviceSharedNum"},
+    {"hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated"},
+    {"hami_node_gpu_overview", "nodeGPUOverview"},
+    {"hami_node_gpu_memory_allocated_ratio", "nodeGPUMemoryPercentage"},
+    {"hami_node_gpu_mig_instance_info", "nodeGPUMigInstance"},
+};
+/* hami_resource_quota_limit has no legacy counterpart. */
+static const char *const quota_names[2][2] = {
+    {"hami_resource_quota_used", "QuotaUsed"},
+    {"hami_resource_quota_limit", NULL},
+};
+static const char *const pod_names[2][2] = {
+    {"hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated"},
+    {"hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated"},
+};
+
 struct gauge_ctx {
     struct vs_buf *b;
-    bool legacy;
-    int pass;
+    int family;
+    int old;            /* 1: the pre-v2.8 name and label names */
+    const char *res[2]; /* quota resource names: memory, cores */
 };
+
+/* hami_node_gpu_mig_instance_info: one sample per MIG instance realized on card c, i.e. per
+ * hami.io/vgpu-mig-allocations entry of a pod tracked on the node that names c and carries the
+ * device plugin's runtime identity (migUUID, gpuInstanceID, computeInstanceID; spec §1.8). An
+ * entry without it is a placement Filter reserved whose instance does not exist yet; HAMi skips
+ * those as well. Only mig-mode cards are asked. */
+static void mig_gauges(struct gauge_ctx *g, const struct vs_node *n, const struct vs_card *c,
+                       const char *base)
+{
+    const char *name = card_names[F_MIG][g->old];
+    char mu[256], pr[256];
+    for (const struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        for (size_t k = 0; k < pe->mig.n; k++) {
+            const struct vs_mig_alloc *a = &pe->mig.items[k];
+            if (!a->has_runtime || strcmp(a->gpu_uuid, c->uuid) != 0)
+                continue;
+            lv(a->profile, pr, sizeof(pr));
+            if (g->old) {
+                vs_buf_printf(g->b, "%s{%s,migname=\"%s-%d\",zone=\"vGPU\"} 1\n", name, base, pr,
+                              a->gpu_instance_id);
+                continue;
+            }
+            vs_buf_printf(g->b,
+                          "%s{%s,mig_uuid=\"%s\",profile=\"%s\",gpu_instance_id=\"%d\","
+                          "compute_instance_id=\"%d\",placement_start=\"%d\",placement_size="
+                          "\"%d\",zone=\"vGPU\"} 1\n",
+                          name, base, lv(a->mig_uuid, mu, sizeof(mu)), pr, a->gpu_instance_id,
+                          a->compute_instance_id, a->placement.start, a->placement.size);
+        }
+    }
+}
 
 static void card_gauges(void *ctx, const struct vs_node *n)
 {
     struct gauge_ctx *g = ctx;
+    const struct label_names *l = &label_sets[g->old];
+    const char *name = card_names[g->family][g->old];
     char nn[256], id[256], ty[256];
     lv(n->name, nn, sizeof(nn));
     for (size_t i = 0; i < n->n_cards; i++) {
         const struct vs_card *c = &n->cards[i];
         lv(c->uuid, id, sizeof(id));
         lv(c->type, ty, sizeof(ty));
-        const char *fmt_base = "node=\"%s\",device_uuid=\"%s\",device_index=\"%u\"";
         char base[900];
-        snprintf(base, sizeof(base), fmt_base, nn, id, c->index);
-        switch (g->pass) {
-        case 0:
-            vs_buf_printf(g->b,
-                          "hami_gpu_memory_limit_bytes{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                          base, ty, (long long)c->devmem * 1048576LL);
+        snprintf(base, sizeof(base), "%s=\"%s\",%s=\"%s\",%s=\"%u\"", l->node, nn, l->uuid, id,
+                 l->index, c->index);
+        switch (g->family) {
+        case F_MEM_LIMIT:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
+                          (long long)c->devmem * 1048576LL);
             break;
-        case 1:
-            vs_buf_printf(g->b,
-                          "hami_gpu_core_limit_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %d\n",
-                          base, ty, c->devcore);
+        case F_CORE_LIMIT:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %d\n", name, base, l->type, ty,
+                          c->devcore);
             break;
-        case 2:
-            vs_buf_printf(
-                g->b,
-                "hami_gpu_memory_allocated_bytes{%s,device_cores=\"%d\",device_type=\"%s\","
-                "zone=\"vGPU\"} %lld\n",
-                base, c->devcore, ty, (long long)c->usedmem * 1048576LL);
+        case F_MEM_ALLOC:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base,
+                          l->cores, c->devcore, l->type, ty, (long long)c->usedmem * 1048576LL);
             break;
-        case 3:
-            vs_buf_printf(g->b, "hami_gpu_shared_count{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                          base, ty, (long long)c->used);
+        case F_SHARED:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
+                          (long long)c->used);
             break;
-        case 4:
-            vs_buf_printf(
-                g->b, "hami_gpu_core_allocated_ratio{%s,device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                base, ty, (long long)c->usedcores);
+        case F_CORE_ALLOC:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
+                          (long long)c->usedcores);
             break;
-        case 5:
-            vs_buf_printf(
-                g->b,
-                "hami_node_gpu_overview{%s,device_cores=\"%d\",device_memory_limit=\"%d\","
-                "device_type=\"%s\",zone=\"vGPU\"} %lld\n",
-                base, c->devcore, c->devmem, ty, (long long)c->usedmem * 1048576LL);
+        case F_OVERVIEW:
+            vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name,
+                          base, l->cores, c->devcore, l->memlimit, c->devmem, l->type, ty,
+                          (long long)c->usedmem * 1048576LL);
             break;
-        case 6:
-            if (c->devmem > 0)
-                vs_buf_printf(g->b,
-                              "hami_node_gpu_memory_allocated_ratio{%s,device_type=\"%s\",zone="
-                              "\"vGPU\"} %g\n",
-                              base, ty, (double)c->usedmem / c->devmem);
+        case F_MEM_RATIO:
+            if (c->devmem <= 0)
+                break;
+            /* The legacy family never had the type label. */
+            if (g->old)
+                vs_buf_printf(g->b, "%s{%s,zone=\"vGPU\"} %g\n", name, base,
+                              (double)c->usedmem / c->devmem);
+            else
+                vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %g\n", name, base, l->type, ty,
+                              (double)c->usedmem / c->devmem);
+            break;
+        case F_MIG:
+            if (c->is_mig)
+                mig_gauges(g, n, c, base);
             break;
         default:
             break;
@@ -200,23 +298,47 @@ static void card_gauges(void *ctx, const struct vs_node *n)
 static void pod_gauges(void *ctx, const struct vs_podent *pe)
 {
     struct gauge_ctx *g = ctx;
+    const struct label_names *l = &label_sets[g->old];
     char ns[256], nn[256], pn[256], id[256];
     lv(pe->ns, ns, sizeof(ns));
     lv(pe->node, nn, sizeof(nn));
     lv(pe->name, pn, sizeof(pn));
     for (size_t i = 0; i < pe->n_usage; i++) {
         lv(pe->usage[i].uuid, id, sizeof(id));
-        if (g->pass == 0)
-            vs_buf_printf(
-                g->b,
-                "hami_vgpu_memory_allocated_bytes{namespace=\"%s\",node=\"%s\",pod=\"%s\","
-                "container_index=\"0\",device_uuid=\"%s\",zone=\"vGPU\"} %lld\n",
-                ns, nn, pn, id, (long long)pe->usage[i].mem * 1048576LL);
-        else
-            vs_buf_printf(g->b,
-                          "hami_vgpu_core_allocated_ratio{namespace=\"%s\",node=\"%s\",pod=\"%s\","
-                          "container_index=\"0\",device_uuid=\"%s\",zone=\"vGPU\"} %lld\n",
-                          ns, nn, pn, id, (long long)pe->usage[i].cores);
+        vs_buf_printf(
+            g->b, "%s{%s=\"%s\",%s=\"%s\",%s=\"%s\",%s=\"0\",%s=\"%s\",zone=\"vGPU\"} %lld\n",
+            pod_names[g->family][g->old], l->pod_ns, ns, l->pod_node, nn, l->pod, pn, l->ctr,
+            l->uuid, id,
+            g->family ? (long long)pe->usage[i].cores : (long long)pe->usage[i].mem * 1048576LL);
+    }
+}
+
+/* Per namespace and managed resource, as HAMi's quota manager keeps them: quota_name is the
+ * resource name (e.g. nvidia.com/gpumem), used the tracked pods' collapsed usage (MiB or
+ * cores). The limit is the one Filter enforces: the smallest of the namespace's ResourceQuotas,
+ * memory already multiplied by memoryFactor so that it is in the unit of used (HAMi reports the
+ * raw spec.hard value; the two differ only with memoryFactor > 1). Without a limit the label
+ * says "0", as in HAMi, and there is no hami_resource_quota_limit sample. */
+static void quota_gauges(void *ctx, const struct vs_quota *q)
+{
+    struct gauge_ctx *g = ctx;
+    const struct label_names *l = &label_sets[g->old];
+    const char *name = quota_names[g->family][g->old];
+    const bool has[2] = {q->has_mem, q->has_cores};
+    const long long limit[2] = {q->mem_limit, q->cores_limit};
+    const long long used[2] = {q->mem_used, q->cores_used};
+    char ns[256], rn[512];
+    lv(q->ns, ns, sizeof(ns));
+    for (int r = 0; r < 2; r++) {
+        if (!g->res[r])
+            continue;
+        lv(g->res[r], rn, sizeof(rn));
+        if (g->family == 0)
+            vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",limit=\"%lld\",zone=\"vGPU\"} %lld\n", name,
+                          l->quota_ns, ns, l->quota, rn, has[r] ? limit[r] : 0, used[r]);
+        else if (has[r])
+            vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name, l->quota_ns,
+                          ns, l->quota, rn, limit[r]);
     }
 }
 
@@ -229,21 +351,29 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   "# HELP hami_build_info Build information.\n# TYPE hami_build_info gauge\n"
                   "hami_build_info{version=\"%s\",compiler=\"gcc\",platform=\"linux\"} 1\n",
                   VS_VERSION);
-    static const char *const names[] = {
-        "hami_gpu_memory_limit_bytes",         "hami_gpu_core_limit_ratio",
-        "hami_gpu_memory_allocated_bytes",     "hami_gpu_shared_count",
-        "hami_gpu_core_allocated_ratio",       "hami_node_gpu_overview",
-        "hami_node_gpu_memory_allocated_ratio"};
-    for (int pass = 0; model && pass < 7; pass++) {
-        vs_buf_printf(&b, "# TYPE %s gauge\n", names[pass]);
-        struct gauge_ctx g = {.b = &b, .legacy = legacy, .pass = pass};
-        vs_model_each_node(model, card_gauges, &g);
+    /* Each legacy family right after its current one; a family's samples stay together. */
+    int olds = legacy ? 2 : 1;
+    for (int f = 0; model && f < F_CARD_FAMILIES; f++) {
+        for (int old = 0; old < olds; old++) {
+            vs_buf_printf(&b, "# TYPE %s gauge\n", card_names[f][old]);
+            struct gauge_ctx g = {.b = &b, .family = f, .old = old};
+            vs_model_each_node(model, card_gauges, &g);
+        }
     }
-    for (int pass = 0; model && pass < 2; pass++) {
-        vs_buf_printf(&b, "# TYPE %s gauge\n",
-                      pass ? "hami_vgpu_core_allocated_ratio" : "hami_vgpu_memory_allocated_bytes");
-        struct gauge_ctx g = {.b = &b, .legacy = legacy, .pass = pass};
-        vs_model_each_pod(model, pod_gauges, &g);
+    for (int f = 0; model && f < 2; f++) {
+        for (int old = 0; old < olds && quota_names[f][old]; old++) {
+            vs_buf_printf(&b, "# TYPE %s gauge\n", quota_names[f][old]);
+            struct gauge_ctx g = {
+                .b = &b, .family = f, .old = old, .res = {m->res_mem, m->res_cores}};
+            vs_model_each_quota(model, quota_gauges, &g);
+        }
+    }
+    for (int f = 0; model && f < 2; f++) {
+        for (int old = 0; old < olds; old++) {
+            vs_buf_printf(&b, "# TYPE %s gauge\n", pod_names[f][old]);
+            struct gauge_ctx g = {.b = &b, .family = f, .old = old};
+            vs_model_each_pod(model, pod_gauges, &g);
+        }
     }
     render_hist(&b, "vgpu_sched_filter_duration_seconds", "Filter latency.", &m->filter_h);
     render_hist(&b, "vgpu_sched_bind_duration_seconds", "Bind latency.", &m->bind_h);

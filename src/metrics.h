@@ -1,5 +1,6 @@
-/* metrics: vgpu-sched's own counters and latency histograms, plus HAMi's per-card and per-pod
- * allocation gauges (spec/hami-compat.md §9.2) computed from the model at scrape time, in the
+/* metrics: vgpu-sched's own counters and latency histograms, plus HAMi's gauges
+ * (spec/hami-compat.md §9.2: per card, per realized MIG instance, per namespace quota, per pod;
+ * optionally also under their pre-v2.8 names) computed from the model at scrape time, in the
  * Prometheus text format. Counters are lock-free atomics. */
 #ifndef VS_METRICS_H
 #define VS_METRICS_H
@@ -31,6 +32,12 @@ struct vs_metrics;
 struct vs_metrics *vs_metrics_new(void);
 void vs_metrics_free(struct vs_metrics *m);
 
+/* Names the quota gauges give the memory and core resources (device config's
+ * resourceMemoryName / resourceCoreName); copies them. Until set, or for a NULL name, the quota
+ * families carry no samples of that resource. Call before rendering starts (not thread-safe). */
+enum vs_err vs_metrics_set_quota_resources(struct vs_metrics *m, const char *mem,
+                                           const char *cores);
+
 void vs_metrics_filter(struct vs_metrics *m, enum vs_filter_outcome o, double seconds);
 /* Counts one failed node of an unschedulable Filter by its reason words ("1/2 X, 1/2 Y" ->
  * X and Y; node-level strings by their text up to ':'). */
@@ -46,7 +53,8 @@ struct vs_metrics_extra {
     bool synced;
 };
 
-/* Renders everything; model may be NULL. Returns a new string. */
+/* Renders everything; model may be NULL. With legacy, HAMi's pre-v2.8 family names (with their
+ * label names) follow each current family that had one, same values. Returns a new string. */
 char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                         const struct vs_metrics_extra *x, bool legacy);
 

@@ -69,7 +69,7 @@ static const struct flag flags[] = {
     {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
     {"leader-elect-resource-name", NULL, F_STR, O(c.lease_name), "Lease name"},
     {"leader-elect-resource-namespace", NULL, F_STR, O(c.lease_ns), "Lease namespace"},
-    {"legacy-metrics", NULL, F_BOOL, O(c.legacy_metrics), "accepted; legacy names not emitted"},
+    {"legacy-metrics", NULL, F_BOOL, O(c.legacy_metrics), "also emit HAMi's pre-v2.8 metric names"},
     {"device-config-file", NULL, F_STR, O(c.device_config), "HAMi device-config.yaml"},
     {"debug", NULL, F_BOOL, O(debug), "debug logging"},
     {"v", NULL, F_INT, O(verbosity), "klog verbosity (>= 4 = debug)"},
@@ -448,7 +448,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .legacy_metrics = c->legacy_metrics,
                              .now = now_s};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (!s->lock || !s->metrics || !s->async) {
+    if (!s->lock || !s->metrics || !s->async ||
+        vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }

@@ -1,0 +1,305 @@
+/* test_metrics: HAMi's gauges of spec §9.2 rendered from a small model — per card, per realized
+ * MIG instance, per namespace quota, per pod — with and without --legacy-metrics. Every sample is
+ * asserted as an exact line; families must be contiguous under one TYPE line each. */
+#include "builders.h"
+#include "metrics.h"
+
+#include <criterion/criterion.h>
+
+static struct vs_model *m;
+static struct vs_metrics *mx;
+
+static void running(const char *ns, const char *name, const char *node, const char *alloc,
+                    const char *mig)
+{
+    struct vs_pod p;
+    tb_pod(&p, ns, name, name);
+    free(p.phase);
+    p.phase = tb_strdup("Running");
+    tb_anno(&p, VS_ANNO_VGPU_NODE, node);
+    tb_anno(&p, VS_ANNO_ALLOCATED, alloc);
+    if (mig)
+        tb_anno(&p, VS_ANNO_MIG_ALLOC, mig);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_pod(m, &p, &eb), VS_OK, "%s", eb.msg);
+    vs_pod_cleanup(&p);
+}
+
+static void quota(const char *ns, const char *name, const char *mem, const char *cores)
+{
+    struct vs_kquota q = {0};
+    q.ns = tb_strdup(ns);
+    q.name = tb_strdup(name);
+    if (mem)
+        vs_kv_set(&q.hard, "limits.nvidia.com/gpumem", mem);
+    if (cores)
+        vs_kv_set(&q.hard, "limits.nvidia.com/gpucores", cores);
+    cr_assert_eq(vs_model_set_quota(m, &q, "nvidia.com/gpumem", "nvidia.com/gpucores"), VS_OK);
+    vs_kquota_cleanup(&q);
+}
+
+/* n1: one shared card with one pod of team; m1: a MIG card with one realized instance (pod
+ * "train" of team) and one placement Filter reserved whose instance is not there yet ("fresh"
+ * of default); team has a memory quota. */
+static void cluster(void)
+{
+    char c0[256];
+    tb_card(c0, sizeof(c0), "GPU-0", 0, 0, 10, 8000, 100, 1);
+    char reg[600];
+    snprintf(reg, sizeof(reg), "[%s]", c0);
+    tb_node(m, "n1", reg, NULL, NULL);
+    tb_node(m, "m1",
+            "[{\"id\":\"GPU-a\",\"index\":1,\"count\":7,\"devmem\":40960,\"devcore\":100,"
+            "\"type\":\"NVIDIA-A100-SXM4-40GB\",\"health\":true,\"mode\":\"mig\","
+            "\"migProfiles\":[{\"name\":\"1g.5gb\",\"memoryMB\":5120,\"core\":14,"
+            "\"sliceCount\":1,\"placements\":[{\"start\":5,\"size\":1},{\"start\":6,\"size\":1}]}]}"
+            "]",
+            NULL, NULL);
+    running("team", "p1", "n1", "GPU-0,NVIDIA,3000,30:;", NULL);
+    running("team", "train", "m1", "GPU-a,NVIDIA,5120,14:;",
+            "[{\"containerIndex\":0,\"deviceIndex\":0,\"gpuUUID\":\"GPU-a\",\"profile\":\"1g.5gb\","
+            "\"placement\":{\"start\":6,\"size\":1},\"migUUID\":\"MIG-a\",\"gpuInstanceID\":7,"
+            "\"computeInstanceID\":0}]");
+    running("default", "fresh", "m1", "GPU-a,NVIDIA,5120,14:;",
+            "[{\"containerIndex\":0,\"deviceIndex\":0,\"gpuUUID\":\"GPU-a\",\"profile\":\"1g.5gb\","
+            "\"placement\":{\"start\":5,\"size\":1}}]");
+    quota("team", "gpu-quota", "20000", NULL);
+}
+
+static void setup(void)
+{
+    m = vs_model_new(1);
+    mx = vs_metrics_new();
+    cr_assert_not_null(m);
+    cr_assert_not_null(mx);
+    cr_assert_eq(vs_metrics_set_quota_resources(mx, "nvidia.com/gpumem", "nvidia.com/gpucores"),
+                 VS_OK);
+}
+
+static void teardown(void)
+{
+    vs_metrics_free(mx);
+    vs_model_free(m);
+}
+
+TestSuite(metrics, .init = setup, .fini = teardown);
+
+/* How many times `line` occurs as a whole line of out. */
+static int lines(const char *out, const char *line)
+{
+    int n = 0;
+    size_t len = strlen(line);
+    for (const char *p = out; (p = strstr(p, line)); p += len)
+        if ((p == out || p[-1] == '\n') && p[len] == '\n')
+            n++;
+    return n;
+}
+
+#define assert_line(out, line) cr_assert_eq(lines(out, line), 1, "missing %s in\n%s", line, out)
+
+/* Every sample follows the TYPE line of its own family, and every family has one TYPE line. */
+static void assert_families_contiguous(const char *out)
+{
+    char family[128] = "";
+    char seen[8192] = "|";
+    for (const char *p = out; *p;) {
+        const char *eol = strchr(p, '\n');
+        cr_assert_not_null(eol);
+        if (strncmp(p, "# TYPE ", 7) == 0) {
+            size_t k = strcspn(p + 7, " ");
+            cr_assert_lt(k, sizeof(family));
+            memcpy(family, p + 7, k);
+            family[k] = '\0';
+            char key[140];
+            snprintf(key, sizeof(key), "|%s|", family);
+            cr_assert_null(strstr(seen, key), "family %s has two TYPE lines", family);
+            cr_assert_lt(strlen(seen) + k + 1, sizeof(seen));
+            strcat(seen, family);
+            strcat(seen, "|");
+        } else if (*p != '#') {
+            size_t k = strcspn(p, "{ "), fl = strlen(family);
+            char suffix[32] = "";
+            if (k >= fl && k - fl < sizeof(suffix))
+                snprintf(suffix, sizeof(suffix), "%.*s", (int)(k - fl), p + fl);
+            /* Histograms: name_bucket, _sum and _count belong to the family. */
+            cr_assert(k >= fl && strncmp(p, family, fl) == 0 &&
+                          (!*suffix || !strcmp(suffix, "_bucket") || !strcmp(suffix, "_sum") ||
+                           !strcmp(suffix, "_count")),
+                      "sample %.*s outside its family (current %s)", (int)(eol - p), p, family);
+        }
+        p = eol + 1;
+    }
+}
+
+static const char *const legacy_names[] = {
+    "GPUDeviceMemoryLimit",    "GPUDeviceCoreLimit",       "GPUDeviceSharedNum",
+    "GPUDeviceCoreAllocated",  "GPUDeviceMemoryAllocated", "nodeGPUOverview",
+    "nodeGPUMemoryPercentage", "nodeGPUMigInstance",       "QuotaUsed",
+    "vGPUMemoryAllocated",     "vGPUCoreAllocated"};
+#define N_LEGACY (sizeof(legacy_names) / sizeof(legacy_names[0]))
+
+Test(metrics, mig_instance_info_only_for_realized_instances)
+{
+    cluster();
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    assert_line(out, "# TYPE hami_node_gpu_mig_instance_info gauge");
+    assert_line(out, "hami_node_gpu_mig_instance_info{node=\"m1\",device_uuid=\"GPU-a\","
+                     "device_index=\"1\",mig_uuid=\"MIG-a\",profile=\"1g.5gb\","
+                     "gpu_instance_id=\"7\",compute_instance_id=\"0\",placement_start=\"6\","
+                     "placement_size=\"1\",zone=\"vGPU\"} 1");
+    /* The reserved placement at start 5 has no instance yet; the shared card has none. */
+    const char *p = strstr(out, "hami_node_gpu_mig_instance_info{");
+    cr_assert_not_null(p);
+    cr_assert_null(strstr(p + 1, "hami_node_gpu_mig_instance_info{"), "%s", out);
+    /* The card still counts both placements as used. */
+    assert_line(out, "hami_gpu_shared_count{node=\"m1\",device_uuid=\"GPU-a\",device_index=\"1\","
+                     "device_type=\"NVIDIA-A100-SXM4-40GB\",zone=\"vGPU\"} 2");
+    free(out);
+}
+
+Test(metrics, mig_instance_gone_with_its_pod)
+{
+    cluster();
+    vs_model_remove_pod(m, "train");
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    cr_assert_null(strstr(out, "hami_node_gpu_mig_instance_info{"), "%s", out);
+    assert_line(out, "# TYPE hami_node_gpu_mig_instance_info gauge");
+    free(out);
+}
+
+Test(metrics, quota_used_and_limit)
+{
+    cluster();
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    /* Namespaces in name order, memory then cores; no limit set: label "0", no limit sample. */
+    cr_assert_not_null(
+        strstr(out, "# TYPE hami_resource_quota_used gauge\n"
+                    "hami_resource_quota_used{namespace=\"default\",quota_name=\"nvidia.com/"
+                    "gpumem\",limit=\"0\",zone=\"vGPU\"} 5120\n"
+                    "hami_resource_quota_used{namespace=\"default\",quota_name=\"nvidia.com/"
+                    "gpucores\",limit=\"0\",zone=\"vGPU\"} 14\n"
+                    "hami_resource_quota_used{namespace=\"team\",quota_name=\"nvidia.com/"
+                    "gpumem\",limit=\"20000\",zone=\"vGPU\"} 8120\n"
+                    "hami_resource_quota_used{namespace=\"team\",quota_name=\"nvidia.com/"
+                    "gpucores\",limit=\"0\",zone=\"vGPU\"} 44\n"
+                    "# TYPE hami_resource_quota_limit gauge\n"
+                    "hami_resource_quota_limit{namespace=\"team\",quota_name=\"nvidia.com/"
+                    "gpumem\",zone=\"vGPU\"} 20000\n"
+                    "# TYPE "),
+        "%s", out);
+    free(out);
+}
+
+Test(metrics, quota_limit_is_the_enforced_one)
+{
+    /* memoryFactor 10: limits are in the unit of used (MiB); two quotas: the smaller wins. */
+    vs_model_free(m);
+    m = vs_model_new(10);
+    quota("ml", "a", "3000", "80");
+    quota("ml", "b", "2000", NULL);
+    running("ml", "p", "n", "GPU-0,NVIDIA,12000,20:;", NULL);
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    assert_line(out, "hami_resource_quota_used{namespace=\"ml\",quota_name=\"nvidia.com/gpumem\","
+                     "limit=\"20000\",zone=\"vGPU\"} 12000");
+    assert_line(out, "hami_resource_quota_used{namespace=\"ml\",quota_name=\"nvidia.com/gpucores\","
+                     "limit=\"80\",zone=\"vGPU\"} 20");
+    assert_line(out, "hami_resource_quota_limit{namespace=\"ml\",quota_name=\"nvidia.com/gpumem\","
+                     "zone=\"vGPU\"} 20000");
+    assert_line(out, "hami_resource_quota_limit{namespace=\"ml\",quota_name=\"nvidia.com/"
+                     "gpucores\",zone=\"vGPU\"} 80");
+    /* Removing the smaller one raises the limit. */
+    vs_model_remove_quota(m, "ml", "b");
+    free(out);
+    out = vs_metrics_render(mx, m, NULL, false);
+    assert_line(out, "hami_resource_quota_limit{namespace=\"ml\",quota_name=\"nvidia.com/gpumem\","
+                     "zone=\"vGPU\"} 30000");
+    free(out);
+}
+
+Test(metrics, quota_label_values_escaped)
+{
+    cr_assert_eq(vs_metrics_set_quota_resources(mx, "x/\"mem\"", NULL), VS_OK);
+    quota("team", "q", "100", "7");
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    assert_line(out, "hami_resource_quota_used{namespace=\"team\",quota_name=\"x/\\\"mem\\\"\","
+                     "limit=\"100\",zone=\"vGPU\"} 0");
+    /* No name for cores: no cores samples. */
+    cr_assert_null(strstr(out, "gpucores"), "%s", out);
+    free(out);
+}
+
+Test(metrics, legacy_off_emits_no_legacy_names)
+{
+    cluster();
+    char *out = vs_metrics_render(mx, m, NULL, false);
+    for (size_t i = 0; i < N_LEGACY; i++)
+        cr_assert_null(strstr(out, legacy_names[i]), "%s in\n%s", legacy_names[i], out);
+    assert_families_contiguous(out);
+    free(out);
+}
+
+Test(metrics, legacy_on_adds_old_names_with_same_values)
+{
+    cluster();
+    char *out = vs_metrics_render(mx, m, NULL, true);
+    static const char *const want[] = {
+        "hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_type=\"NVIDIA\",zone=\"vGPU\"} 8388608000",
+        "GPUDeviceMemoryLimit{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "devicetype=\"NVIDIA\",zone=\"vGPU\"} 8388608000",
+        "hami_gpu_core_limit_ratio{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_type=\"NVIDIA\",zone=\"vGPU\"} 100",
+        "GPUDeviceCoreLimit{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "devicetype=\"NVIDIA\",zone=\"vGPU\"} 100",
+        "hami_gpu_memory_allocated_bytes{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_cores=\"100\",device_type=\"NVIDIA\",zone=\"vGPU\"} 3145728000",
+        "GPUDeviceMemoryAllocated{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "devicecores=\"100\",devicetype=\"NVIDIA\",zone=\"vGPU\"} 3145728000",
+        "hami_gpu_shared_count{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_type=\"NVIDIA\",zone=\"vGPU\"} 1",
+        "GPUDeviceSharedNum{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "devicetype=\"NVIDIA\",zone=\"vGPU\"} 1",
+        "hami_gpu_core_allocated_ratio{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_type=\"NVIDIA\",zone=\"vGPU\"} 30",
+        "GPUDeviceCoreAllocated{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "devicetype=\"NVIDIA\",zone=\"vGPU\"} 30",
+        "hami_node_gpu_overview{node=\"n1\",device_uuid=\"GPU-0\",device_index=\"0\","
+        "device_cores=\"100\",device_memory_limit=\"8000\",device_type=\"NVIDIA\","
+        "zone=\"vGPU\"} 3145728000",
+        "nodeGPUOverview{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\",devicecores=\"100\","
+        "devicememorylimit=\"8000\",devicetype=\"NVIDIA\",zone=\"vGPU\"} 3145728000",
+        "hami_node_gpu_memory_allocated_ratio{node=\"n1\",device_uuid=\"GPU-0\","
+        "device_index=\"0\",device_type=\"NVIDIA\",zone=\"vGPU\"} 0.375",
+        "nodeGPUMemoryPercentage{nodeid=\"n1\",deviceuuid=\"GPU-0\",deviceidx=\"0\","
+        "zone=\"vGPU\"} 0.375",
+        "nodeGPUMigInstance{nodeid=\"m1\",deviceuuid=\"GPU-a\",deviceidx=\"1\","
+        "migname=\"1g.5gb-7\",zone=\"vGPU\"} 1",
+        "hami_resource_quota_used{namespace=\"team\",quota_name=\"nvidia.com/gpumem\","
+        "limit=\"20000\",zone=\"vGPU\"} 8120",
+        "QuotaUsed{quotanamespace=\"team\",quotaName=\"nvidia.com/gpumem\",limit=\"20000\","
+        "zone=\"vGPU\"} 8120",
+        "QuotaUsed{quotanamespace=\"default\",quotaName=\"nvidia.com/gpucores\",limit=\"0\","
+        "zone=\"vGPU\"} 14",
+        "hami_vgpu_memory_allocated_bytes{namespace=\"team\",node=\"n1\",pod=\"p1\","
+        "container_index=\"0\",device_uuid=\"GPU-0\",zone=\"vGPU\"} 3145728000",
+        "vGPUMemoryAllocated{podnamespace=\"team\",nodename=\"n1\",podname=\"p1\","
+        "containeridx=\"0\",deviceuuid=\"GPU-0\",zone=\"vGPU\"} 3145728000",
+        "hami_vgpu_core_allocated_ratio{namespace=\"team\",node=\"n1\",pod=\"p1\","
+        "container_index=\"0\",device_uuid=\"GPU-0\",zone=\"vGPU\"} 30",
+        "vGPUCoreAllocated{podnamespace=\"team\",nodename=\"n1\",podname=\"p1\","
+        "containeridx=\"0\",deviceuuid=\"GPU-0\",zone=\"vGPU\"} 30",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_line(out, want[i]);
+    for (size_t i = 0; i < N_LEGACY; i++) {
+        char t[128];
+        snprintf(t, sizeof(t), "# TYPE %s gauge", legacy_names[i]);
+        assert_line(out, t);
+    }
+    /* Each legacy family follows its current one. */
+    cr_assert_not_null(strstr(out, "zone=\"vGPU\"} 1\n# TYPE nodeGPUMigInstance gauge\n"
+                                   "nodeGPUMigInstance{"),
+                       "%s", out);
+    assert_families_contiguous(out);
+    free(out);
+}
