@@ -1360,9 +1360,15 @@ static void take_limiter_token(struct vs_kube *k, volatile int *stop)
 
 /* One non-streaming request with the 401 and Retry-After retries. `who` is the
  * "<METHOD> <path>" prefix of messages. */
+/* The response body undecoded (perform's `raw`): owned by the caller. */
+struct raw_body {
+    char *data;
+    size_t len;
+};
+
 static enum vs_err perform(struct vs_kube *k, enum verb verb, const char *method, const char *who,
                            const char *url, const char *content_type, const char *body,
-                           json_t **out, struct vs_errbuf *eb)
+                           json_t **out, struct raw_body *raw, struct vs_errbuf *eb)
 {
     bool auth_retried = false;
     int throttled = 0;
@@ -1442,6 +1448,10 @@ static enum vs_err perform(struct vs_kube *k, enum verb verb, const char *method
             continue;
         } else if (status < 200 || status > 299) {
             rc = status_error(who, status, head.phrase, resp.data, resp.len, eb);
+        } else if (raw) {
+            raw->data = resp.data;
+            raw->len = resp.len;
+            resp.data = NULL;
         } else if (out && resp.len > 0) {
             json_error_t je;
             if (!(*out = json_loadb(resp.data, resp.len, 0, &je)))
@@ -1497,7 +1507,7 @@ enum vs_err vs_kube_request(struct vs_kube *k, const char *method, const char *p
         goto out;
     }
     rc = perform(k, verb_of(method), method, who, url,
-                 content_type ? content_type : "application/json", text, out, eb);
+                 content_type ? content_type : "application/json", text, out, NULL, eb);
 out:
     free(url);
     free(text);
@@ -1530,9 +1540,184 @@ enum vs_err vs_kube_put(struct vs_kube *k, const char *path, const json_t *body,
 /* ------------------------------------------------------------------------------------------ */
 /* LIST                                                                                       */
 
+/* ---- LIST pages read without decoding every item (vs_kube_list_matching) ----
+ * A page is {"kind":..,"apiVersion":..,"metadata":{..},"items":[{..},..]}. With a needle, the
+ * page is scanned (strings and brackets only) for its members and its items' extents; only
+ * items whose text contains the needle are decoded, and `metadata` is decoded on its own.
+ * Anything the scan does not expect makes the caller decode the whole page instead. */
+
+struct page_scan {
+    const char *p, *end;
+};
+
+static void ps_ws(struct page_scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static bool ps_eat(struct page_scan *s, char c)
+{
+    ps_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return true;
+    }
+    return false;
+}
+
+/* Skips one JSON value (any type) at s->p, respecting strings; false at the end of input. The
+ * value is validated later by jansson when it is decoded at all. */
+static bool ps_skip_value(struct page_scan *s)
+{
+    ps_ws(s);
+    size_t depth = 0;
+    while (s->p < s->end) {
+        char c = *s->p++;
+        if (c == '"') {
+            for (;;) {
+                if (s->p >= s->end)
+                    return false;
+                char d = *s->p++;
+                if (d == '"')
+                    break;
+                if (d == '\\') {
+                    if (s->p >= s->end)
+                        return false;
+                    s->p++;
+                }
+            }
+            if (depth == 0)
+                return true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return false;
+            if (--depth == 0)
+                return true;
+        } else if (depth == 0 && (c == ',' || c == ':')) {
+            return false;
+        } else if (depth == 0) {
+            /* a scalar: up to the next delimiter */
+            while (s->p < s->end && !strchr(",}] \t\r\n", *s->p))
+                s->p++;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* See kube_internal.h. Items are handed over only once the whole page has been scanned and
+ * every matching item decoded, so a page is taken whole or not at all. */
+int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
+                               int (*on_item)(void *ctx, json_t *item), void *ctx,
+                               json_t **meta_out, const char *who, enum vs_err *rc,
+                               struct vs_errbuf *eb)
+{
+    struct page_scan s = {data, data + len};
+    size_t nlen = strlen(needle), n = 0, cap = 0;
+    struct span {
+        const char *b;
+        size_t len;
+        json_t *item;
+    } *spans = NULL;
+    int result = 0;
+    bool saw_items = false;
+    *meta_out = NULL;
+    if (!ps_eat(&s, '{') || ps_eat(&s, '}'))
+        goto out;
+    do {
+        ps_ws(&s);
+        const char *k = s.p;
+        if (!ps_skip_value(&s) || *k != '"')
+            goto out;
+        size_t kl = (size_t)(s.p - k);
+        if (!ps_eat(&s, ':'))
+            goto out;
+        ps_ws(&s);
+        bool is_items = kl == 7 && memcmp(k, "\"items\"", 7) == 0;
+        bool is_meta = kl == 10 && memcmp(k, "\"metadata\"", 10) == 0;
+        if ((is_items && saw_items) || (is_meta && *meta_out))
+            goto out; /* a repeated member: the decoder keeps the last one, leave it to it */
+        if (is_items && s.p < s.end && *s.p == '[') {
+            saw_items = true;
+            s.p++;
+            if (ps_eat(&s, ']'))
+                continue;
+            do {
+                ps_ws(&s);
+                const char *b = s.p;
+                if (s.p >= s.end || *s.p != '{' || !ps_skip_value(&s))
+                    goto out;
+                if (!memmem(b, (size_t)(s.p - b), needle, nlen))
+                    continue;
+                if (n == cap) {
+                    size_t nc = cap ? cap * 2 : 64;
+                    struct span *g = realloc(spans, nc * sizeof(*g));
+                    if (!g) {
+                        *rc = vs_err_set(eb, VS_ERR_NOMEM, "%s: out of memory", who);
+                        result = -1;
+                        goto out;
+                    }
+                    spans = g;
+                    cap = nc;
+                }
+                spans[n++] = (struct span){b, (size_t)(s.p - b), NULL};
+            } while (ps_eat(&s, ','));
+            if (!ps_eat(&s, ']'))
+                goto out;
+        } else if (is_meta && s.p < s.end && *s.p == '{') {
+            const char *b = s.p;
+            if (!ps_skip_value(&s) || !(*meta_out = json_loadb(b, (size_t)(s.p - b), 0, NULL)))
+                goto out;
+        } else if (!ps_skip_value(&s)) {
+            goto out;
+        }
+    } while (ps_eat(&s, ','));
+    if (!ps_eat(&s, '}'))
+        goto out;
+    ps_ws(&s);
+    if (s.p != s.end || !saw_items) /* no items member: let the decoder judge the page */
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        json_error_t je;
+        if (!(spans[i].item = json_loadb(spans[i].b, spans[i].len, 0, &je))) {
+            *rc = vs_err_set(eb, VS_ERR_PARSE, "%s: invalid JSON in an item: %s", who, je.text);
+            result = -1;
+            goto out;
+        }
+    }
+    result = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (on_item && on_item(ctx, spans[i].item) != 0) {
+            *rc = vs_err_set(eb, VS_ERR_INVAL, "%s: stopped by the item handler", who);
+            result = -1;
+            break;
+        }
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        json_decref(spans[i].item);
+    free(spans);
+    if (result != 1) {
+        json_decref(*meta_out);
+        *meta_out = NULL;
+    }
+    return result;
+}
+
 enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_selector, int limit,
                          int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
                          struct vs_errbuf *eb)
+{
+    return vs_kube_list_matching(k, path, label_selector, limit, NULL, on_item, ctx, rv_out, eb);
+}
+
+enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const char *label_selector,
+                                  int limit, const char *needle,
+                                  int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
+                                  struct vs_errbuf *eb)
 {
     char who[320];
     char *cont = NULL, *rv = NULL;
@@ -1559,15 +1744,46 @@ enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_
             rc = vs_err_set(eb, VS_ERR_NOMEM, "%s: out of memory", who);
             break;
         }
-        rc = perform(k, V_LIST, "GET", who, url, NULL, NULL, &page, eb);
+        struct raw_body raw = {0};
+        rc = perform(k, V_LIST, "GET", who, url, NULL, NULL, needle ? NULL : &page,
+                     needle ? &raw : NULL, eb);
         free(url);
         if (rc != VS_OK)
             break;
-        json_t *items = json_object_get(page, "items");
-        json_t *meta = json_object_get(page, "metadata");
-        if (!json_is_object(page) || !(json_is_array(items) || json_is_null(items) || !items)) {
-            rc = vs_err_set(eb, VS_ERR_PARSE, "%s: the response is not a list", who);
-            break;
+        json_t *items, *meta;
+        bool items_done = false;
+        if (needle) {
+            int r = raw.data ? vs_kube_list_page_matching(raw.data, raw.len, needle, on_item, ctx,
+                                                          &page, who, &rc, eb)
+                             : 0;
+            if (r < 0) {
+                free(raw.data);
+                break;
+            }
+            if (r > 0) {
+                items_done = true; /* `page` holds the decoded metadata only */
+                meta = page;
+                items = NULL;
+            } else {
+                json_error_t je;
+                page = raw.len ? json_loadb(raw.data, raw.len, 0, &je) : NULL;
+                if (raw.len && !page) {
+                    rc = vs_err_set(eb, VS_ERR_PARSE,
+                                    "%s: invalid JSON in the response at byte %d: %s", who,
+                                    je.position, je.text);
+                    free(raw.data);
+                    break;
+                }
+            }
+            free(raw.data);
+        }
+        if (!items_done) {
+            items = json_object_get(page, "items");
+            meta = json_object_get(page, "metadata");
+            if (!json_is_object(page) || !(json_is_array(items) || json_is_null(items) || !items)) {
+                rc = vs_err_set(eb, VS_ERR_PARSE, "%s: the response is not a list", who);
+                break;
+            }
         }
         const char *prv = json_string_value(json_object_get(meta, "resourceVersion"));
         if (!rv && prv && !(rv = strdup(prv))) {
@@ -1868,8 +2084,8 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
                 h->begin(ctx);
             free(rv);
             rv = NULL;
-            enum vs_err rc =
-                vs_kube_list(k, path, label_selector, INFORMER_PAGE, informer_item, &in, &rv, &eb);
+            enum vs_err rc = vs_kube_list_matching(k, path, label_selector, INFORMER_PAGE,
+                                                   h->list_needle, informer_item, &in, &rv, &eb);
             if (stopped(stop))
                 break;
             if (rc != VS_OK) {

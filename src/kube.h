@@ -83,6 +83,14 @@ enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_
                          int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
                          struct vs_errbuf *eb);
 
+/* The same, but items whose JSON text does not contain `needle` may be skipped without being
+ * decoded (NULL: none are). For handlers that ignore such items anyway: most of a LIST's cost
+ * is decoding items. */
+enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const char *label_selector,
+                                  int limit, const char *needle,
+                                  int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
+                                  struct vs_errbuf *eb);
+
 /* WATCH from resourceVersion rv with allowWatchBookmarks=true and timeoutSeconds. Calls
  * on_event(type, object) for ADDED/MODIFIED/DELETED (object borrowed); BOOKMARK events only
  * advance the resourceVersion. Returns when the server ends the stream (VS_OK), *stop becomes
@@ -106,6 +114,9 @@ struct vs_informer_handlers {
     void (*object)(void *ctx, const char *type, json_t *obj);
     void (*synced)(void *ctx);
     void (*error)(void *ctx, enum vs_err err, const char *msg);
+    /* LIST items whose text lacks this string may be skipped undecoded (vs_kube_list_matching);
+     * NULL: every item reaches object(). Watch events always do. */
+    const char *list_needle;
 };
 void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label_selector,
                           const struct vs_informer_handlers *h, void *ctx, volatile int *stop);

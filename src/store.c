@@ -366,11 +366,20 @@ static void *informer_main(void *arg)
     struct informer *inf = arg;
     static const struct vs_informer_handlers h = {
         .begin = on_begin, .object = on_object, .synced = on_synced, .error = on_error};
+    /* Pods: apply_pod ignores pods without hami.io/vgpu-node, and the relist sweep only drops
+     * tracked pods (which all carry it), so LIST pages need not decode the others; "vgpu-node"
+     * also matches the key written with an escaped slash. */
+    static const struct vs_informer_handlers hp = {.begin = on_begin,
+                                                   .object = on_object,
+                                                   .synced = on_synced,
+                                                   .error = on_error,
+                                                   .list_needle = "vgpu-node"};
     const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
                        : inf->which == INF_PODS ? "/api/v1/pods"
                                                 : "/api/v1/resourcequotas";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
-    vs_kube_informer_run(inf->s->k, path, sel, &h, inf, &inf->s->stop);
+    vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
+                         &inf->s->stop);
     return NULL;
 }
 

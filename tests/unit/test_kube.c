@@ -1112,6 +1112,83 @@ static void seen_free(struct seen *s)
     free(s->names);
 }
 
+/* LIST with a needle: across pages only the items whose text holds it are decoded and handed
+ * over, in order, with the list's resourceVersion; the item handler can still stop the list. */
+Test(list, matching_items_only, .timeout = 60)
+{
+    struct vs_fakeapi *api = fake(NULL);
+    struct vs_kube *k = client(api, NULL, NULL);
+    struct vs_errbuf eb = {{0}};
+    struct seen s = {0};
+    char *rv = NULL, name[32], want[64];
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "p%03d", i);
+        /* every third pod carries the needle, once in a label value with a quote before it */
+        put_pod(api, "a", name, i % 3 == 0 ? "{\"x\":\"\\\"gpu-node-7\"}" : NULL, NULL);
+    }
+    cr_assert_eq(
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, &s, &rv, &eb),
+        VS_OK, "%s", eb.msg);
+    cr_assert_eq(s.n, 100, "%zu", s.n);
+    for (size_t i = 0; i < s.n; i++) {
+        snprintf(want, sizeof(want), "a/p%03zu", i * 3);
+        cr_assert_str_eq(s.names[i], want);
+    }
+    snprintf(want, sizeof(want), "%" PRIu64, vs_fakeapi_rv(api));
+    cr_assert_str_eq(rv, want);
+    cr_assert_eq(vs_fakeapi_count(api, "LIST", "/api/v1/pods"), 8);
+    free(rv);
+    seen_free(&s);
+    struct seen t = {.stop_after = 5};
+    rv = NULL;
+    cr_assert_eq(
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, &t, &rv, &eb),
+        VS_ERR_INVAL);
+    cr_assert_str_eq(eb.msg, "LIST /api/v1/pods: stopped by the item handler");
+    cr_assert_eq(t.n, 5);
+    seen_free(&t);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
+/* Pages of a shape the scan does not expect are decoded whole (every item handed over); a
+ * malformed page is an error either way. */
+Test(list, matching_falls_back_on_unexpected_pages)
+{
+    struct vs_fakeapi *api = fake(NULL);
+    struct vs_kube *k = client(api, NULL, NULL);
+    struct vs_errbuf eb = {{0}};
+    struct seen s = {0};
+    char *rv = NULL;
+    /* An escaped key: the scan does not recognise "items". */
+    vs_fakeapi_fault_body(api, "GET", "/api/v1/pods", 200, 1,
+                          "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"77\"},"
+                          "\"it\\u0065ms\":[{\"metadata\":{\"namespace\":\"a\",\"name\":\"p1\"}}]}",
+                          -1);
+    cr_assert_eq(
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, &s, &rv, &eb), VS_OK,
+        "%s", eb.msg);
+    cr_assert_eq(s.n, 1, "%zu", s.n);
+    cr_assert_str_eq(s.names[0], "a/p1");
+    cr_assert_str_eq(rv, "77");
+    free(rv);
+    seen_free(&s);
+    /* Truncated: both ways fail, with the decoder's message. */
+    vs_fakeapi_fault_body(api, "GET", "/api/v1/pods", 200, 1,
+                          "{\"metadata\":{},\"items\":[{\"gpu-node\":1}", -1);
+    struct seen t = {0};
+    rv = NULL;
+    cr_assert_eq(
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, &t, &rv, &eb),
+        VS_ERR_PARSE);
+    cr_assert(strncmp(eb.msg, "LIST /api/v1/pods: invalid JSON in the response at byte ", 56) == 0,
+              "%s", eb.msg);
+    cr_assert_eq(t.n, 0);
+    seen_free(&t);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
 Test(list, pagination_sees_every_item_once, .timeout = 60)
 {
     struct vs_fakeapi *api = fake(NULL);
@@ -1152,7 +1229,7 @@ Test(list, selectors, .timeout = 30)
     put_pod(api, "y", "b1", "{\"app\":\"b\",\"tier\":\"gpu\"}", "n1");
     cr_assert_eq(vs_kube_list(k, "/api/v1/pods", "app=a,tier=gpu", 0, on_item, &s, &rv, &eb), VS_OK,
                  "%s", eb.msg);
-    cr_assert_eq(s.n, 1);
+    cr_assert_eq(s.n, 1, "%zu", s.n);
     cr_assert_str_eq(s.names[0], "x/a1");
     seen_free(&s);
     free(rv);
@@ -1171,7 +1248,7 @@ Test(list, selectors, .timeout = 30)
     cr_assert_eq(
         vs_kube_list(k, "/api/v1/namespaces/x/pods", "tier!=gpu", 0, on_item, &s, &rv, &eb), VS_OK,
         "%s", eb.msg);
-    cr_assert_eq(s.n, 1);
+    cr_assert_eq(s.n, 1, "%zu", s.n);
     cr_assert_str_eq(s.names[0], "x/a2");
     seen_free(&s);
     free(rv);
@@ -1466,7 +1543,7 @@ static void h_error(void *ctx, enum vs_err err, const char *msg)
 static void *inf_main(void *p)
 {
     struct inf_run *r = p;
-    static const struct vs_informer_handlers h = {h_begin, h_object, h_synced, h_error};
+    static const struct vs_informer_handlers h = {h_begin, h_object, h_synced, h_error, NULL};
     vs_kube_informer_run(r->k, r->path, NULL, &h, r, &r->stop);
     return NULL;
 }
