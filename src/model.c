@@ -253,6 +253,8 @@ static void node_rebuild_mig(struct vs_node *n)
         n->cards[i].mig_unhealthy = false;
     }
     for (struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        if (pe->expired)
+            continue; /* its usage stopped counting, and so do its MIG placements */
         for (size_t i = 0; i < pe->n_usage; i++) {
             struct vs_card *c = find_card(n, pe->usage[i].uuid);
             if (!c || !c->is_mig)

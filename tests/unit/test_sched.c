@@ -895,6 +895,35 @@ Test(sched, a5_1_two_instances_on_one_card)
     vs_pod_cleanup(&p);
 }
 
+/* A pod annotated with a MIG placement but never bound: after the reservation TTL its
+ * placement is free again (like its usage), and it counts again once the pod is bound. */
+Test(sched, a5_expired_unbound_pod_frees_its_placement)
+{
+    mig_node("{\"start\":0,\"size\":1},{\"start\":6,\"size\":1}");
+    struct vs_pod p;
+    tb_pod(&p, "default", "late", "uid-late");
+    tb_anno(&p, VS_ANNO_VGPU_NODE, "n");
+    tb_anno(&p, VS_ANNO_VGPU_TIME, "100");
+    tb_anno(&p, VS_ANNO_ALLOCATED, "GPU-a,NVIDIA,5120,14:;");
+    tb_anno(&p, VS_ANNO_MIG_ALLOC,
+            "[{\"containerIndex\":0,\"deviceIndex\":0,\"gpuUUID\":\"GPU-a\",\"profile\":\"1g."
+            "5gb\",\"placement\":{\"start\":6,\"size\":1}}]");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_pod(m, &p, &eb), VS_OK);
+    const struct vs_card *c = &vs_model_node(m, "n")->cards[0];
+    cr_assert_eq(c->n_occ, 1);
+    cr_assert_eq(vs_model_expire(m, 1000, 300), 1);
+    cr_assert_eq(c->n_occ, 0);
+    cr_assert_eq(c->used, 0);
+    free(p.node_name);
+    p.node_name = tb_strdup("n");
+    cr_assert_eq(vs_model_upsert_pod(m, &p, &eb), VS_OK);
+    cr_assert_eq(c->n_occ, 1);
+    cr_assert_eq(c->occ[0].placement.start, 6);
+    cr_assert_eq(c->used, 1);
+    vs_pod_cleanup(&p);
+}
+
 Test(sched, a5_2_fragmentation)
 {
     mig_node("{\"start\":6,\"size\":1}");
