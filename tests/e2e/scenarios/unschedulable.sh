@@ -57,10 +57,23 @@ scenario_unschedulable() {
         "1 nodes ExclusiveDeviceAllocateConflict(u-a)" "1 nodes AllocatedCardsInsufficientRequest(u-a)" \
         "no available node, 1 nodes do not meet"
 
-    # A bad annotation is the pod's own error (Filter answers Error), not a node's.
-    vs_pod bad-weights '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' \
-        '{hami.io/device-scoring-weights: "slot=1,memory=3"}' "$pool"
+    # A bad annotation is the pod's own error, not a node's. The webhook refuses it at admission
+    # with Filter's wording ...
     local err='calcScore failed invalid hami.io/device-scoring-weights annotation "slot=1,memory=3": expected slot, core, and memory weights for pod bad-weights'
+    local out
+    if out="$(vs_pod_yaml bad-weights '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' \
+        '{hami.io/device-scoring-weights: "slot=1,memory=3"}' "$pool" |
+        e2e_kubectl create -f - 2>&1)"; then
+        e2e_fail "bad-weights was admitted"
+    fi
+    e2e_expect_eq "bad-weights admission" "$out" \
+        "Error from server (Forbidden): error when creating \"STDIN\": admission webhook \"vgpu.hami.io\" denied the request: $err"
+    # ... and a pod that bypasses the webhook (hami.io/webhook: ignore) gets it from Filter.
+    vs_pod_yaml bad-weights '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' \
+        '{hami.io/device-scoring-weights: "slot=1,memory=3"}' "$pool" |
+        sed -e 's/^  namespace: \(.*\)$/  namespace: \1\n  labels: {hami.io\/webhook: ignore}/' \
+            -e 's/^spec:$/spec:\n  schedulerName: hami-scheduler/' |
+        e2e_kubectl create -f - >/dev/null
     e2e_wait 60 "FilteringFailed error event for bad-weights" vs_expect_event bad-weights FilteringFailed "$err"
     e2e_wait 30 "bad-weights PodScheduled SchedulerError" e2e_field_is pod bad-weights \
         '{.status.conditions[?(@.type=="PodScheduled")].reason}' SchedulerError
