@@ -2,6 +2,7 @@
  * keys, null as absent) and strict types for what we use. */
 #include "extargs.h"
 
+#include "json.h"
 #include "k8s_codec.h"
 
 #include <stdlib.h>
@@ -103,34 +104,15 @@ static bool plain_string(struct scan *s, const char **str, size_t *len)
     return true;
 }
 
-/* The end of a JSON object or array starting at s->p (bracket matching that respects strings);
- * jansson validates the span afterwards. */
+/* Past the JSON object at s->p (jansson validates the span afterwards); deep nesting is left to
+ * the general path and its limits. */
 static bool skip_compound(struct scan *s)
 {
-    size_t depth = 0;
-    while (s->p < s->end) {
-        char c = *s->p++;
-        if (c == '"') {
-            for (;;) {
-                if (s->p >= s->end)
-                    return false;
-                char d = *s->p++;
-                if (d == '"')
-                    break;
-                if (d == '\\') {
-                    if (s->p >= s->end)
-                        return false;
-                    s->p++;
-                }
-            }
-        } else if (c == '{' || c == '[') {
-            if (++depth > 256) /* leave deep nesting to the general path and its limits */
-                return false;
-        } else if ((c == '}' || c == ']') && (depth == 0 || --depth == 0)) {
-            return true; /* the first character is always an opening bracket */
-        }
-    }
-    return false;
+    const char *e = vs_json_skip(s->p, s->end, 256);
+    if (!e)
+        return false;
+    s->p = e;
+    return true;
 }
 
 static bool is_null(struct scan *s)

@@ -456,6 +456,45 @@ enum vs_err vs_json_bool(const struct vs_json *v, bool *out, struct vs_errbuf *e
     return VS_OK;
 }
 
+const char *vs_json_skip(const char *p, const char *end, size_t max_depth)
+{
+    size_t depth = 0;
+    while (p < end) {
+        char c = *p++;
+        if (c == '"') {
+            for (;;) {
+                if (p >= end)
+                    return NULL;
+                char d = *p++;
+                if (d == '"')
+                    break;
+                if (d == '\\') {
+                    if (p >= end)
+                        return NULL;
+                    p++;
+                }
+            }
+            if (depth == 0)
+                return p;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max_depth)
+                return NULL;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return NULL;
+            if (--depth == 0)
+                return p;
+        } else if (depth == 0) {
+            if (memchr(",: \t\r\n", c, 6))
+                return NULL;
+            while (p < end && !memchr(",}] \t\r\n", *p, 7))
+                p++;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 bool vs_json_put_string(struct vs_buf *b, const char *s)
 {
     vs_buf_puts(b, "\"");

@@ -52,6 +52,13 @@ enum vs_err vs_json_str(const struct vs_json *v, const char **out, struct vs_err
 /* Bool field: NULL/null gives false; non-bools are an error. */
 enum vs_err vs_json_bool(const struct vs_json *v, bool *out, struct vs_errbuf *eb);
 
+/* The end of the JSON value that starts at p (no leading whitespace), without decoding or
+ * validating it: strings are skipped (escapes respected), brackets counted, a scalar runs to the
+ * next delimiter. NULL when the input ends first, the value does not start like one (a stray
+ * delimiter or whitespace), or objects/arrays nest deeper than max_depth. For scanners that
+ * decode only some parts of a large document and leave the rest to a decoder. */
+const char *vs_json_skip(const char *p, const char *end, size_t max_depth);
+
 /* Appends s to buf as a JSON string literal with quotes (escapes ", \, control chars).
  * Returns false on allocation failure. */
 struct vs_buf;

@@ -21,6 +21,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "json.h"
 #include "kube_internal.h"
 
 #define SA_DIR_DEFAULT    "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -1566,46 +1567,15 @@ static bool ps_eat(struct page_scan *s, char c)
     return false;
 }
 
-/* Skips one JSON value (any type) at s->p, respecting strings; false at the end of input. The
- * value is validated later by jansson when it is decoded at all. */
+/* Skips one JSON value (any type) at s->p (vs_json_skip); jansson validates what is decoded. */
 static bool ps_skip_value(struct page_scan *s)
 {
     ps_ws(s);
-    size_t depth = 0;
-    while (s->p < s->end) {
-        char c = *s->p++;
-        if (c == '"') {
-            for (;;) {
-                if (s->p >= s->end)
-                    return false;
-                char d = *s->p++;
-                if (d == '"')
-                    break;
-                if (d == '\\') {
-                    if (s->p >= s->end)
-                        return false;
-                    s->p++;
-                }
-            }
-            if (depth == 0)
-                return true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0)
-                return false;
-            if (--depth == 0)
-                return true;
-        } else if (depth == 0 && (c == ',' || c == ':')) {
-            return false;
-        } else if (depth == 0) {
-            /* a scalar: up to the next delimiter */
-            while (s->p < s->end && !strchr(",}] \t\r\n", *s->p))
-                s->p++;
-            return true;
-        }
-    }
-    return false;
+    const char *e = vs_json_skip(s->p, s->end, SIZE_MAX);
+    if (!e)
+        return false;
+    s->p = e;
+    return true;
 }
 
 /* See kube_internal.h. Items are handed over only once the whole page has been scanned and
