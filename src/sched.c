@@ -651,13 +651,44 @@ static const struct vs_req *quick_request(const struct fit_ctx *x)
     return r;
 }
 
+/* Fit's per-card checks for x->quick on a node's own card, in fit()'s order: the reason index of
+ * the first check the card fails, -1 when it passes them all. */
+static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_t cores)
+{
+    const struct vs_req *r = x->quick;
+    int64_t mem = 0;
+    if (r->memreq > 0)
+        mem = r->memreq;
+    else if (r->pct != VS_PCT_UNSET)
+        mem = (int64_t)c->devmem * r->pct / 100;
+    if (!c->health || c->mig_unhealthy)
+        return R_HEALTH;
+    if (c->cordoned)
+        return R_CORDON;
+    if (!type_ok(x, c))
+        return R_TYPE;
+    if (!uuid_ok(x, c))
+        return R_UUID;
+    if (c->count <= c->used)
+        return R_SLICING;
+    if (x->gpu.mutex && c->used > 0)
+        return R_EXCLUSIVE;
+    if (c->devmem - c->usedmem < mem)
+        return R_MEM;
+    if (c->devcore - c->usedcores < cores)
+        return R_CORE;
+    if (c->devcore == 100 && cores == 100 && c->used > 0)
+        return R_EXCLUSIVE;
+    if (c->devcore != 0 && c->usedcores == c->devcore && cores == 0)
+        return R_CU_EXHAUSTED;
+    return -1;
+}
+
 /* One pass over the node's own cards, for a node without MIG cards and without the pod's own
  * reservation (so its cards are exactly what snapshot() would copy): the node score as
  * node_score_of() computes it (from the model's sums of the same values), and whether x->quick
- * fits. Fit's per-card checks, in the same
- * order and meaning as in fit(); Fit takes every passing card until it has Nums of them
- * (topology mode collects them all first), so the container fits exactly when at least Nums
- * cards pass. */
+ * fits. Fit takes every card that passes its checks until it has Nums of them (topology mode
+ * collects them all first), so the container fits exactly when at least Nums cards pass. */
 static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *score)
 {
     const struct vs_req *r = x->quick;
@@ -665,30 +696,15 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     *score = score_of_sums(t->used, t->count, t->usedcores, t->devcore, t->usedmem, t->devmem);
     int64_t cores = r->cores > 100 ? 100 : r->cores;
     size_t pass = 0, need = (size_t)r->nums;
-    for (size_t i = 0; i < n->n_cards && pass < need; i++) {
-        const struct vs_card *c = &n->cards[i];
-        if (!c->is_nvidia || !c->health || c->mig_unhealthy || c->cordoned || !type_ok(x, c) ||
-            !uuid_ok(x, c) || c->count <= c->used || (x->gpu.mutex && c->used > 0))
-            continue;
-        int64_t mem = 0;
-        if (r->memreq > 0)
-            mem = r->memreq;
-        else if (r->pct != VS_PCT_UNSET)
-            mem = (int64_t)c->devmem * r->pct / 100;
-        if (c->devmem - c->usedmem < mem || c->devcore - c->usedcores < cores ||
-            (c->devcore == 100 && cores == 100 && c->used > 0) ||
-            (c->devcore != 0 && c->usedcores == c->devcore && cores == 0))
-            continue;
-        pass++;
-    }
+    for (size_t i = 0; i < n->n_cards && pass < need; i++)
+        pass += n->cards[i].is_nvidia && card_verdict(x, &n->cards[i], cores) < 0;
     return pass >= need;
 }
 
 /* Why x->quick does not fit on a node quick_scan() refused, worded as Fit words it: every
- * NVIDIA card is classified by the first of Fit's checks it fails (same order as fit()); the
- * cards that pass them all were too few (AllocatedCardsInsufficientRequest). Without enough
- * NVIDIA cards at all the node answers NodeInsufficientDevice before Fit, as fit_container does.
- * Same preconditions as quick_scan (no MIG card, no own reservation on the node). */
+ * NVIDIA card counts under the first check it fails; the cards that pass them all were too few
+ * (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the node answers
+ * NodeInsufficientDevice before Fit, as fit_container does. Same preconditions as quick_scan. */
 static char *quick_reason(const struct fit_ctx *x, const struct vs_node *n)
 {
     const struct vs_req *r = x->quick;
@@ -700,32 +716,7 @@ static char *quick_reason(const struct fit_ctx *x, const struct vs_node *n)
         if (!c->is_nvidia)
             continue;
         nc++;
-        int64_t mem = 0;
-        if (r->memreq > 0)
-            mem = r->memreq;
-        else if (r->pct != VS_PCT_UNSET)
-            mem = (int64_t)c->devmem * r->pct / 100;
-        int why = -1;
-        if (!c->health || c->mig_unhealthy)
-            why = R_HEALTH;
-        else if (c->cordoned)
-            why = R_CORDON;
-        else if (!type_ok(x, c))
-            why = R_TYPE;
-        else if (!uuid_ok(x, c))
-            why = R_UUID;
-        else if (c->count <= c->used)
-            why = R_SLICING;
-        else if (x->gpu.mutex && c->used > 0)
-            why = R_EXCLUSIVE;
-        else if (c->devmem - c->usedmem < mem)
-            why = R_MEM;
-        else if (c->devcore - c->usedcores < cores)
-            why = R_CORE;
-        else if (c->devcore == 100 && cores == 100 && c->used > 0)
-            why = R_EXCLUSIVE;
-        else if (c->devcore != 0 && c->usedcores == c->devcore && cores == 0)
-            why = R_CU_EXHAUSTED;
+        int why = card_verdict(x, c, cores);
         if (why < 0)
             pass++;
         else
