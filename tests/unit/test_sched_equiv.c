@@ -139,16 +139,23 @@ static void check_lazy(const struct vs_filter_result *all, const struct vs_filte
     }
 }
 
-static void check_round(uint64_t seed)
+/* A model of N_NODES random nodes from the seed; cands[i] names node i (in names). */
+static struct vs_model *random_cluster(uint64_t seed, char names[][16], const char **cands)
 {
     rng_state = seed;
     struct vs_model *m = vs_model_new(1);
-    char names[N_NODES][16];
-    const char *cands[N_NODES];
     for (int i = 0; i < N_NODES; i++) {
         random_node(m, i, names);
         cands[i] = names[i];
     }
+    return m;
+}
+
+static void check_round(uint64_t seed)
+{
+    char names[N_NODES][16];
+    const char *cands[N_NODES];
+    struct vs_model *m = random_cluster(seed, names, cands);
     for (int k = 0; k < 40; k++) {
         struct vs_pod p;
         const char *np, *gp;
@@ -207,14 +214,9 @@ Test(sched_equiv, generator_yields_fits_and_refusals)
 {
     size_t fits = 0, refusals = 0, chosen = 0, none = 0;
     for (uint64_t seed = 1; seed <= 25; seed++) {
-        rng_state = seed;
-        struct vs_model *m = vs_model_new(1);
         char names[N_NODES][16];
         const char *cands[N_NODES];
-        for (int i = 0; i < N_NODES; i++) {
-            random_node(m, i, names);
-            cands[i] = names[i];
-        }
+        struct vs_model *m = random_cluster(seed, names, cands);
         for (int k = 0; k < 40; k++) {
             struct vs_pod p;
             const char *np, *gp;
