@@ -41,7 +41,7 @@ static bool lit(struct parser *p, const char *word)
     return true;
 }
 
-static int hexval(char c)
+int vs_json_hexval(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -58,7 +58,7 @@ static bool read_hex4(struct parser *p, unsigned *out)
         return false;
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
-        int h = hexval(p->s[p->pos + i]);
+        int h = vs_json_hexval(p->s[p->pos + i]);
         if (h < 0)
             return false;
         v = v * 16 + (unsigned)h;

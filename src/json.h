@@ -52,6 +52,9 @@ enum vs_err vs_json_str(const struct vs_json *v, const char **out, struct vs_err
 /* Bool field: NULL/null gives false; non-bools are an error. */
 enum vs_err vs_json_bool(const struct vs_json *v, bool *out, struct vs_errbuf *eb);
 
+/* The value of one hex digit (either case), -1 for anything else. */
+int vs_json_hexval(char c);
+
 /* The end of the JSON value that starts at p (no leading whitespace), without decoding or
  * validating it: strings are skipped (escapes respected), brackets counted, a scalar runs to the
  * next delimiter. NULL when the input ends first, the value does not start like one (a stray

@@ -6,6 +6,7 @@
  * Lookups are hashed by kind/namespace/name; LIST pages and watches find where to start by
  * halving a sorted view of the kind and the resourceVersion-ordered history. */
 #include "fakeapi.h"
+#include "json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -782,17 +783,6 @@ static char *cont_make(uint64_t rv, const char *ns, const char *name)
     return t;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes n hex digits at s into a new NUL-terminated string; NULL when not hex, when a byte
  * is NUL or when out of memory. */
 static char *unhex(const char *s, size_t n)
@@ -801,7 +791,7 @@ static char *unhex(const char *s, size_t n)
     if (!out)
         return NULL;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+        int hi = vs_json_hexval(s[i]), lo = vs_json_hexval(s[i + 1]);
         if (hi < 0 || lo < 0 || (hi | lo) == 0) {
             free(out);
             return NULL;

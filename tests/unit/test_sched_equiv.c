@@ -151,7 +151,12 @@ static struct vs_model *random_cluster(uint64_t seed, char names[][16], const ch
     return m;
 }
 
-static void check_round(uint64_t seed)
+/* What the random cases covered: node verdicts, and pods placed or refused everywhere. */
+struct coverage {
+    size_t fits, refusals, chosen, none;
+};
+
+static void check_round(uint64_t seed, struct coverage *cov)
 {
     char names[N_NODES][16];
     const char *cands[N_NODES];
@@ -163,6 +168,10 @@ static void check_round(uint64_t seed)
         struct vs_filter_result all;
         tb_filter(m, &p, np, gp, cands, N_NODES, &all);
         cr_assert_null(all.error, "seed %llu pod %d: %s", (unsigned long long)seed, k, all.error);
+        for (size_t i = 0; i < all.n; i++)
+            all.nodes[i].fit ? cov->fits++ : cov->refusals++;
+        cov->chosen += all.best >= 0;
+        cov->none += all.best < 0;
         struct vs_filter_result lazy;
         filter_opts(m, &p, np, gp, cands, N_NODES, true, false, &lazy);
         check_lazy(&all, &lazy, seed, k);
@@ -205,35 +214,12 @@ static void check_round(uint64_t seed)
 
 Test(sched_equiv, every_verdict_matches_the_node_alone)
 {
+    struct coverage cov = {0};
     for (uint64_t seed = 1; seed <= 25; seed++)
-        check_round(seed);
-}
-
-/* The generator must exercise both verdicts, or the comparison above proves nothing. */
-Test(sched_equiv, generator_yields_fits_and_refusals)
-{
-    size_t fits = 0, refusals = 0, chosen = 0, none = 0;
-    for (uint64_t seed = 1; seed <= 25; seed++) {
-        char names[N_NODES][16];
-        const char *cands[N_NODES];
-        struct vs_model *m = random_cluster(seed, names, cands);
-        for (int k = 0; k < 40; k++) {
-            struct vs_pod p;
-            const char *np, *gp;
-            random_pod(&p, k, &np, &gp);
-            struct vs_filter_result r;
-            tb_filter(m, &p, np, gp, cands, N_NODES, &r);
-            for (size_t i = 0; i < r.n; i++)
-                r.nodes[i].fit ? fits++ : refusals++;
-            chosen += r.best >= 0;
-            none += r.best < 0 && !r.error;
-            vs_filter_result_cleanup(&r);
-            vs_pod_cleanup(&p);
-        }
-        vs_model_free(m);
-    }
-    cr_assert_gt(fits, 2000, "fits %zu", fits);
-    cr_assert_gt(refusals, 2000, "refusals %zu", refusals);
-    cr_assert_gt(chosen, 500, "pods placed %zu", chosen);
-    cr_assert_gt(none, 30, "pods refused everywhere %zu", none);
+        check_round(seed, &cov);
+    /* The generator must exercise every outcome, or the comparison proves nothing. */
+    cr_assert_gt(cov.fits, 2000, "fits %zu", cov.fits);
+    cr_assert_gt(cov.refusals, 2000, "refusals %zu", cov.refusals);
+    cr_assert_gt(cov.chosen, 500, "pods placed %zu", cov.chosen);
+    cr_assert_gt(cov.none, 30, "pods refused everywhere %zu", cov.none);
 }
