@@ -29,6 +29,18 @@ struct bad {
     const char *body, *msg;
 };
 
+/* Every body fails to decode with exactly its message. */
+static void expect_errors(const struct bad *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct vs_filter_args fa;
+        struct vs_errbuf eb;
+        cr_assert_eq(filter(cases[i].body, &fa, &eb), VS_ERR_PARSE, "%s", cases[i].body);
+        cr_assert_str_eq(eb.msg, cases[i].msg, "%s", cases[i].body);
+        vs_filter_args_cleanup(&fa);
+    }
+}
+
 Test(extargs, filter_errors)
 {
     static const struct bad cases[] = {
@@ -45,13 +57,7 @@ Test(extargs, filter_errors)
         {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":[]}",
          "Nodes must be a NodeList object"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct vs_filter_args fa;
-        struct vs_errbuf eb;
-        cr_assert_eq(filter(cases[i].body, &fa, &eb), VS_ERR_PARSE, "%s", cases[i].body);
-        cr_assert_str_eq(eb.msg, cases[i].msg, "%s", cases[i].body);
-        vs_filter_args_cleanup(&fa);
-    }
+    expect_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 Test(extargs, bind)
@@ -156,11 +162,5 @@ Test(extargs, fast_path_errors_worded_as_before)
         {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":\"x\"}",
          "Nodes must be a NodeList object"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct vs_filter_args fa;
-        struct vs_errbuf eb;
-        cr_assert_eq(filter(cases[i].body, &fa, &eb), VS_ERR_PARSE, "%s", cases[i].body);
-        cr_assert_str_eq(eb.msg, cases[i].msg, "%s", cases[i].body);
-        vs_filter_args_cleanup(&fa);
-    }
+    expect_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
