@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGE_ITEMS      500 /* the informer's LIST page size (kube.c INFORMER_PAGE) */
+#define PAGE_ITEMS      500 /* the informer's LIST page size (kube_informer.c INFORMER_PAGE) */
 #define RING            256 /* in-process reservations kept outstanding before being dropped */
 #define CAND_SETS       32  /* distinct random candidate lists cycled through */
 #define WARMUP          20
@@ -475,7 +475,7 @@ static int apply_item(void *ctx, json_t *item)
     return 0;
 }
 
-/* A pod page the way the service's pod informer reads it (kube.c, vs_kube_list_matching): the
+/* A pod page the way the service's pod informer reads it (kube_list.c, vs_kube_list_matching): the
  * page is scanned for its items and only those mentioning vgpu-node are decoded and applied. */
 static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_t len,
                                      struct ingest_time *t)

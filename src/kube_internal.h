@@ -1,7 +1,7 @@
 /* kube_internal: the pieces of the kube client that unit tests and the fuzz target drive
  * directly: the token-bucket limiter (pure clock math, the clock is a parameter) and the
  * incremental watch-stream decoder (newline-delimited JSON events, split anywhere). Not part of
- * the public API; only kube.c, tests and fuzz targets include it. */
+ * the public API; only the kube_*.c files, tests and fuzz targets include it. */
 #ifndef VS_KUBE_INTERNAL_H
 #define VS_KUBE_INTERNAL_H
 

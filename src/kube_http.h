@@ -1,0 +1,142 @@
+/* kube_http: what the files of the kube client share (kube_http.c, kube_config.c,
+ * kube_list.c, kube_watch.c, kube_informer.c): the client handle's fields, one request with its
+ * retries, curl handle setup and pooling, error formatting, and clock helpers. Private: only
+ * those files include it; callers use kube.h. */
+#ifndef VS_KUBE_HTTP_H
+#define VS_KUBE_HTTP_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+#include "kube_internal.h"
+
+#define POOL_MAX 8 /* idle curl handles kept for connection reuse */
+
+/* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
+enum vs_kube_verb {
+    VS_VERB_GET,
+    VS_VERB_LIST,
+    VS_VERB_WATCH,
+    VS_VERB_PATCH,
+    VS_VERB_POST,
+    VS_VERB_PUT,
+    VS_VERB_OTHER
+};
+
+struct vs_kube {
+    char *server;
+    char *ca_file, *cert_file, *key_file;
+    char *ca_pem, *cert_pem, *key_pem; /* in-memory PEM, handed to curl as blobs */
+    bool insecure;
+    char *user_agent;
+    int timeout_s;
+
+    pthread_mutex_t tok_mu; /* guards token and token_read */
+    char *token;            /* current bearer token or NULL */
+    char *token_file;       /* NULL: token is static */
+    double token_read;      /* monotonic time of the last successful read */
+
+    struct vs_kube_limiter lim;
+
+    pthread_mutex_t pool_mu; /* guards pool and n_pool */
+    CURL *pool[POOL_MAX];
+    int n_pool;
+
+    /* Counters, updated and read with __atomic builtins. */
+    uint64_t requests;
+    uint64_t errors[6];
+};
+
+/* Body of a response, capped. */
+struct vs_kube_body {
+    char *data;
+    size_t len, cap, max;
+    bool too_big;
+};
+
+/* What we keep from the response headers: the status line's reason phrase and Retry-After. */
+struct vs_kube_head {
+    char phrase[64];
+    long retry_after; /* seconds, -1 when absent */
+};
+
+/* The response body undecoded (perform's `raw`): owned by the caller. */
+struct vs_kube_raw {
+    char *data;
+    size_t len;
+};
+
+/* Monotonic clock, seconds. */
+double vs_kube_now(void);
+/* True once *stop (may be NULL) is non-zero. */
+bool vs_kube_stopped(volatile int *stop);
+/* Sleeps `s` seconds in steps of at most 50 ms, returning early once *stop is set. */
+void vs_kube_sleep(double s, volatile int *stop);
+/* Wipes and frees a secret (NULL is fine). */
+void vs_kube_free_secret(char *s);
+
+/* Reads a token file: trimmed, non-empty. Returns a new string (vs_kube_free_secret) or an
+ * error. (kube_config.c) */
+enum vs_err vs_kube_read_token_file(const char *path, char **out, struct vs_errbuf *eb);
+
+/* The Status.message of an error body, if it has one. Borrowed from `st`. */
+const char *vs_kube_status_message(const json_t *st);
+/* The standard reason phrase of an HTTP status ("" for unknown codes). */
+const char *vs_kube_reason_phrase(long code);
+/* Formats "<who>: <code> <message|reason phrase>" from an error response. */
+enum vs_err vs_kube_status_error(const char *who, long code, const char *phrase, const char *body,
+                                 size_t len, struct vs_errbuf *eb);
+/* Formats "<who>: <curl error>" and maps the transport error (timeout, TLS, memory). */
+enum vs_err vs_kube_curl_error(const char *who, CURLcode cc, const char *errbuf,
+                               struct vs_errbuf *eb);
+
+void vs_kube_count_error(struct vs_kube *k, enum vs_kube_verb v);
+
+/* Returns a copy of the current token (NULL when there is none), re-reading the token file
+ * when it is older than TOKEN_MAX_AGE or `force`. *changed tells whether a forced re-read
+ * produced a different token. */
+enum vs_err vs_kube_token(struct vs_kube *k, bool force, char **out, bool *changed,
+                          struct vs_errbuf *eb);
+
+/* An easy handle from the pool (or a new one; NULL when out of memory), and its return. */
+CURL *vs_kube_handle_get(struct vs_kube *k);
+void vs_kube_handle_put(struct vs_kube *k, CURL *h);
+
+/* Options every request shares: URL, TLS material, identity, headers. *hdrs is set to the
+ * header list the caller frees with vs_kube_free_headers() after the transfer. */
+enum vs_err vs_kube_setup_handle(struct vs_kube *k, CURL *h, const char *url, const char *token,
+                                 const char *content_type, struct curl_slist **hdrs, char *errbuf,
+                                 struct vs_kube_head *head, struct vs_errbuf *eb);
+void vs_kube_free_headers(struct curl_slist *l);
+
+/* Appends to a capped body; false when the cap is passed (too_big set) or out of memory. */
+bool vs_kube_body_append(struct vs_kube_body *b, const char *p, size_t n);
+
+/* Appends "?" or "&" then key=escaped(value) to a URL being built. */
+void vs_kube_url_param(struct vs_buf *u, const char *key, const char *value);
+
+/* Takes a token from the client's limiter and waits out its debt (early once *stop is set). */
+void vs_kube_throttle(struct vs_kube *k, volatile int *stop);
+
+/* One non-streaming request with the 401 and Retry-After retries. `who` is the
+ * "<METHOD> <path>" prefix of messages. On 2xx: *out the decoded body (when out is set and
+ * the body is not empty), or *raw the undecoded body when raw is set. */
+enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const char *method,
+                            const char *who, const char *url, const char *content_type,
+                            const char *body, json_t **out, struct vs_kube_raw *raw,
+                            struct vs_errbuf *eb);
+
+/* vs_kube_watch that also counts the events decoded (bookmarks included) into *events_out. */
+enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
+                                  char **rv_io, int timeout_s,
+                                  int (*on_event)(void *ctx, const char *type, json_t *obj),
+                                  void *ctx, volatile int *stop, uint64_t *events_out,
+                                  struct vs_errbuf *eb);
+
+#endif
