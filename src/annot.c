@@ -4,7 +4,8 @@
 #include "annot.h"
 
 #include "buf.h"
-#include "json.h"
+#include "gojson.h"
+#include "json_text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -115,12 +116,12 @@ void vs_register_cleanup(struct vs_register *reg)
 #define I32MIN (-2147483647LL - 1)
 #define I32MAX 2147483647LL
 
-static enum vs_err json_i32(const struct vs_json *obj, const char *field, int32_t *out, int64_t min,
+static enum vs_err json_i32(const json_t *obj, const char *field, int32_t *out, int64_t min,
                             struct vs_errbuf *eb, char *why, size_t whylen)
 {
     int64_t v;
     struct vs_errbuf e;
-    if (vs_json_int(vs_json_get(obj, field), min, I32MAX, &v, &e)) {
+    if (vs_gojson_int(vs_gojson_get(obj, field), min, I32MAX, &v, &e)) {
         snprintf(why, whylen, "field %s: %s", field, e.msg);
         return VS_ERR_PARSE;
     }
@@ -128,12 +129,12 @@ static enum vs_err json_i32(const struct vs_json *obj, const char *field, int32_
     return VS_OK;
 }
 
-static enum vs_err json_strdup(const struct vs_json *obj, const char *field, char **out, char *why,
+static enum vs_err json_strdup(const json_t *obj, const char *field, char **out, char *why,
                                size_t whylen)
 {
     const char *s;
     struct vs_errbuf e;
-    if (vs_json_str(vs_json_get(obj, field), &s, &e)) {
+    if (vs_gojson_str(vs_gojson_get(obj, field), &s, &e)) {
         snprintf(why, whylen, "field %s: %s", field, e.msg);
         return VS_ERR_PARSE;
     }
@@ -145,10 +146,9 @@ static enum vs_err json_strdup(const struct vs_json *obj, const char *field, cha
     return VS_OK;
 }
 
-static enum vs_err decode_profile(const struct vs_json *o, struct vs_mig_profile *p, char *why,
-                                  size_t wl)
+static enum vs_err decode_profile(const json_t *o, struct vs_mig_profile *p, char *why, size_t wl)
 {
-    if (o->type != VS_JSON_OBJECT) {
+    if (!json_is_object(o)) {
         snprintf(why, wl, "migProfiles entry is not an object");
         return VS_ERR_PARSE;
     }
@@ -158,23 +158,24 @@ static enum vs_err decode_profile(const struct vs_json *o, struct vs_mig_profile
         (err = json_i32(o, "core", &p->core, I32MIN, NULL, why, wl)) ||
         (err = json_i32(o, "sliceCount", &p->slice_count, I32MIN, NULL, why, wl)))
         return err;
-    const struct vs_json *pl = vs_json_get(o, "placements");
-    if (!pl || pl->type == VS_JSON_NULL)
+    const json_t *pl = vs_gojson_get(o, "placements");
+    if (!pl || json_is_null(pl))
         return VS_OK;
-    if (pl->type != VS_JSON_ARRAY) {
+    if (!json_is_array(pl)) {
         snprintf(why, wl, "field placements: expected an array");
         return VS_ERR_PARSE;
     }
-    if (pl->n) {
-        p->placements = calloc(pl->n, sizeof(*p->placements));
+    size_t npl = json_array_size(pl);
+    if (npl) {
+        p->placements = calloc(npl, sizeof(*p->placements));
         if (!p->placements) {
             snprintf(why, wl, "out of memory");
             return VS_ERR_NOMEM;
         }
     }
-    for (size_t i = 0; i < pl->n; i++) {
-        const struct vs_json *x = &pl->items[i];
-        if (x->type != VS_JSON_OBJECT) {
+    for (size_t i = 0; i < npl; i++) {
+        const json_t *x = json_array_get(pl, i);
+        if (!json_is_object(x)) {
             snprintf(why, wl, "placement is not an object");
             return VS_ERR_PARSE;
         }
@@ -186,16 +187,16 @@ static enum vs_err decode_profile(const struct vs_json *o, struct vs_mig_profile
     return VS_OK;
 }
 
-static enum vs_err decode_card(const struct vs_json *o, struct vs_card_reg *c, char *why, size_t wl)
+static enum vs_err decode_card(const json_t *o, struct vs_card_reg *c, char *why, size_t wl)
 {
     enum vs_err err;
-    if (o->type != VS_JSON_OBJECT) {
+    if (!json_is_object(o)) {
         snprintf(why, wl, "device entry is not an object");
         return VS_ERR_PARSE;
     }
     int64_t idx;
     struct vs_errbuf e;
-    if (vs_json_int(vs_json_get(o, "index"), 0, 4294967295LL, &idx, &e)) {
+    if (vs_gojson_int(vs_gojson_get(o, "index"), 0, 4294967295LL, &idx, &e)) {
         snprintf(why, wl, "field index: %s", e.msg);
         return VS_ERR_PARSE;
     }
@@ -208,31 +209,32 @@ static enum vs_err decode_card(const struct vs_json *o, struct vs_card_reg *c, c
         (err = json_i32(o, "devcore", &c->devcore, I32MIN, NULL, why, wl)))
         return err;
     int64_t numa;
-    if (vs_json_int(vs_json_get(o, "numa"), INT32_MIN, INT32_MAX, &numa, &e)) {
+    if (vs_gojson_int(vs_gojson_get(o, "numa"), INT32_MIN, INT32_MAX, &numa, &e)) {
         snprintf(why, wl, "field numa: %s", e.msg);
         return VS_ERR_PARSE;
     }
     c->numa = (int32_t)numa;
-    if (vs_json_bool(vs_json_get(o, "health"), &c->health, &e)) {
+    if (vs_gojson_bool(vs_gojson_get(o, "health"), &c->health, &e)) {
         snprintf(why, wl, "field health: %s", e.msg);
         return VS_ERR_PARSE;
     }
-    const struct vs_json *pr = vs_json_get(o, "migProfiles");
-    if (pr && pr->type != VS_JSON_NULL) {
-        if (pr->type != VS_JSON_ARRAY) {
+    const json_t *pr = vs_gojson_get(o, "migProfiles");
+    if (pr && !json_is_null(pr)) {
+        if (!json_is_array(pr)) {
             snprintf(why, wl, "field migProfiles: expected an array");
             return VS_ERR_PARSE;
         }
-        if (pr->n) {
-            c->profiles = calloc(pr->n, sizeof(*c->profiles));
+        size_t npr = json_array_size(pr);
+        if (npr) {
+            c->profiles = calloc(npr, sizeof(*c->profiles));
             if (!c->profiles) {
                 snprintf(why, wl, "out of memory");
                 return VS_ERR_NOMEM;
             }
         }
-        for (size_t i = 0; i < pr->n; i++) {
+        for (size_t i = 0; i < npr; i++) {
             c->n_profiles++;
-            if ((err = decode_profile(&pr->items[i], &c->profiles[i], why, wl)))
+            if ((err = decode_profile(json_array_get(pr, i), &c->profiles[i], why, wl)))
                 return err;
         }
     }
@@ -242,36 +244,38 @@ static enum vs_err decode_card(const struct vs_json *o, struct vs_card_reg *c, c
 static enum vs_err parse_register_json(const char *val, struct vs_register *out,
                                        struct vs_errbuf *eb)
 {
-    struct vs_json *root = NULL;
+    json_t *root = NULL;
     struct vs_errbuf je;
     char why[256] = "";
-    enum vs_err err = vs_json_parse(val, strlen(val), &root, &je);
+    enum vs_err err = vs_gojson_parse(val, strlen(val), &root, &je);
     if (err)
-        return err == VS_ERR_NOMEM ? err : bad(eb, VS_ANNO_REGISTER, val, "%s", je.msg);
-    if (root->type == VS_JSON_NULL || (root->type == VS_JSON_ARRAY && root->n == 0)) {
-        vs_json_free(root);
+        return err == VS_ERR_NOMEM ? vs_err_set(eb, err, "out of memory")
+                                   : bad(eb, VS_ANNO_REGISTER, val, "%s", je.msg);
+    size_t n = json_array_size(root);
+    if (json_is_null(root) || (json_is_array(root) && n == 0)) {
+        json_decref(root);
         return bad(eb, VS_ANNO_REGISTER, val, "no gpu found on node");
     }
-    if (root->type != VS_JSON_ARRAY) {
-        vs_json_free(root);
+    if (!json_is_array(root)) {
+        json_decref(root);
         return bad(eb, VS_ANNO_REGISTER, val, "expected a JSON array of devices");
     }
-    out->cards = calloc(root->n, sizeof(*out->cards));
+    out->cards = calloc(n, sizeof(*out->cards));
     if (!out->cards) {
-        vs_json_free(root);
+        json_decref(root);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < root->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         out->n++;
-        if ((err = decode_card(&root->items[i], &out->cards[i], why, sizeof(why)))) {
-            vs_json_free(root);
+        if ((err = decode_card(json_array_get(root, i), &out->cards[i], why, sizeof(why)))) {
+            json_decref(root);
             vs_register_cleanup(out);
             if (err == VS_ERR_NOMEM)
                 return vs_err_set(eb, err, "out of memory");
             return bad(eb, VS_ANNO_REGISTER, val, "device %zu: %s", i, why);
         }
     }
-    vs_json_free(root);
+    json_decref(root);
     return VS_OK;
 }
 
@@ -469,65 +473,71 @@ void vs_topo_cleanup(struct vs_topo *topo)
 enum vs_err vs_annot_parse_score(const char *val, struct vs_topo *out, struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
-    struct vs_json *root = NULL;
+    json_t *root = NULL;
     struct vs_errbuf je;
-    enum vs_err err = vs_json_parse(val, strlen(val), &root, &je);
+    enum vs_err err = vs_gojson_parse(val, strlen(val), &root, &je);
     if (err)
-        return err == VS_ERR_NOMEM ? err : bad(eb, VS_ANNO_SCORE, val, "%s", je.msg);
-    if (root->type == VS_JSON_NULL) {
-        vs_json_free(root);
+        return err == VS_ERR_NOMEM ? vs_err_set(eb, err, "out of memory")
+                                   : bad(eb, VS_ANNO_SCORE, val, "%s", je.msg);
+    if (json_is_null(root)) {
+        json_decref(root);
         return VS_OK;
     }
-    if (root->type != VS_JSON_ARRAY) {
-        vs_json_free(root);
+    if (!json_is_array(root)) {
+        json_decref(root);
         return bad(eb, VS_ANNO_SCORE, val, "expected a JSON array");
     }
-    if (root->n && !(out->items = calloc(root->n, sizeof(*out->items)))) {
-        vs_json_free(root);
+    size_t n = json_array_size(root);
+    if (n && !(out->items = calloc(n, sizeof(*out->items)))) {
+        json_decref(root);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < root->n; i++) {
-        const struct vs_json *o = &root->items[i];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *o = json_array_get(root, i);
         struct vs_topo_entry *t = &out->items[out->n++];
         const char *uuid;
-        const struct vs_json *sc = vs_json_get(o, "score");
-        if (o->type != VS_JSON_OBJECT || vs_json_str(vs_json_get(o, "uuid"), &uuid, NULL) ||
-            (sc && sc->type != VS_JSON_NULL && sc->type != VS_JSON_OBJECT)) {
-            vs_json_free(root);
+        json_t *sc = vs_gojson_get(o, "score");
+        if (!json_is_object(o) || vs_gojson_str(vs_gojson_get(o, "uuid"), &uuid, NULL) ||
+            (sc && !json_is_null(sc) && !json_is_object(sc))) {
+            json_decref(root);
             vs_topo_cleanup(out);
             return bad(eb, VS_ANNO_SCORE, val, "entry %zu is not {\"uuid\":string,\"score\":{}}",
                        i);
         }
         t->uuid = strdup(uuid);
-        size_t ns = sc && sc->type == VS_JSON_OBJECT ? sc->n : 0;
+        /* A map[string]int in Go: a repeated key keeps its last value. */
+        size_t ns = json_object_size(sc);
         if (ns)
             t->scores = calloc(ns, sizeof(*t->scores));
         if (!t->uuid || (ns && !t->scores)) {
-            vs_json_free(root);
+            json_decref(root);
             vs_topo_cleanup(out);
             return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         }
-        for (size_t j = 0; j < ns; j++) {
+        const char *key;
+        json_t *sv;
+        json_object_foreach(sc, key, sv)
+        {
             int64_t v;
             struct vs_errbuf ie;
-            if (vs_json_int(&sc->items[j], INT64_MIN, INT64_MAX, &v, &ie)) {
+            if (vs_gojson_int(sv, INT64_MIN, INT64_MAX, &v, &ie)) {
                 /* The message quotes the key, which lives in the tree: format before freeing. */
-                err = bad(eb, VS_ANNO_SCORE, val, "entry %zu score %s: %s", i, sc->keys[j], ie.msg);
-                vs_json_free(root);
+                err = bad(eb, VS_ANNO_SCORE, val, "entry %zu score %s: %s", i, key, ie.msg);
+                json_decref(root);
                 vs_topo_cleanup(out);
                 return err;
             }
-            t->scores[t->n].other = strdup(sc->keys[j]);
+            t->scores[t->n].other = strdup(key);
             t->scores[t->n].score = v;
             if (!t->scores[t->n].other) {
-                vs_json_free(root);
+                json_decref(root);
                 vs_topo_cleanup(out);
                 return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
             }
             t->n++;
         }
     }
-    vs_json_free(root);
+    json_decref(root);
     return VS_OK;
 }
 
@@ -749,30 +759,32 @@ void vs_mig_allocs_cleanup(struct vs_mig_allocs *m)
 enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
-    struct vs_json *root = NULL;
+    json_t *root = NULL;
     struct vs_errbuf je;
     char why[256];
-    enum vs_err err = vs_json_parse(val, strlen(val), &root, &je);
+    enum vs_err err = vs_gojson_parse(val, strlen(val), &root, &je);
     if (err)
-        return err == VS_ERR_NOMEM ? err : bad(eb, VS_ANNO_MIG_ALLOC, val, "%s", je.msg);
-    if (root->type == VS_JSON_NULL) {
-        vs_json_free(root);
+        return err == VS_ERR_NOMEM ? vs_err_set(eb, err, "out of memory")
+                                   : bad(eb, VS_ANNO_MIG_ALLOC, val, "%s", je.msg);
+    if (json_is_null(root)) {
+        json_decref(root);
         return VS_OK;
     }
-    if (root->type != VS_JSON_ARRAY) {
-        vs_json_free(root);
+    if (!json_is_array(root)) {
+        json_decref(root);
         return bad(eb, VS_ANNO_MIG_ALLOC, val, "expected a JSON array");
     }
-    if (root->n && !(out->items = calloc(root->n, sizeof(*out->items)))) {
-        vs_json_free(root);
+    size_t n = json_array_size(root);
+    if (n && !(out->items = calloc(n, sizeof(*out->items)))) {
+        json_decref(root);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < root->n; i++) {
-        const struct vs_json *o = &root->items[i];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *o = json_array_get(root, i);
         struct vs_mig_alloc *a = &out->items[out->n++];
-        const struct vs_json *pl = vs_json_get(o, "placement");
+        const json_t *pl = vs_gojson_get(o, "placement");
         err = VS_ERR_PARSE;
-        if (o->type != VS_JSON_OBJECT) {
+        if (!json_is_object(o)) {
             snprintf(why, sizeof(why), "entry is not an object");
             goto fail;
         }
@@ -783,7 +795,7 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
             (err = json_strdup(o, "migUUID", &a->mig_uuid, why, sizeof(why))))
             goto fail;
         err = VS_ERR_PARSE;
-        if (!pl || pl->type != VS_JSON_OBJECT) {
+        if (!json_is_object(pl)) {
             snprintf(why, sizeof(why), "placement missing");
             goto fail;
         }
@@ -795,9 +807,9 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
             snprintf(why, sizeof(why), "gpuUUID, profile and placement.size > 0 are required");
             goto fail;
         }
-        const struct vs_json *gi = vs_json_get(o, "gpuInstanceID");
-        const struct vs_json *ci = vs_json_get(o, "computeInstanceID");
-        bool has_gi = gi && gi->type != VS_JSON_NULL, has_ci = ci && ci->type != VS_JSON_NULL;
+        const json_t *gi = vs_gojson_get(o, "gpuInstanceID");
+        const json_t *ci = vs_gojson_get(o, "computeInstanceID");
+        bool has_gi = gi && !json_is_null(gi), has_ci = ci && !json_is_null(ci);
         bool has_mu = *a->mig_uuid != '\0';
         if (has_gi != has_ci || has_gi != has_mu) {
             snprintf(why, sizeof(why),
@@ -821,13 +833,13 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
         }
         continue;
     fail:
-        vs_json_free(root);
+        json_decref(root);
         vs_mig_allocs_cleanup(out);
         if (err == VS_ERR_NOMEM)
             return vs_err_set(eb, err, "out of memory");
         return bad(eb, VS_ANNO_MIG_ALLOC, val, "entry %zu: %s", i, why);
     }
-    vs_json_free(root);
+    json_decref(root);
     return VS_OK;
 }
 

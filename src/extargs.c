@@ -2,7 +2,7 @@
  * keys, null as absent) and strict types for what we use. */
 #include "extargs.h"
 
-#include "json.h"
+#include "json_text.h"
 #include "k8s_codec.h"
 
 #include <stdlib.h>

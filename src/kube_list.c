@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "json.h"
+#include "json_text.h"
 #include "kube.h"
 #include "kube_http.h"
 #include "kube_internal.h"

@@ -6,7 +6,7 @@
  * Lookups are hashed by kind/namespace/name; LIST pages and watches find where to start by
  * halving a sorted view of the kind and the resourceVersion-ordered history. */
 #include "fakeapi.h"
-#include "json.h"
+#include "json_text.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "annot.h"
-#include "json.h"
+#include "gojson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,8 +17,8 @@ static void check_round_trip(const struct vs_mig_allocs *m)
 
     if (!s)
         abort();
-    /* Formatting may outgrow the JSON reader's size cap; such a value cannot be re-read. */
-    if (strlen(s) <= VS_JSON_MAX_LEN) {
+    /* Past VS_GOJSON_MAX_LEN a formatted value cannot be re-read. */
+    if (strlen(s) <= VS_GOJSON_MAX_LEN) {
         if (vs_annot_parse_mig(s, &again, &eb) != VS_OK || again.n != m->n)
             abort();
         char *s2 = vs_annot_format_mig(&again);

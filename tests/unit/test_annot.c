@@ -205,7 +205,7 @@ ParameterizedTestParameters(register, json_errors)
                     "integer, got 10.0"},
         {"[{\"id\":\"GPU-0\",\"devmem\":1e3}]",
          REG_PREFIX "\"[{\"id\":\"GPU-0\",\"devmem\":1e3}]\": device 0: field devmem: expected an "
-                    "integer, got 1e3"},
+                    "integer, got 1000.0"},
         {"[{\"id\":\"GPU-0\",\"devcore\":\"100\"}]",
          REG_PREFIX "\"[{\"id\":\"GPU-0\",\"devcore\":\"100\"}]\": device 0: field devcore: "
                     "expected an integer, got string"},
@@ -250,16 +250,16 @@ ParameterizedTestParameters(register, json_errors)
          REG_PREFIX "\"[{\"id\":\"a\",\"migProfiles\":[{\"placements\":[{\"start\":0.5}]}]}]\": "
                     "device 0: field start: expected an integer, got 0.5"},
         {"[{\"id\":\"GPU-0\"",
-         REG_PREFIX "\"[{\"id\":\"GPU-0\"\": expected ',' or '}' at offset 14"},
+         REG_PREFIX "\"[{\"id\":\"GPU-0\"\": '}' expected near end of file at offset 14"},
         {"[{\"id\":\"GPU-0\"}] x",
-         REG_PREFIX "\"[{\"id\":\"GPU-0\"}] x\": trailing characters at offset 17"},
+         REG_PREFIX "\"[{\"id\":\"GPU-0\"}] x\": end of file expected near 'x' at offset 18"},
         {"[{\"id\":\"GPU-0\",}]",
-         REG_PREFIX "\"[{\"id\":\"GPU-0\",}]\": expected object key at offset 15"},
-        {"[{'id':1}]", REG_PREFIX "\"[{'id':1}]\": expected object key at offset 2"},
-        {"[{\"id\":01}]", REG_PREFIX "\"[{\"id\":01}]\": expected ',' or '}' at offset 8"},
-        {"nullx", REG_PREFIX "\"nullx\": trailing characters at offset 4"},
+         REG_PREFIX "\"[{\"id\":\"GPU-0\",}]\": string or '}' expected near '}' at offset 16"},
+        {"[{'id':1}]", REG_PREFIX "\"[{'id':1}]\": string or '}' expected near ''' at offset 3"},
+        {"[{\"id\":01}]", REG_PREFIX "\"[{\"id\":01}]\": invalid token near '0' at offset 8"},
+        {"nullx", REG_PREFIX "\"nullx\": invalid token near 'nullx' at offset 5"},
         {"[{\"id\":\"a\\u0000\"}]",
-         REG_PREFIX "\"[{\"id\":\"a\\u0000\"}]\": NUL character in string at offset 15"},
+         REG_PREFIX "\"[{\"id\":\"a\\u0000\"}]\": NUL character in a string at offset 16"},
         {"", REG_PREFIX "\"\": neither a JSON array nor the colon format"},
         {"{\"id\":\"GPU-0\"}",
          REG_PREFIX "\"{\"id\":\"GPU-0\"}\": expected a JSON array of devices"},
@@ -484,6 +484,21 @@ Test(score, tolerant_reading)
     vs_topo_cleanup(&t);
 }
 
+Test(score, repeated_score_key_keeps_the_last_value)
+{
+    /* Go decodes "score" into a map[string]int: one pair per key, the last value. */
+    struct vs_topo t;
+    struct vs_errbuf eb = {{0}};
+    cr_assert_eq(vs_annot_parse_score("[{\"uuid\":\"GPU-0\",\"score\":{\"GPU-1\":1,\"GPU-2\":5,"
+                                      "\"GPU-1\":3}}]",
+                                      &t, &eb),
+                 VS_OK, "%s", eb.msg);
+    char *s = vs_annot_format_score(&t);
+    cr_assert_str_eq(s, "[{\"uuid\":\"GPU-0\",\"score\":{\"GPU-1\":3,\"GPU-2\":5}}]");
+    free(s);
+    vs_topo_cleanup(&t);
+}
+
 Test(score, empty_and_null)
 {
     struct vs_topo t;
@@ -502,8 +517,8 @@ Test(score, empty_and_null)
 ParameterizedTestParameters(score, errors)
 {
     static const struct err_case cases[] = {
-        {"", SCORE_PREFIX "\"\": unexpected end of input at offset 0"},
-        {"[", SCORE_PREFIX "\"[\": unexpected end of input at offset 1"},
+        {"", SCORE_PREFIX "\"\": unexpected token near end of file at offset 0"},
+        {"[", SCORE_PREFIX "\"[\": ']' expected near end of file at offset 1"},
         {"{\"uuid\":\"a\"}", SCORE_PREFIX "\"{\"uuid\":\"a\"}\": expected a JSON array"},
         {"[1]", SCORE_PREFIX "\"[1]\": entry 0 is not {\"uuid\":string,\"score\":{}}"},
         {"[{\"uuid\":\"a\"},{\"uuid\":1}]",
@@ -519,8 +534,8 @@ ParameterizedTestParameters(score, errors)
          SCORE_PREFIX "\"[{\"uuid\":\"a\",\"score\":{\"b\":\"1\"}}]\": entry 0 score b: expected "
                       "an integer, got string"},
         {"[{\"uuid\":\"a\",\"score\":{\"b\":9223372036854775808}}]",
-         SCORE_PREFIX "\"[{\"uuid\":\"a\",\"score\":{\"b\":9223372036854775808}}]\": entry 0 "
-                      "score b: integer 9223372036854775808 out of range"},
+         SCORE_PREFIX "\"[{\"uuid\":\"a\",\"score\":{\"b\":9223372036854775808}}]\": too big "
+                      "integer near '9223372036854775808' at offset 45"},
     };
     return SHARED_PARAMS(struct err_case, cases);
 }
@@ -822,7 +837,7 @@ Test(mig, null_is_empty)
 ParameterizedTestParameters(mig, errors)
 {
     static const struct err_case cases[] = {
-        {"", MIG_PREFIX "\"\": unexpected end of input at offset 0"},
+        {"", MIG_PREFIX "\"\": unexpected token near end of file at offset 0"},
         {"{}", MIG_PREFIX "\"{}\": expected a JSON array"},
         {"[1]", MIG_PREFIX "\"[1]\": entry 0: entry is not an object"},
         {"[{\"containerIndex\":-1," MIG_OK_TAIL "}]",

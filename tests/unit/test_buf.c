@@ -1,6 +1,5 @@
 /* test_buf: the growable buffer's formatting helpers against printf itself. */
 #include "buf.h"
-#include "json.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -49,13 +48,4 @@ Test(buf, fixed2_matches_printf_on_random_floats)
         }
         expect_fixed2(f);
     }
-}
-
-Test(buf, json_string_escapes)
-{
-    struct vs_buf b;
-    vs_buf_init(&b);
-    cr_assert(vs_json_put_string(&b, "plain \"q\" back\\slash\n\t\x01 end\xc3\xa9"));
-    cr_assert_str_eq(b.data, "\"plain \\\"q\\\" back\\\\slash\\n\\t\\u0001 end\xc3\xa9\"");
-    vs_buf_cleanup(&b);
 }
