@@ -116,25 +116,26 @@ void vs_register_cleanup(struct vs_register *reg)
 #define I32MIN (-2147483647LL - 1)
 #define I32MAX 2147483647LL
 
-static enum vs_err json_i32(const json_t *obj, const char *field, int32_t *out, int64_t min,
-                            struct vs_errbuf *eb, char *why, size_t whylen)
+/* Field readers over a value bound by vs_gojson_fields; `field` names it in the message. */
+static enum vs_err json_i32(const json_t *v, const char *field, int32_t *out, int64_t min,
+                            char *why, size_t whylen)
 {
-    int64_t v;
+    int64_t x;
     struct vs_errbuf e;
-    if (vs_gojson_int(vs_gojson_get(obj, field), min, I32MAX, &v, &e)) {
+    if (vs_gojson_int(v, min, I32MAX, &x, &e)) {
         snprintf(why, whylen, "field %s: %s", field, e.msg);
         return VS_ERR_PARSE;
     }
-    *out = (int32_t)v;
+    *out = (int32_t)x;
     return VS_OK;
 }
 
-static enum vs_err json_strdup(const json_t *obj, const char *field, char **out, char *why,
+static enum vs_err json_strdup(const json_t *v, const char *field, char **out, char *why,
                                size_t whylen)
 {
     const char *s;
     struct vs_errbuf e;
-    if (vs_gojson_str(vs_gojson_get(obj, field), &s, &e)) {
+    if (vs_gojson_str(v, &s, &e)) {
         snprintf(why, whylen, "field %s: %s", field, e.msg);
         return VS_ERR_PARSE;
     }
@@ -146,19 +147,39 @@ static enum vs_err json_strdup(const json_t *obj, const char *field, char **out,
     return VS_OK;
 }
 
+/* The fields of HAMi's MigTemplate-like profile entry and of a placement. */
+enum { PF_NAME, PF_MEMORY, PF_CORE, PF_SLICES, PF_PLACEMENTS, PF_N };
+static const char *const profile_fields[PF_N] = {"name", "memoryMB", "core", "sliceCount",
+                                                 "placements"};
+enum { PL_START, PL_SIZE, PL_N };
+static const char *const placement_fields[PL_N] = {"start", "size"};
+
+static enum vs_err decode_placement(const json_t *o, struct vs_mig_placement *p, char *why,
+                                    size_t wl)
+{
+    json_t *f[PL_N];
+    enum vs_err err;
+    vs_gojson_fields(o, placement_fields, PL_N, f);
+    if ((err = json_i32(f[PL_START], "start", &p->start, I32MIN, why, wl)) ||
+        (err = json_i32(f[PL_SIZE], "size", &p->size, I32MIN, why, wl)))
+        return err;
+    return VS_OK;
+}
+
 static enum vs_err decode_profile(const json_t *o, struct vs_mig_profile *p, char *why, size_t wl)
 {
-    if (!json_is_object(o)) {
+    json_t *f[PF_N];
+    if (!vs_gojson_fields(o, profile_fields, PF_N, f)) {
         snprintf(why, wl, "migProfiles entry is not an object");
         return VS_ERR_PARSE;
     }
     enum vs_err err;
-    if ((err = json_strdup(o, "name", &p->name, why, wl)) ||
-        (err = json_i32(o, "memoryMB", &p->memory_mb, I32MIN, NULL, why, wl)) ||
-        (err = json_i32(o, "core", &p->core, I32MIN, NULL, why, wl)) ||
-        (err = json_i32(o, "sliceCount", &p->slice_count, I32MIN, NULL, why, wl)))
+    if ((err = json_strdup(f[PF_NAME], "name", &p->name, why, wl)) ||
+        (err = json_i32(f[PF_MEMORY], "memoryMB", &p->memory_mb, I32MIN, why, wl)) ||
+        (err = json_i32(f[PF_CORE], "core", &p->core, I32MIN, why, wl)) ||
+        (err = json_i32(f[PF_SLICES], "sliceCount", &p->slice_count, I32MIN, why, wl)))
         return err;
-    const json_t *pl = vs_gojson_get(o, "placements");
+    const json_t *pl = f[PF_PLACEMENTS];
     if (!pl || json_is_null(pl))
         return VS_OK;
     if (!json_is_array(pl)) {
@@ -180,45 +201,57 @@ static enum vs_err decode_profile(const json_t *o, struct vs_mig_profile *p, cha
             return VS_ERR_PARSE;
         }
         p->n_placements++;
-        if ((err = json_i32(x, "start", &p->placements[i].start, I32MIN, NULL, why, wl)) ||
-            (err = json_i32(x, "size", &p->placements[i].size, I32MIN, NULL, why, wl)))
+        if ((err = decode_placement(x, &p->placements[i], why, wl)))
             return err;
     }
     return VS_OK;
 }
 
+/* The fields of HAMi's DeviceInfo in the register annotation. */
+enum {
+    CF_INDEX,
+    CF_ID,
+    CF_TYPE,
+    CF_MODE,
+    CF_COUNT,
+    CF_DEVMEM,
+    CF_DEVCORE,
+    CF_NUMA,
+    CF_HEALTH,
+    CF_PROFILES,
+    CF_N
+};
+static const char *const card_fields[CF_N] = {"index",  "id",      "type", "mode",   "count",
+                                              "devmem", "devcore", "numa", "health", "migProfiles"};
+
 static enum vs_err decode_card(const json_t *o, struct vs_card_reg *c, char *why, size_t wl)
 {
     enum vs_err err;
-    if (!json_is_object(o)) {
+    json_t *f[CF_N];
+    if (!vs_gojson_fields(o, card_fields, CF_N, f)) {
         snprintf(why, wl, "device entry is not an object");
         return VS_ERR_PARSE;
     }
     int64_t idx;
     struct vs_errbuf e;
-    if (vs_gojson_int(vs_gojson_get(o, "index"), 0, 4294967295LL, &idx, &e)) {
+    if (vs_gojson_int(f[CF_INDEX], 0, 4294967295LL, &idx, &e)) {
         snprintf(why, wl, "field index: %s", e.msg);
         return VS_ERR_PARSE;
     }
     c->index = (uint32_t)idx;
-    if ((err = json_strdup(o, "id", &c->uuid, why, wl)) ||
-        (err = json_strdup(o, "type", &c->type, why, wl)) ||
-        (err = json_strdup(o, "mode", &c->mode, why, wl)) ||
-        (err = json_i32(o, "count", &c->count, I32MIN, NULL, why, wl)) ||
-        (err = json_i32(o, "devmem", &c->devmem, I32MIN, NULL, why, wl)) ||
-        (err = json_i32(o, "devcore", &c->devcore, I32MIN, NULL, why, wl)))
+    if ((err = json_strdup(f[CF_ID], "id", &c->uuid, why, wl)) ||
+        (err = json_strdup(f[CF_TYPE], "type", &c->type, why, wl)) ||
+        (err = json_strdup(f[CF_MODE], "mode", &c->mode, why, wl)) ||
+        (err = json_i32(f[CF_COUNT], "count", &c->count, I32MIN, why, wl)) ||
+        (err = json_i32(f[CF_DEVMEM], "devmem", &c->devmem, I32MIN, why, wl)) ||
+        (err = json_i32(f[CF_DEVCORE], "devcore", &c->devcore, I32MIN, why, wl)) ||
+        (err = json_i32(f[CF_NUMA], "numa", &c->numa, I32MIN, why, wl)))
         return err;
-    int64_t numa;
-    if (vs_gojson_int(vs_gojson_get(o, "numa"), INT32_MIN, INT32_MAX, &numa, &e)) {
-        snprintf(why, wl, "field numa: %s", e.msg);
-        return VS_ERR_PARSE;
-    }
-    c->numa = (int32_t)numa;
-    if (vs_gojson_bool(vs_gojson_get(o, "health"), &c->health, &e)) {
+    if (vs_gojson_bool(f[CF_HEALTH], &c->health, &e)) {
         snprintf(why, wl, "field health: %s", e.msg);
         return VS_ERR_PARSE;
     }
-    const json_t *pr = vs_gojson_get(o, "migProfiles");
+    const json_t *pr = f[CF_PROFILES];
     if (pr && !json_is_null(pr)) {
         if (!json_is_array(pr)) {
             snprintf(why, wl, "field migProfiles: expected an array");
@@ -756,6 +789,22 @@ void vs_mig_allocs_cleanup(struct vs_mig_allocs *m)
     m->n = 0;
 }
 
+/* The fields of one hami.io/vgpu-mig-allocations entry. */
+enum {
+    MF_CONTAINER,
+    MF_DEVICE,
+    MF_GPU_UUID,
+    MF_PROFILE,
+    MF_MIG_UUID,
+    MF_PLACEMENT,
+    MF_GI,
+    MF_CI,
+    MF_N
+};
+static const char *const mig_fields[MF_N] = {"containerIndex", "deviceIndex",      "gpuUUID",
+                                             "profile",        "migUUID",          "placement",
+                                             "gpuInstanceID",  "computeInstanceID"};
+
 enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
@@ -780,35 +829,33 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        const json_t *o = json_array_get(root, i);
         struct vs_mig_alloc *a = &out->items[out->n++];
-        const json_t *pl = vs_gojson_get(o, "placement");
+        json_t *f[MF_N];
         err = VS_ERR_PARSE;
-        if (!json_is_object(o)) {
+        if (!vs_gojson_fields(json_array_get(root, i), mig_fields, MF_N, f)) {
             snprintf(why, sizeof(why), "entry is not an object");
             goto fail;
         }
-        if ((err = json_i32(o, "containerIndex", &a->container_index, 0, NULL, why, sizeof(why))) ||
-            (err = json_i32(o, "deviceIndex", &a->device_index, 0, NULL, why, sizeof(why))) ||
-            (err = json_strdup(o, "gpuUUID", &a->gpu_uuid, why, sizeof(why))) ||
-            (err = json_strdup(o, "profile", &a->profile, why, sizeof(why))) ||
-            (err = json_strdup(o, "migUUID", &a->mig_uuid, why, sizeof(why))))
+        if ((err = json_i32(f[MF_CONTAINER], "containerIndex", &a->container_index, 0, why,
+                            sizeof(why))) ||
+            (err = json_i32(f[MF_DEVICE], "deviceIndex", &a->device_index, 0, why, sizeof(why))) ||
+            (err = json_strdup(f[MF_GPU_UUID], "gpuUUID", &a->gpu_uuid, why, sizeof(why))) ||
+            (err = json_strdup(f[MF_PROFILE], "profile", &a->profile, why, sizeof(why))) ||
+            (err = json_strdup(f[MF_MIG_UUID], "migUUID", &a->mig_uuid, why, sizeof(why))))
             goto fail;
         err = VS_ERR_PARSE;
-        if (!json_is_object(pl)) {
+        if (!json_is_object(f[MF_PLACEMENT])) {
             snprintf(why, sizeof(why), "placement missing");
             goto fail;
         }
-        if ((err = json_i32(pl, "start", &a->placement.start, I32MIN, NULL, why, sizeof(why))) ||
-            (err = json_i32(pl, "size", &a->placement.size, I32MIN, NULL, why, sizeof(why))))
+        if ((err = decode_placement(f[MF_PLACEMENT], &a->placement, why, sizeof(why))))
             goto fail;
         err = VS_ERR_PARSE;
         if (!*a->gpu_uuid || !*a->profile || a->placement.size <= 0) {
             snprintf(why, sizeof(why), "gpuUUID, profile and placement.size > 0 are required");
             goto fail;
         }
-        const json_t *gi = vs_gojson_get(o, "gpuInstanceID");
-        const json_t *ci = vs_gojson_get(o, "computeInstanceID");
+        const json_t *gi = f[MF_GI], *ci = f[MF_CI];
         bool has_gi = gi && !json_is_null(gi), has_ci = ci && !json_is_null(ci);
         bool has_mu = *a->mig_uuid != '\0';
         if (has_gi != has_ci || has_gi != has_mu) {
@@ -818,9 +865,9 @@ enum vs_err vs_annot_parse_mig(const char *val, struct vs_mig_allocs *out, struc
         }
         a->has_runtime = has_mu;
         if (has_mu &&
-            ((err = json_i32(o, "gpuInstanceID", &a->gpu_instance_id, 0, NULL, why, sizeof(why))) ||
-             (err = json_i32(o, "computeInstanceID", &a->compute_instance_id, 0, NULL, why,
-                             sizeof(why)))))
+            ((err = json_i32(gi, "gpuInstanceID", &a->gpu_instance_id, 0, why, sizeof(why))) ||
+             (err =
+                  json_i32(ci, "computeInstanceID", &a->compute_instance_id, 0, why, sizeof(why)))))
             goto fail;
         for (size_t j = 0; j + 1 < out->n; j++) {
             if (out->items[j].container_index == a->container_index &&

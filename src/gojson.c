@@ -39,6 +39,28 @@ json_t *vs_gojson_get(const json_t *obj, const char *key)
     return found;
 }
 
+bool vs_gojson_fields(const json_t *obj, const char *const *names, size_t n, json_t **out)
+{
+    json_t *v;
+    const char *k;
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (!json_is_object(obj))
+        return false;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        /* The first letter rules out most names before strcasecmp runs. */
+        int k0 = k[0] | 0x20;
+        for (size_t i = 0; i < n; i++) {
+            if ((names[i][0] | 0x20) == k0 && strcasecmp(k, names[i]) == 0) {
+                out[i] = v;
+                break;
+            }
+        }
+    }
+    return true;
+}
+
 const char *vs_gojson_type(const json_t *v)
 {
     switch (json_typeof(v)) {

@@ -1,10 +1,12 @@
 /* fuzz_gojson: annotation values on raw bytes (explicit length, no NUL) through the Go-rules
  * helpers over jansson. Every accessor runs on every value of an accepted document; every key
- * must be found again by the case-insensitive lookup; strings are re-encoded with the
- * formatters' writer and must parse back to the same string. abort() on a violation. */
+ * must be found again by the case-insensitive lookup and the one-pass binder; strings are
+ * re-encoded with the formatters' writer and must parse back to the same string. abort() on a
+ * violation. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "gojson.h"
@@ -43,7 +45,12 @@ static void walk(const json_t *v)
         json_object_foreach((json_t *)v, k, m)
         {
             check_string(k);
-            if (!vs_gojson_get(v, k))
+            /* One-pass binding agrees with the lookup, for this key and for "id". */
+            const char *names[2] = {k, "id"};
+            json_t *f[2];
+            if (!vs_gojson_get(v, k) || !vs_gojson_fields(v, names, 2, f) ||
+                f[0] != vs_gojson_get(v, k) ||
+                (strcasecmp(k, "id") != 0 && f[1] != vs_gojson_get(v, "id")))
                 abort();
             walk(m);
         }

@@ -157,3 +157,33 @@ Test(gojson, string_and_bool_fields)
     cr_assert_str_eq(eb.msg, "expected a bool, got string");
     json_decref(v);
 }
+
+Test(gojson, fields_bind_like_get_in_one_pass)
+{
+    static const char *const names[] = {"id", "count", "health", "absent"};
+    json_t *f[4];
+    json_t *v =
+        parse_ok("{\"Count\":1,\"ID\":\"a\",\"junk\":[],\"count\":2,\"Id\":\"b\",\"HEALTH\":true}");
+    cr_assert(vs_gojson_fields(v, names, 4, f));
+    cr_assert_str_eq(json_string_value(f[0]), "b");
+    cr_assert_eq(json_integer_value(f[1]), 2);
+    cr_assert(json_is_true(f[2]));
+    cr_assert_null(f[3]);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(f[i], vs_gojson_get(v, names[i]), "field %s", names[i]);
+    json_decref(v);
+    /* Not an object: false, every field NULL. */
+    v = parse_ok("[1]");
+    f[0] = f[1] = f[2] = f[3] = (json_t *)1;
+    cr_assert_not(vs_gojson_fields(v, names, 4, f));
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_null(f[i]);
+    json_decref(v);
+    /* Keys that share a first letter, or differ only past the ASCII case fold, do not bind. */
+    static const char *const two[] = {"ab", "ac"};
+    v = parse_ok("{\"AC\":1,\"a\":2,\"ab\\u00e9\":3,\"@b\":4}");
+    cr_assert(vs_gojson_fields(v, two, 2, f));
+    cr_assert_null(f[0]);
+    cr_assert_eq(json_integer_value(f[1]), 1);
+    json_decref(v);
+}
