@@ -120,7 +120,7 @@ struct sim_ctx {
     struct vs_model *m;
     const struct vs_objset *cl;
     const struct vs_sched_opts *so;
-    bool summary; /* --reasons summary */
+    bool summary; /* --reasons summary (the extender then reports reason words as bits) */
     /* A table pod whose reasons cover more nodes than this is summarised (--output table). */
     size_t table_full_max;
     const struct vs_node **mnodes; /* model entry of cl->nodes[i] */
@@ -229,9 +229,20 @@ static int refused_reasons(const struct sim_ctx *c, const struct vs_filter_resul
     out->reasons_summary = summary;
     for (size_t i = 0; i < nn && !rc; i++) {
         const char *why = c->kreason[i];
+        uint32_t words = 0;
         if (!why) {
             why = r && j < r->n && r->nodes[j].reason ? r->nodes[j].reason : "";
+            words = r && j < r->n ? r->nodes[j].words : 0;
             j++;
+        }
+        if (words) { /* summary only: the extender's words as bits */
+            for (int b = 0; b <= VS_REASON_COUNT && !rc; b++) {
+                if (!(words & (1u << b)))
+                    continue;
+                const char *w = b < VS_REASON_COUNT ? vs_reason_words[b] : "NodeInsufficientDevice";
+                rc = count_word(&wc, w, strlen(w));
+            }
+            continue;
         }
         rc = summary ? count_reason(&wc, why)
                      : kv_append(&out->reasons, nn, c->cl->nodes[i].name, why);
@@ -395,12 +406,15 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
                                .node_policy = o.node_policy,
                                .gpu_policy = o.gpu_policy,
                                .lazy_reasons = true};
+    /* Summarised reasons are counted words: the extender need not write them out. */
+    bool table = strcmp(o.output, "table") == 0;
+    so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
     size_t nn = cl.n_nodes ? cl.n_nodes : 1;
     struct sim_ctx ctx = {.m = m,
                           .cl = &cl,
                           .so = &so,
                           .summary = strcmp(o.reasons, "summary") == 0,
-                          .table_full_max = strcmp(o.output, "table") == 0 ? 20 : 0,
+                          .table_full_max = table ? 20 : 0,
                           .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
                           .cands = calloc(nn, sizeof(*ctx.cands)),
                           .kreason = calloc(nn, sizeof(*ctx.kreason)),
