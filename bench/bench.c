@@ -485,7 +485,7 @@ static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_
     enum vs_err rc = VS_OK;
     struct vs_errbuf eb;
     double t0 = now_s();
-    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, &a, &meta,
+    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, NULL, &a, &meta,
                                        "LIST /api/v1/pods", &rc, &eb);
     json_decref(meta);
     double t1 = now_s();

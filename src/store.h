@@ -59,6 +59,11 @@ void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):
  * kind "Node" / "Pod" / "ResourceQuota", type "ADDED" / "MODIFIED" / "DELETED". */
+/* A Pod LIST item the informer's needle skipped (no hami.io/vgpu-node), as raw JSON text:
+ * only its cpu/memory/ephemeral-storage requests are counted on its node (vs_model_account_pod).
+ * Takes the write lock. VS_ERR_PARSE when the text is not a pod (nothing counted). */
+enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
+                                    struct vs_errbuf *eb);
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
                            const json_t *obj, struct vs_errbuf *eb);
 
