@@ -475,8 +475,22 @@ static int apply_item(void *ctx, json_t *item)
     return 0;
 }
 
+static int apply_other(void *ctx, const char *text, size_t len)
+{
+    struct apply_ctx *a = ctx;
+    struct vs_errbuf eb;
+    double t0 = now_s();
+    if (vs_store_apply_pod_text(a->s, text, len, &eb) != VS_OK) {
+        fprintf(stderr, "apply Pod text: %s\n", eb.msg);
+        exit(1);
+    }
+    a->apply += now_s() - t0;
+    return 0;
+}
+
 /* A pod page the way the service's pod informer reads it (kube_list.c, vs_kube_list_matching): the
- * page is scanned for its items and only those mentioning vgpu-node are decoded and applied. */
+ * page is scanned for its items; those mentioning vgpu-node are decoded and applied, the others
+ * go to the store's lean requests-only decoder (vs_store_apply_pod_text). */
 static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_t len,
                                      struct ingest_time *t)
 {
@@ -485,7 +499,7 @@ static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_
     enum vs_err rc = VS_OK;
     struct vs_errbuf eb;
     double t0 = now_s();
-    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, NULL, &a, &meta,
+    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, apply_other, &a, &meta,
                                        "LIST /api/v1/pods", &rc, &eb);
     json_decref(meta);
     double t1 = now_s();
