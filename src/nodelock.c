@@ -387,9 +387,10 @@ static int collect_locked(void *ctx, json_t *item)
     return 0;
 }
 
-/* The owner's hami.io/bind-phase ("" when the pod or the annotation is missing). */
-static void owner_phase(struct vs_nodelock *l, const char *ns, const char *name, char *out,
-                        size_t len)
+/* The owner's hami.io/bind-phase ("" when absent) and whether it is bound (spec.nodeName);
+ * false when the pod could not be read. */
+static bool owner_state(struct vs_nodelock *l, const char *ns, const char *name, char *phase,
+                        size_t len, bool *bound)
 {
     char path[1024];
     char *ens = vs_kube_escape(ns), *ename = vs_kube_escape(name);
@@ -399,17 +400,23 @@ static void owner_phase(struct vs_nodelock *l, const char *ns, const char *name,
     free(ename);
     json_t *pod = NULL;
     struct vs_errbuf eb;
-    out[0] = '\0';
-    if (vs_kube_get(l->k, path, &pod, &eb) == VS_OK) {
+    phase[0] = '\0';
+    *bound = false;
+    bool ok = vs_kube_get(l->k, path, &pod, &eb) == VS_OK;
+    if (ok) {
         const char *bp = json_string_value(json_object_get(
             json_object_get(json_object_get(pod, "metadata"), "annotations"), VS_ANNO_BIND_PHASE));
-        snprintf(out, len, "%s", bp ? bp : "");
+        const char *nn =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        snprintf(phase, len, "%s", bp ? bp : "");
+        *bound = nn && *nn;
     }
     json_decref(pod);
+    return ok;
 }
 
 /* One locked node: the rules of acquire, applied without wanting the lock. */
-static enum vs_err repair_node(struct vs_nodelock *l, const char *node,
+static enum vs_err repair_node(struct vs_nodelock *l, const char *node, int64_t before,
                                struct vs_nodelock_repair *r, struct vs_errbuf *eb)
 {
     struct node_mu *nm = node_mu(l, node);
@@ -442,7 +449,8 @@ static enum vs_err repair_node(struct vs_nodelock *l, const char *node,
     if (now - parsed.time > l->timeout) {
         why = "lock expired";
         char phase[64];
-        owner_phase(l, parsed.ns, parsed.name, phase, sizeof(phase));
+        bool bound;
+        owner_state(l, parsed.ns, parsed.name, phase, sizeof(phase), &bound);
         if (strcmp(phase, "allocating") == 0) {
             /* The device plugin never answered (HAMi's would set bind-phase=failed). */
             r->stuck_allocating++;
@@ -455,6 +463,13 @@ static enum vs_err repair_node(struct vs_nodelock *l, const char *node,
         if (!owner_dead(l, parsed.ns, parsed.name, &why, eb, &gerr))
             why = NULL;
         err = gerr;
+        char phase[64];
+        bool bound;
+        /* Taken before this term and the owner never bound: the Bind that took it died with an
+         * earlier term (a Bind of this term took its locks at or after `before`). */
+        if (!err && !why && parsed.time < before &&
+            owner_state(l, parsed.ns, parsed.name, phase, sizeof(phase), &bound) && !bound)
+            why = "owner pod not bound: its Bind ended with an earlier leadership term";
     }
     vs_lock_cleanup(&parsed);
 decided:
@@ -478,7 +493,7 @@ out:
     return err;
 }
 
-enum vs_err vs_nodelock_repair(struct vs_nodelock *l, struct vs_nodelock_repair *r,
+enum vs_err vs_nodelock_repair(struct vs_nodelock *l, int64_t before, struct vs_nodelock_repair *r,
                                struct vs_errbuf *eb)
 {
     memset(r, 0, sizeof(*r));
@@ -489,7 +504,7 @@ enum vs_err vs_nodelock_repair(struct vs_nodelock *l, struct vs_nodelock_repair 
     for (size_t i = 0; i < lk.n; i++) {
         r->locked++;
         struct vs_errbuf ne;
-        if (!err && repair_node(l, lk.nodes[i], r, &ne)) {
+        if (!err && repair_node(l, lk.nodes[i], before, r, &ne)) {
             r->failed++;
             char q[VS_ERRBUF_SIZE + 8];
             vs_log(VS_LOG_WARN, "node_lock_repair_failed", "node=%s error=%s", lk.nodes[i],

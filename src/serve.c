@@ -339,6 +339,7 @@ struct vs_service {
     struct vs_route mroutes[2];
     bool leader_elect;
     uint64_t resync_req; /* the current term's store resync (monitor thread only) */
+    int64_t term_began;  /* unix seconds, when the current term started (monitor thread only) */
 };
 
 /* Leadership-term hooks (leader.h): a term rebuilds the store from the API before it serves,
@@ -346,6 +347,7 @@ struct vs_service {
 static void term_start(void *ctx, uint64_t term)
 {
     struct vs_service *s = ctx;
+    s->term_began = now_s();
     /* Without --leader-elect the first term is the process's start: the initial lists are the
      * rebuild. */
     s->resync_req = term == 1 && !s->leader_elect ? 0 : vs_store_resync(s->store);
@@ -363,7 +365,7 @@ static void term_serving(void *ctx, uint64_t term)
     struct vs_nodelock_repair r;
     struct vs_errbuf eb;
     char q[VS_ERRBUF_SIZE + 8];
-    enum vs_err err = vs_nodelock_repair(s->lock, &r, &eb);
+    enum vs_err err = vs_nodelock_repair(s->lock, s->term_began, &r, &eb);
     vs_log(err ? VS_LOG_WARN : VS_LOG_INFO, "node_lock_repair",
            "term=%llu locked=%u broken=%u kept=%u stuck_allocating=%u failed=%u error=%s",
            (unsigned long long)term, r.locked, r.broken, r.kept, r.stuck_allocating, r.failed,

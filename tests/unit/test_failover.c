@@ -255,11 +255,13 @@ static void put_locked_node(const char *name, const char *owner, int64_t age)
     json_decref(n);
 }
 
-static void put_owner(const char *name, const char *bind_phase)
+static void put_owner(const char *name, const char *bind_phase, const char *node)
 {
     char *j = vs_harness_pod(name, name, "1000", "10");
     json_t *p = json_loads(j, 0, NULL);
     free(j);
+    if (node)
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
     json_t *md = json_object_get(p, "metadata");
     if (!json_object_get(md, "annotations"))
         json_object_set_new(md, "annotations", json_object());
@@ -283,24 +285,29 @@ static const char *lock_of(const char *node)
 
 Test(failover_api, repair_breaks_what_a_crash_left)
 {
-    put_owner("done", "success");
-    put_owner("stuck", "allocating");
-    put_owner("busy", "allocating");
-    put_locked_node("n-done", "done", 10);    /* owner allocated: broken */
-    put_locked_node("n-stuck", "stuck", 600); /* expired, owner still allocating: reported */
-    put_locked_node("n-busy", "busy", 10);    /* live owner within the timeout: kept */
-    put_locked_node("n-ghost", "ghost", 10);  /* owner gone: broken */
-    put_locked_node("n-free", NULL, 0);       /* no lock */
-    char busy_lock[256];
+    put_owner("done", "success", "n-done");
+    put_owner("stuck", "allocating", "n-stuck");
+    put_owner("busy", "allocating", "n-busy");
+    put_owner("orphan", "allocating", NULL);
+    put_owner("fresh", "", NULL);
+    put_locked_node("n-done", "done", 10);      /* owner allocated: broken */
+    put_locked_node("n-stuck", "stuck", 600);   /* expired, owner still allocating: reported */
+    put_locked_node("n-busy", "busy", 200);     /* bound, device plugin at work: kept */
+    put_locked_node("n-ghost", "ghost", 10);    /* owner gone: broken */
+    put_locked_node("n-free", NULL, 0);         /* no lock */
+    put_locked_node("n-orphan", "orphan", 200); /* before the term, owner unbound: broken */
+    put_locked_node("n-fresh", "fresh", 50);    /* this term's own Bind at work: kept */
+    char busy_lock[256], fresh_lock[256];
     snprintf(busy_lock, sizeof(busy_lock), "%s", lock_of("n-busy"));
+    snprintf(fresh_lock, sizeof(fresh_lock), "%s", lock_of("n-fresh"));
 
     struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
     struct vs_nodelock_repair r;
     struct vs_errbuf eb;
-    cr_assert_eq(vs_nodelock_repair(l, &r, &eb), VS_OK, "%s", eb.msg);
-    cr_assert_eq(r.locked, 4);
-    cr_assert_eq(r.broken, 3);
-    cr_assert_eq(r.kept, 1);
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 6);
+    cr_assert_eq(r.broken, 4);
+    cr_assert_eq(r.kept, 2);
     cr_assert_eq(r.stuck_allocating, 1);
     cr_assert_eq(r.failed, 0);
     cr_assert_str_eq(lock_of("n-done"), "(none)");
@@ -308,14 +315,16 @@ Test(failover_api, repair_breaks_what_a_crash_left)
     cr_assert_str_eq(lock_of("n-ghost"), "(none)");
     cr_assert_str_eq(lock_of("n-busy"), busy_lock);
     cr_assert_str_eq(lock_of("n-free"), "(none)");
+    cr_assert_str_eq(lock_of("n-orphan"), "(none)");
+    cr_assert_str_eq(lock_of("n-fresh"), fresh_lock);
     struct vs_nodelock_stats st;
     vs_nodelock_stats(l, &st);
-    cr_assert_eq(st.broken, 3);
-    /* A second pass finds only the live lock. */
-    cr_assert_eq(vs_nodelock_repair(l, &r, &eb), VS_OK, "%s", eb.msg);
-    cr_assert_eq(r.locked, 1);
+    cr_assert_eq(st.broken, 4);
+    /* A second pass finds only the live locks. */
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 2);
     cr_assert_eq(r.broken, 0);
-    cr_assert_eq(r.kept, 1);
+    cr_assert_eq(r.kept, 2);
     vs_nodelock_free(l);
 }
 
@@ -326,7 +335,7 @@ Test(failover_api, repair_reports_api_failure)
     struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
     struct vs_nodelock_repair r;
     struct vs_errbuf eb;
-    cr_assert_eq(vs_nodelock_repair(l, &r, &eb), VS_ERR_KUBE);
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_ERR_KUBE);
     cr_assert(strstr(eb.msg, "500 injected fault"), "%s", eb.msg);
     cr_assert_eq(r.locked, 0);
     cr_assert_eq(r.broken, 0);
