@@ -313,6 +313,23 @@ static json_t *decision_patch(const struct vs_node_fit *f, const char *alloc, in
                      VS_LABEL_VGPU_NODE, f->node);
 }
 
+#define TERM_ENDED                                                                                 \
+    "the leadership term of this vgpu-sched replica ended during the bind; it does not bind"
+
+/* Why Filter or Bind is refused outside a serving term (verb: "schedule" / "bind"). */
+static const char *term_refusal(enum vs_term_state ts, const char *verb)
+{
+    if (ts == VS_TERM_STARTING)
+        return strcmp(verb, "bind") == 0
+                   ? "this vgpu-sched replica became the leader and is rebuilding its state from "
+                     "the API; it does not bind yet"
+                   : "this vgpu-sched replica became the leader and is rebuilding its state from "
+                     "the API; it does not schedule yet";
+    return strcmp(verb, "bind") == 0
+               ? "this vgpu-sched replica is not the leader and does not bind"
+               : "this vgpu-sched replica is not the leader and does not schedule";
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -337,10 +354,9 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, res);
         goto out;
     }
-    if (a->leader && !vs_leader_is(a->leader)) {
-        set_json(resp, 200,
-                 filter_result(NULL, NULL, NULL,
-                               "this vgpu-sched replica is not the leader and does not schedule"));
+    enum vs_term_state ts;
+    if (!vs_leader_term(a->leader, &ts)) {
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, term_refusal(ts, "schedule")));
         goto out;
     }
     if (!vs_store_synced(a->store)) {
@@ -478,9 +494,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto out;
     }
     const char *name = ba.name, *ns = ba.ns, *uid = ba.uid, *node = ba.node;
-    if (a->leader && !vs_leader_is(a->leader)) {
-        set_json(resp, 200,
-                 bind_result("this vgpu-sched replica is not the leader and does not bind"));
+    enum vs_term_state tstate;
+    uint64_t term = vs_leader_term(a->leader, &tstate);
+    if (!term) {
+        set_json(resp, 200, bind_result(term_refusal(tstate, "bind")));
         goto out;
     }
     /* The binding must never precede the device annotations Filter queued. */
@@ -528,6 +545,12 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
             goto fail;
         }
     }
+    /* A term that ended while this Bind waited has no say any more (its reservations are
+     * gone): checked before each step that changes the cluster. */
+    if (vs_leader_term(a->leader, NULL) != term) {
+        snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
+        goto fail;
+    }
     if (needs_lock) {
         if ((err = acquire_lock(a, node, ns, name, pod_group_member(pod), &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
@@ -543,6 +566,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     json_decref(patch);
     if (err) {
         snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    if (vs_leader_term(a->leader, NULL) != term) {
+        snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
     char bpath[1200];
@@ -599,8 +626,11 @@ void vs_ext_readyz(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         vs_http_error(resp, 503, "cluster cache not synced");
         return;
     }
-    if (a->leader && !vs_leader_is(a->leader)) {
-        vs_http_error(resp, 503, "not the leader");
+    enum vs_term_state ts;
+    if (!vs_leader_term(a->leader, &ts)) {
+        vs_http_error(resp, 503,
+                      ts == VS_TERM_STARTING ? "new leadership term: rebuilding state from the API"
+                                             : "not the leader");
         return;
     }
     resp->status = 200;
@@ -655,7 +685,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.reservations_expired = ss.expired;
     x.commit_conflicts = ss.commit_conflicts;
     x.relists = ss.relists;
-    x.leader = !a->leader || vs_leader_is(a->leader);
+    x.leader = vs_leader_term(a->leader, NULL) != 0;
     x.synced = vs_store_synced(a->store);
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);

@@ -337,7 +337,48 @@ struct vs_service {
     struct vs_webhook_opts wo;
     struct vs_route routes[5];
     struct vs_route mroutes[2];
+    bool leader_elect;
+    uint64_t resync_req; /* the current term's store resync (monitor thread only) */
+    int64_t term_began;  /* unix seconds, when the current term started (monitor thread only) */
 };
+
+/* Leadership-term hooks (leader.h): a term rebuilds the store from the API before it serves,
+ * repairs what a crashed leader left, and its reservations die with it. */
+static void term_start(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    s->term_began = now_s();
+    /* Without --leader-elect the first term is the process's start: the initial lists are the
+     * rebuild. */
+    s->resync_req = term == 1 && !s->leader_elect ? 0 : vs_store_resync(s->store);
+}
+
+static bool term_ready(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    return vs_store_resynced(s->store, s->resync_req);
+}
+
+static void term_serving(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    struct vs_nodelock_repair r;
+    struct vs_errbuf eb;
+    char q[VS_ERRBUF_SIZE + 8];
+    enum vs_err err = vs_nodelock_repair(s->lock, s->term_began, &r, &eb);
+    vs_log(err ? VS_LOG_WARN : VS_LOG_INFO, "node_lock_repair",
+           "term=%llu locked=%u broken=%u kept=%u stuck_allocating=%u failed=%u error=%s",
+           (unsigned long long)term, r.locked, r.broken, r.kept, r.stuck_allocating, r.failed,
+           err ? vs_log_quote(eb.msg, q, sizeof(q)) : "\"\"");
+}
+
+static void term_end(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    size_t n = vs_store_drop_reservations(s->store);
+    vs_log(VS_LOG_INFO, "term_state_dropped", "term=%llu reservations=%zu",
+           (unsigned long long)term, n);
+}
 
 void vs_service_stop(struct vs_service *s)
 {
@@ -369,7 +410,8 @@ int vs_service_metrics_port(const struct vs_service *s)
 
 bool vs_service_synced(const struct vs_service *s)
 {
-    return vs_store_synced(s->store);
+    /* Without --leader-elect the replica's one term serves once the initial lists are in. */
+    return vs_store_synced(s->store) && (s->leader_elect || vs_leader_term(s->leader, NULL));
 }
 
 struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit_code,
@@ -432,9 +474,16 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         *exit_code = 2;
         goto fail;
     }
-    if (vs_leader_start(s->leader, eb))
-        goto fail;
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
+    s->leader_elect = c->leader_elect;
+    struct vs_leader_hooks hooks = {.ctx = s,
+                                    .start = term_start,
+                                    .ready = term_ready,
+                                    .serving = term_serving,
+                                    .end = term_end};
+    vs_leader_set_hooks(s->leader, &hooks);
+    if (!s->lock || vs_leader_start(s->leader, eb))
+        goto fail;
     s->metrics = vs_metrics_new();
     s->app = (struct vs_app){.store = s->store,
                              .kube = s->kube,

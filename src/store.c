@@ -30,6 +30,9 @@ struct informer {
     atomic_bool synced;
     struct sset *seen; /* names (nodes), uids (pods), ns/name (quotas) seen since begin() */
     bool listing;
+    volatile int stop;               /* ends this informer's run: store stop or a resync */
+    atomic_uint_fast64_t begin_gen;  /* s->resync_req when the current list began */
+    atomic_uint_fast64_t synced_gen; /* begin_gen of the last completed list */
 };
 
 struct quota_key {
@@ -50,6 +53,7 @@ struct vs_store {
     pthread_t expiry;
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
+    atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
 };
 
 static void sset_add(struct sset **set, const char *key)
@@ -286,6 +290,7 @@ static void on_begin(void *ctx)
 {
     struct informer *inf = ctx;
     atomic_store(&inf->synced, false);
+    atomic_store(&inf->begin_gen, atomic_load(&inf->s->resync_req));
     atomic_fetch_add(&inf->s->relists, 1);
     pthread_rwlock_wrlock(&inf->s->mu);
     sset_clear(&inf->seen);
@@ -410,6 +415,7 @@ static void on_synced(void *ctx)
     for (size_t i = 0; i < sw.n; i++)
         free(sw.gone[i]);
     free(sw.gone);
+    atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
            sw.n + swept);
@@ -443,8 +449,14 @@ static void *informer_main(void *arg)
                        : inf->which == INF_PODS ? "/api/v1/pods"
                                                 : "/api/v1/resourcequotas";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
-    vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
-                         &inf->s->stop);
+    /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
+    while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&inf->stop, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST))
+            break;
+        vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
+                             &inf->stop);
+    }
     return NULL;
 }
 
@@ -486,6 +498,8 @@ void vs_store_free(struct vs_store *s)
     if (!s)
         return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < INF_COUNT; i++)
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < INF_COUNT; i++)
         if (s->inf[i].started)
             pthread_join(s->inf[i].thread, NULL);
@@ -548,6 +562,74 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
         atomic_fetch_add(&s->conflicts, 1);
         vs_filter_result_cleanup(r);
     }
+}
+
+struct uids {
+    char **v;
+    size_t n, cap;
+};
+
+static void collect_reservation(void *ctx, const struct vs_podent *pe)
+{
+    struct uids *u = ctx;
+    if (!pe->reservation)
+        return;
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 16;
+        char **v = realloc(u->v, nc * sizeof(*v));
+        if (!v)
+            return;
+        u->v = v;
+        u->cap = nc;
+    }
+    if ((u->v[u->n] = strdup(pe->uid)))
+        u->n++;
+}
+
+/* Under the write lock. */
+static size_t drop_reservations(struct vs_store *s)
+{
+    struct uids u = {0};
+    vs_model_each_pod(s->model, collect_reservation, &u);
+    for (size_t i = 0; i < u.n; i++) {
+        vs_model_remove_pod(s->model, u.v[i]);
+        free(u.v[i]);
+    }
+    free(u.v);
+    return u.n;
+}
+
+size_t vs_store_drop_reservations(struct vs_store *s)
+{
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    return n;
+}
+
+uint64_t vs_store_resync(struct vs_store *s)
+{
+    uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
+    for (int i = INF_NODES; i <= INF_PODS; i++) {
+        atomic_store(&s->inf[i].synced, false);
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
+    }
+    vs_log(VS_LOG_INFO, "store_resync", "request=%llu reservations_dropped=%zu",
+           (unsigned long long)req, n);
+    return req;
+}
+
+bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    for (int i = INF_NODES; i <= INF_PODS; i++)
+        if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
+            return false;
+    return vs_store_synced(s);
 }
 
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
