@@ -510,6 +510,9 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
     pthread_mutex_lock(&q->mu);
     struct qnode *n = NULL;
     HASH_FIND_STR(q->nodes, node, n);
+    /* A locked node gets its entry now, so a later Bind knows the lock's owner. */
+    if (!n && lock && !deleted)
+        n = node_get(q, node);
     if (!n) {
         pthread_mutex_unlock(&q->mu);
         return;
@@ -532,7 +535,10 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
         return;
     }
     char *owner = owner_of(lock);
-    if (same(owner, n->owner)) {
+    /* No lock while the head waits: its failed try saw one the watch may never have shown (the
+     * node had no entry yet, or the lock came and went between two events). */
+    bool head_waits = !owner && n->head && !n->holder_uid;
+    if (same(owner, n->owner) && !head_waits) {
         free(owner);
         pthread_mutex_unlock(&q->mu);
         return;

@@ -690,6 +690,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.relists = ss.relists;
     x.leader = !a->leader || vs_leader_is(a->leader);
     x.synced = vs_store_synced(a->store);
+    x.binds_waiting = a->bindq ? vs_bindq_waiting(a->bindq) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
     resp->status = rc.out ? 200 : 500;
