@@ -535,6 +535,24 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
         return;
     }
     char *owner = owner_of(lock);
+    if (n->holder_uid && !n->holder_seen) {
+        bool ours = same(owner, n->holder_key);
+        free(n->owner);
+        n->owner = owner;
+        if (ours)
+            n->holder_seen = true; /* our own lock: nothing changed for the waiters */
+        if (ours || !relist) {
+            /* Not ours and not a relist: an event older than our lock (the previous owner's
+             * release arriving late). */
+            pthread_mutex_unlock(&q->mu);
+            return;
+        }
+        clear_holder(q, n, true); /* a relist no longer shows our lock: released meanwhile */
+        n->gen++;
+        pthread_cond_broadcast(&n->cv);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
     /* No lock while the head waits: its failed try saw one the watch may never have shown (the
      * node had no entry yet, or the lock came and went between two events). */
     bool head_waits = !owner && n->head && !n->holder_uid;
@@ -545,20 +563,8 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
     }
     free(n->owner);
     n->owner = owner;
-    if (n->holder_uid && !n->holder_seen) {
-        if (same(owner, n->holder_key)) {
-            n->holder_seen = true; /* our own lock: nothing changed for the waiters */
-            pthread_mutex_unlock(&q->mu);
-            return;
-        }
-        if (!relist) {
-            /* An event older than our lock (the previous owner's release arriving late). */
-            pthread_mutex_unlock(&q->mu);
-            return;
-        }
-    }
     if (n->holder_uid)
-        clear_holder(q, n, true);
+        clear_holder(q, n, true); /* the lock we took is released or replaced */
     n->gen++;
     pthread_cond_broadcast(&n->cv);
     pthread_mutex_unlock(&q->mu);
