@@ -314,9 +314,10 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->gpu_policy = "spread";
     c->metrics_bind = ":9395";
     c->scheduler_name = "";
-    /* kube-scheduler's own client defaults: the API is never our bottleneck at HAMi's 5/10. */
-    c->kube_qps = 50;
-    c->kube_burst = 100;
+    /* A Bind costs about six API requests and two Events: with kube-scheduler's own client
+     * defaults (50/100) a 200-pod burst queued behind the limiter for half a minute. */
+    c->kube_qps = 300;
+    c->kube_burst = 600;
     c->lock_timeout_ms = 5 * 60 * 1000;
     c->lock_retry_ms = 28 * 1000;
     c->reservation_ttl_ms = 5 * 60 * 1000;
