@@ -397,6 +397,11 @@ int vs_service_metrics_port(const struct vs_service *s)
     return s->msrv ? vs_server_port(s->msrv) : 0;
 }
 
+const char *vs_service_api_url(const struct vs_service *s)
+{
+    return s->kc.server;
+}
+
 bool vs_service_synced(const struct vs_service *s)
 {
     return vs_store_synced(s->store);
