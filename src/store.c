@@ -54,6 +54,7 @@ struct vs_store {
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
     atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
+    struct vs_store_hooks hooks;
 };
 
 static void sset_add(struct sset **set, const char *key)
@@ -112,6 +113,11 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
         s->inf[i].which = i;
     }
     return s;
+}
+
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h)
+{
+    s->hooks = *h;
 }
 
 /* ------------------------------------------------------------------ applying objects */
@@ -312,6 +318,24 @@ static void on_other(void *ctx, const char *text, size_t len)
     }
 }
 
+static void call_hooks(struct vs_store *s, int which, const char *type, const json_t *obj,
+                       bool listing)
+{
+    const struct vs_store_hooks *h = &s->hooks;
+    bool deleted = strcmp(type, "DELETED") == 0;
+    if (which == INF_NODES && h->node) {
+        const char *lock = json_string_value(json_object_get(
+            json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
+        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
+    } else if (which == INF_PODS && h->pod) {
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        if (deleted || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
+                   deleted);
+    }
+}
+
 static void on_object(void *ctx, const char *type, json_t *obj)
 {
     struct informer *inf = ctx;
@@ -335,7 +359,9 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_pod(s, type, obj, &eb);
     else
         err = apply_quota(s, type, obj, &eb);
+    bool listing = inf->listing;
     pthread_rwlock_unlock(&s->mu);
+    call_hooks(s, inf->which, type, obj, listing);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
@@ -412,8 +438,13 @@ static void on_synced(void *ctx)
     sset_clear(&inf->seen);
     inf->listing = false;
     pthread_rwlock_unlock(&s->mu);
-    for (size_t i = 0; i < sw.n; i++)
+    for (size_t i = 0; i < sw.n; i++) {
+        if (inf->which == INF_NODES && s->hooks.node)
+            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, true, true);
+        else if (inf->which == INF_PODS && s->hooks.pod)
+            s->hooks.pod(s->hooks.ctx, sw.gone[i], "", "", true);
         free(sw.gone[i]);
+    }
     free(sw.gone);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
@@ -471,6 +502,8 @@ static void *expiry_main(void *arg)
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
         pthread_rwlock_unlock(&s->mu);
+        if (n && s->hooks.expired)
+            s->hooks.expired(s->hooks.ctx);
         if (n) {
             atomic_fetch_add(&s->expired, n);
             vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,
