@@ -3,7 +3,10 @@
  * naming its JSON path. Map values also accept numbers and bools (YAML users leave them bare). */
 #include "k8s_codec.h"
 
+#include "annot.h"
+
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +388,45 @@ static enum vs_err expect_object(const json_t *obj, struct vs_errbuf *eb)
     return VS_OK;
 }
 
+/* spec.priority, spec.preemptionPolicy, status.startTime and status.nominatedNodeName. */
+static enum vs_err get_priority_fields(const json_t *spec, const json_t *status, struct vs_pod *out,
+                                       struct vs_errbuf *eb)
+{
+    const json_t *v = member(spec, "priority");
+    enum vs_err rc;
+    if (v) {
+        if (!json_is_integer(v))
+            return type_err(eb, "spec", "priority", "an integer", v);
+        json_int_t pr = json_integer_value(v);
+        if (pr < INT32_MIN || pr > INT32_MAX)
+            return vs_err_set(eb, VS_ERR_PARSE, "spec.priority: out of int32 range: %lld",
+                              (long long)pr);
+        out->priority = (int32_t)pr;
+    }
+    char *pol = NULL;
+    if ((rc = get_str(spec, "spec", "preemptionPolicy", &pol, eb)) != VS_OK)
+        return rc;
+    if (*pol && strcmp(pol, "Never") != 0 && strcmp(pol, "PreemptLowerPriority") != 0) {
+        vs_err_set(eb, VS_ERR_PARSE,
+                   "spec.preemptionPolicy: expected Never or PreemptLowerPriority, got \"%s\"",
+                   pol);
+        free(pol);
+        return VS_ERR_PARSE;
+    }
+    out->preempt_never = strcmp(pol, "Never") == 0;
+    free(pol);
+    char *st = NULL;
+    if ((rc = get_str(status, "status", "startTime", &st, eb)) != VS_OK)
+        return rc;
+    if (*st && vs_annot_parse_rfc3339(st, &out->start_time)) {
+        vs_err_set(eb, VS_ERR_PARSE, "status.startTime: invalid RFC 3339 time \"%s\"", st);
+        free(st);
+        return VS_ERR_PARSE;
+    }
+    free(st);
+    return get_str(status, "status", "nominatedNodeName", &out->nominated_node, eb);
+}
+
 enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb)
 {
     const json_t *meta, *spec, *status;
@@ -411,7 +453,8 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
         (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK)
         return rc;
     if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
-        (rc = get_init_status(status, out, eb)) != VS_OK)
+        (rc = get_init_status(status, out, eb)) != VS_OK ||
+        (rc = get_priority_fields(spec, status, out, eb)) != VS_OK)
         return rc;
     return VS_OK;
 }

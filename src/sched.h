@@ -26,6 +26,10 @@ struct vs_sched_opts {
     /* For tests: evaluate every node the long way (no counting shortcut for plain requests),
      * the reference the shortcut is checked against. */
     bool full_walk;
+    /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
+     * placements and namespace quota usage left out). The result must not be committed. */
+    const struct vs_podent *const *without;
+    size_t n_without;
 };
 
 struct vs_node_fit {
