@@ -15,6 +15,8 @@ struct vs_sim_pod {
     float score;              /* node score of the chosen node */
     char *error;              /* pod-level error, NULL otherwise */
     struct vs_kvlist reasons; /* node -> why it did not fit (when not scheduled) */
+    char **victims;           /* "ns/name" of the pods preempted to place it (node set) */
+    size_t n_victims;
 };
 
 struct vs_sim_report {
