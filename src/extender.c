@@ -9,6 +9,7 @@
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
+#include "preempt.h"
 #include "request.h"
 #include "sched.h"
 #include "webhook.h"
@@ -425,6 +426,134 @@ out:
     vs_metrics_filter(a->metrics, outcome, mono() - t0);
     vs_filter_result_cleanup(&r);
     vs_filter_args_cleanup(&fa);
+}
+
+/* ------------------------------------------------------------------ Preempt */
+
+json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_args *pa,
+                              const struct vs_sched_opts *so)
+{
+    json_t *out = json_object(), *map = json_object();
+    if (!out || !map || json_object_set_new(out, "NodeNameToMetaVictims", map)) {
+        json_decref(out);
+        return NULL;
+    }
+    struct vs_preempt_opts po = {.sched = so, .bound_only = true};
+    for (size_t i = 0; i < pa->n_nodes; i++) {
+        const struct vs_preempt_node_args *na = &pa->nodes[i];
+        const struct vs_podent **forced = calloc(na->n_uids ? na->n_uids : 1, sizeof(*forced));
+        if (!forced)
+            goto oom;
+        size_t nf = 0;
+        for (size_t k = 0; k < na->n_uids; k++) {
+            const struct vs_podent *pe = vs_model_pod(m, na->uids[k]);
+            /* Victims we do not track (no GPU) stay as kube-scheduler chose them. */
+            if (pe && pe->on && strcmp(pe->on->name, na->node) == 0)
+                forced[nf++] = pe;
+        }
+        struct vs_preempt_plan plan;
+        bool found;
+        enum vs_err err = vs_preempt_node(m, &pa->pod, na->node, forced, nf, &po, &plan, &found);
+        free(forced);
+        if (err)
+            goto oom;
+        if (!found)
+            continue;
+        json_t *pods = json_array(), *v = json_object();
+        if (!pods || !v || json_object_set_new(map, na->node, v) ||
+            json_object_set_new(v, "Pods", pods)) {
+            json_decref(pods);
+            vs_preempt_plan_cleanup(&plan);
+            goto oom;
+        }
+        json_object_set_new(v, "NumPDBViolations", json_integer(na->pdb_violations));
+        for (size_t k = 0; k < na->n_uids; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", na->uids[k]));
+        for (size_t k = plan.n_forced; k < plan.n; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", plan.victims[k]->uid));
+        vs_preempt_plan_cleanup(&plan);
+    }
+    return out;
+oom:
+    json_decref(out);
+    return NULL;
+}
+
+struct preempt_ctx {
+    const struct vs_preempt_args *pa;
+    const struct vs_sched_opts *so;
+    json_t *res;
+};
+
+static void preempt_locked(void *ctx, const struct vs_model *m)
+{
+    struct preempt_ctx *c = ctx;
+    c->res = vs_ext_preempt_answer(m, c->pa, c->so);
+}
+
+/* The node map of the request as it came (for pods we have no say in). */
+static json_t *preempt_echo(const struct vs_preempt_args *pa)
+{
+    json_t *map = json_object();
+    for (size_t i = 0; map && i < pa->n_nodes; i++) {
+        json_t *pods = json_array();
+        for (size_t k = 0; pods && k < pa->nodes[i].n_uids; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", pa->nodes[i].uids[k]));
+        json_object_set_new(map, pa->nodes[i].node,
+                            json_pack("{s:o?, s:I}", "Pods", pods, "NumPDBViolations",
+                                      (json_int_t)pa->nodes[i].pdb_violations));
+    }
+    return json_pack("{s:o?}", "NodeNameToMetaVictims", map);
+}
+
+void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    struct vs_preempt_args pa;
+    struct vs_errbuf eb;
+    if (vs_extargs_preempt(req->body, req->len, &pa, &eb)) {
+        set_json(resp, 400, json_pack("{s:s}", "Error", eb.msg));
+        goto out;
+    }
+    if (a->leader && !vs_leader_is(a->leader)) {
+        set_json(resp, 503,
+                 json_pack("{s:s}", "Error",
+                           "this vgpu-sched replica is not the leader and does not schedule"));
+        goto out;
+    }
+    if (!vs_store_synced(a->store)) {
+        set_json(resp, 503,
+                 json_pack("{s:s}", "Error",
+                           "vgpu-sched is not ready: the cluster cache is still syncing"));
+        goto out;
+    }
+    struct vs_pod_req preq;
+    enum vs_err rerr = vs_request_build(&pa.pod, a->cfg, &preq, &eb);
+    bool managed = rerr == VS_OK && preq.any;
+    vs_pod_req_cleanup(&preq);
+    if (rerr && rerr != VS_ERR_NOMEM) {
+        /* The pod's own GPU request is invalid: no node can take it. */
+        set_json(resp, 200, json_pack("{s:{}}", "NodeNameToMetaVictims"));
+        goto out;
+    }
+    if (!managed) {
+        set_json(resp, 200, preempt_echo(&pa));
+        goto out;
+    }
+    struct vs_sched_opts so = {
+        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    struct preempt_ctx pc = {.pa = &pa, .so = &so};
+    vs_store_read(a->store, preempt_locked, &pc);
+    if (!pc.res) {
+        set_json(resp, 500, json_pack("{s:s}", "Error", "out of memory"));
+        goto out;
+    }
+    json_t *map = json_object_get(pc.res, "NodeNameToMetaVictims");
+    vs_log(VS_LOG_INFO, "preempt", "pod=%s/%s candidates=%zu kept=%zu", pa.pod.ns, pa.pod.name,
+           pa.n_nodes, json_object_size(map));
+    set_json(resp, 200, pc.res);
+out:
+    vs_preempt_args_cleanup(&pa);
 }
 
 /* ------------------------------------------------------------------ Bind */

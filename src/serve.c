@@ -333,7 +333,7 @@ struct vs_service {
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
-    struct vs_route routes[5];
+    struct vs_route routes[6];
     struct vs_route mroutes[2];
 };
 
@@ -465,6 +465,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true};
     s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
     s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false};
+    s->routes[5] = (struct vs_route){"POST", "/preempt", vs_ext_preempt, &s->app, true};
     s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false};
     s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
     struct vs_server_opts sopts = {.bind = c->http_bind,
@@ -473,7 +474,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                    .client_ca_file = c->client_ca_file,
                                    .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
                                    .routes = s->routes,
-                                   .n_routes = 5,
+                                   .n_routes = 6,
                                    .name = "main"};
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))

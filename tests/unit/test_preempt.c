@@ -1,6 +1,8 @@
 /* test_preempt: victim selection and plan ranking. Every test asserts the exact victims (by
  * name, in the plan's order) or that no plan exists. */
 #include "builders.h"
+#include "extargs.h"
+#include "extender.h"
 #include "preempt.h"
 
 #include <criterion/criterion.h>
@@ -462,4 +464,113 @@ Test(preempt, pdb_selector)
     cr_assert_not(vs_pdb_selects(&d, "team", &l));
     vs_kv_cleanup(&l);
     vs_pdb_cleanup(&d);
+}
+
+/* ---- /preempt (ExtenderPreemptionArgs in node-cache mode) ---- */
+
+static char *answer(const char *body)
+{
+    struct vs_preempt_args pa;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_extargs_preempt(body, strlen(body), &pa, &eb), VS_OK, "%s", eb.msg);
+    json_t *res = vs_ext_preempt_answer(m, &pa, &so);
+    cr_assert_not_null(res);
+    char *s = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
+    json_decref(res);
+    vs_preempt_args_cleanup(&pa);
+    return s;
+}
+
+#define HI_POD                                                                                     \
+    "{\"metadata\":{\"name\":\"hi\",\"namespace\":\"team\",\"uid\":\"uid-hi\"},\"spec\":{"         \
+    "\"priority\":100,\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"                 \
+    "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"8000\"}}}]}}"
+
+Test(preempt, answer_placeholders_get_victims_or_are_omitted)
+{
+    node("n1", 1);
+    node("n2", 1);
+    node("n3", 1);
+    on_card("a1", "n1", 0, 4000, 10, 0, 100);
+    on_card("a2", "n1", 0, 4000, 10, 0, 200);
+    on_card("eq", "n2", 0, 4000, 10, 100, 100);
+    on_card("small", "n3", 0, 0, 0, 0, 100);
+    char *s = answer("{\"Pod\":" HI_POD ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{"
+                     "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},\"n2\":{\"Pods\":null},"
+                     "\"n3\":null}}");
+    /* n1: both pods of its card; n2: only an equal-priority pod, omitted; n3: the pod fits as it
+     * is (a placeholder may come back empty). */
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"a1\"},{\"UID\":\"a2\"}]},\"n3\":{\"NumPDBViolations\":0,"
+                        "\"Pods\":[]}}}");
+    free(s);
+}
+
+Test(preempt, answer_keeps_kube_victims_and_completes_them)
+{
+    node("n1", 2);
+    on_card("a1", "n1", 0, 4000, 10, 0, 100);
+    on_card("a2", "n1", 0, 4000, 10, 0, 200);
+    on_card("b1", "n1", 1, 8000, 10, 0, 50);
+    /* kube-scheduler chose a1 and a CPU pod we do not track: a2 is added. */
+    char *s = answer("{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":["
+                     "{\"UID\":\"a1\"},{\"UID\":\"cpu-only\"}],\"NumPDBViolations\":1}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":1,\"Pods\":["
+                        "{\"UID\":\"a1\"},{\"UID\":\"cpu-only\"},{\"UID\":\"a2\"}]}}}");
+    free(s);
+    /* kube-scheduler's b1 already frees a card: nothing is added. */
+    s = answer("{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":["
+               "{\"UID\":\"b1\"}]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"b1\"}]}}}");
+    free(s);
+    /* Full victim Pods (not node-cache mode) are read by metadata.uid. */
+    s = answer("{\"Pod\":" HI_POD ",\"NodeNameToVictims\":{\"n1\":{\"Pods\":[{\"metadata\":{"
+               "\"name\":\"a1\",\"uid\":\"a1\"}}]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"a1\"},{\"UID\":\"a2\"}]}}}");
+    free(s);
+}
+
+Test(preempt, answer_never_policy_omits_every_node)
+{
+    node("n1", 1);
+    on_card("a1", "n1", 0, 8000, 10, 0, 100);
+    char *s = answer("{\"Pod\":{\"metadata\":{\"name\":\"hi\",\"uid\":\"u\"},\"spec\":{"
+                     "\"priority\":100,\"preemptionPolicy\":\"Never\",\"containers\":[{"
+                     "\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}},"
+                     "\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+}
+
+Test(preempt, args_errors)
+{
+    static const struct {
+        const char *body, *msg;
+    } cases[] = {
+        {"{\"Pod\":[", "invalid ExtenderPreemptionArgs: ']' expected near end of file"},
+        {"[]", "invalid ExtenderPreemptionArgs: not a JSON object"},
+        {"{}", "extender args missing pod"},
+        {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":[1]}",
+         "NodeNameToMetaVictims must be an object"},
+        {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"n\":{\"Pods\":["
+         "{\"UID\":\"\"}]}}}",
+         "victims of node n: Pods must be an array of objects with a string UID"},
+        {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":{\"n\":{\"Pods\":[{}]}}}",
+         "victims of node n: Pods must be an array of objects with a string metadata.uid"},
+        {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"n\":{"
+         "\"NumPDBViolations\":\"2\"}}}",
+         "victims of node n: NumPDBViolations must be an integer"},
+        {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"priority\":\"x\"}}}",
+         "invalid Pod in ExtenderPreemptionArgs: spec.priority: expected an integer, got string"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct vs_preempt_args pa;
+        struct vs_errbuf eb;
+        cr_assert_eq(vs_extargs_preempt(cases[i].body, strlen(cases[i].body), &pa, &eb),
+                     VS_ERR_PARSE, "%s", cases[i].body);
+        cr_assert_str_eq(eb.msg, cases[i].msg);
+        vs_preempt_args_cleanup(&pa);
+    }
 }
