@@ -16,11 +16,14 @@
 
 #include <stdio.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <uthash.h>
 
 static double mono(void)
 {
@@ -101,6 +104,102 @@ static char *pod_path(const char *ns, const char *name)
     free(ens);
     free(ename);
     return p;
+}
+
+/* ------------------------------------------------------------------ preemption holds */
+
+struct hold {
+    char *uid;
+    char *node;
+    char *victims; /* "ns/a, ns/b" */
+    double t0;     /* monotonic time of the evictions */
+    UT_hash_handle hh;
+};
+
+struct vs_holds {
+    pthread_mutex_t mu;
+    struct hold *by_uid;
+};
+
+struct vs_holds *vs_holds_new(void)
+{
+    struct vs_holds *h = calloc(1, sizeof(*h));
+    if (h)
+        pthread_mutex_init(&h->mu, NULL);
+    return h;
+}
+
+static void hold_free(struct hold *e)
+{
+    free(e->uid);
+    free(e->node);
+    free(e->victims);
+    free(e);
+}
+
+void vs_holds_free(struct vs_holds *h)
+{
+    if (!h)
+        return;
+    struct hold *e, *t;
+    HASH_ITER(hh, h->by_uid, e, t)
+    {
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+/* Copies the pod's hold (node and victims text) into the out strings; false when none. */
+static bool holds_get(struct vs_holds *h, const char *uid, char **node, char **victims)
+{
+    struct hold *e = NULL;
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, e);
+    bool ok = e && (*node = strdup(e->node)) && (*victims = strdup(e->victims));
+    pthread_mutex_unlock(&h->mu);
+    if (!ok && e) {
+        free(*node);
+        *node = NULL;
+    }
+    return ok;
+}
+
+static void holds_put(struct vs_holds *h, const char *uid, const char *node, const char *victims)
+{
+    struct hold *e = calloc(1, sizeof(*e)), *old = NULL;
+    if (!e || !(e->uid = strdup(uid)) || !(e->node = strdup(node)) ||
+        !(e->victims = strdup(victims))) {
+        if (e)
+            hold_free(e);
+        return;
+    }
+    e->t0 = mono();
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, old);
+    if (old) {
+        HASH_DEL(h->by_uid, old);
+        hold_free(old);
+    }
+    HASH_ADD_KEYPTR(hh, h->by_uid, e->uid, strlen(e->uid), e);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Removes the pod's hold; returns seconds since its evictions, or -1 when it had none. */
+static double holds_take(struct vs_holds *h, const char *uid)
+{
+    struct hold *e = NULL;
+    double dt = -1;
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, e);
+    if (e) {
+        dt = mono() - e->t0;
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return dt;
 }
 
 /* ------------------------------------------------------------------ Filter */
@@ -314,6 +413,127 @@ static json_t *decision_patch(const struct vs_node_fit *f, const char *alloc, in
                      VS_LABEL_VGPU_NODE, f->node);
 }
 
+/* POST pods/<name>/eviction for one victim. VS_OK also when the pod is already gone. */
+static enum vs_err evict(struct vs_app *a, const struct vs_store_victim *v, struct vs_errbuf *eb)
+{
+    char *base = pod_path(v->ns, v->name);
+    size_t n = base ? strlen(base) + 16 : 0;
+    char *path = base ? malloc(n) : NULL;
+    json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
+                             "metadata", "name", v->name, "namespace", v->ns);
+    enum vs_err err = VS_ERR_NOMEM;
+    if (path && body) {
+        snprintf(path, n, "%s/eviction", base);
+        err = vs_kube_post(a->kube, path, body, NULL, eb);
+        if (err == VS_ERR_NOTFOUND)
+            err = VS_OK;
+    } else {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    json_decref(body);
+    free(path);
+    free(base);
+    return err;
+}
+
+/* The Eviction API refused because of a PodDisruptionBudget (429 Too Many Requests). */
+static bool evict_refused(const char *msg)
+{
+    return strstr(msg, ": 429 ") != NULL;
+}
+
+#define PREEMPT_PLANS_TRIED 3
+
+/* Filter-time preemption (--gpu-preemption=filter) for a pod no candidate fits: a pod that
+ * already holds capacity keeps waiting for its victims; otherwise the best plan is committed as
+ * its hold and its victims are evicted (429: the hold is dropped and the next plan tried, up to
+ * PREEMPT_PLANS_TRIED). On success *node and *victims ("ns/a, ns/b") are set (new strings). */
+static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const char *const *cands,
+                           size_t nc, const struct vs_sched_opts *so, int64_t now, char **node,
+                           char **victims)
+{
+    *node = *victims = NULL;
+    if (holds_get(a->holds, pod->uid, node, victims)) {
+        if (vs_store_reservation(a->store, pod->uid) == VS_RES_OK)
+            return; /* still waiting for the victims to terminate */
+        free(*node);
+        free(*victims);
+        *node = *victims = NULL;
+        holds_take(a->holds, pod->uid);
+    }
+    const char **left = calloc(nc ? nc : 1, sizeof(*left));
+    if (!left) {
+        vs_metrics_preemption(a->metrics, VS_PM_FILTER, VS_PO_ERROR);
+        return;
+    }
+    memcpy(left, cands, nc * sizeof(*left));
+    size_t nl = nc;
+    enum vs_preempt_outcome outcome = VS_PO_NO_PLAN;
+    for (int tries = 0; tries < PREEMPT_PLANS_TRIED; tries++) {
+        struct vs_store_plan plan;
+        bool found;
+        if (vs_store_preempt(a->store, pod, left, nl, so, now, &plan, &found)) {
+            outcome = VS_PO_ERROR;
+            break;
+        }
+        if (!found)
+            break;
+        struct vs_buf text;
+        vs_buf_init(&text);
+        for (size_t i = 0; i < plan.n; i++)
+            vs_buf_printf(&text, "%s%s/%s", i ? ", " : "", plan.victims[i].ns,
+                          plan.victims[i].name);
+        struct vs_errbuf eb = {{0}};
+        enum vs_err err = VS_OK;
+        unsigned evicted = 0;
+        for (size_t i = 0; i < plan.n && !err; i++) {
+            if (!(err = evict(a, &plan.victims[i], &eb)))
+                evicted++;
+        }
+        vs_metrics_victims_evicted(a->metrics, evicted);
+        for (size_t i = 0; i < evicted; i++) {
+            char msg[512];
+            snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", pod->uid, plan.node);
+            pod_event(a, plan.victims[i].ns, plan.victims[i].name, plan.victims[i].uid, "Normal",
+                      "Preempted", msg);
+        }
+        if (!err) {
+            struct vs_buf em;
+            vs_buf_init(&em);
+            vs_buf_printf(&em, "Preempting %s on node %s", text.data ? text.data : "", plan.node);
+            pod_event(a, pod->ns, pod->name, pod->uid, "Normal", "Preempting",
+                      em.data ? em.data : "Preempting");
+            vs_buf_cleanup(&em);
+            holds_put(a->holds, pod->uid, plan.node, text.data ? text.data : "");
+            *node = strdup(plan.node);
+            *victims = text.data ? strdup(text.data) : strdup("");
+            vs_log(VS_LOG_INFO, "preempt_evicted", "pod=%s/%s node=%s victims=%zu", pod->ns,
+                   pod->name, plan.node, plan.n);
+            outcome = VS_PO_PLANNED;
+            vs_buf_cleanup(&text);
+            vs_store_plan_cleanup(&plan);
+            break;
+        }
+        /* Refused or failed: give the capacity back and try the next node. */
+        vs_store_unreserve(a->store, pod->uid, plan.alloc);
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "preempt_eviction_failed", "pod=%s/%s node=%s error=%s", pod->ns,
+               pod->name, plan.node, vs_log_quote(eb.msg, q, sizeof(q)));
+        outcome = evict_refused(eb.msg) ? VS_PO_PDB_REFUSED : VS_PO_ERROR;
+        size_t k = 0;
+        for (size_t i = 0; i < nl; i++)
+            if (strcmp(left[i], plan.node) != 0)
+                left[k++] = left[i];
+        nl = k;
+        vs_buf_cleanup(&text);
+        vs_store_plan_cleanup(&plan);
+        if (outcome == VS_PO_ERROR)
+            break;
+    }
+    vs_metrics_preemption(a->metrics, VS_PM_FILTER, outcome);
+    free(left);
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -387,11 +607,26 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     if (r.best < 0) {
         outcome = VS_FILTER_UNSCHEDULABLE;
+        char *pnode = NULL, *pvictims = NULL;
+        if (a->preemption == VS_GPU_PREEMPT_FILTER && a->holds && vs_preempt_allowed(&fa.pod))
+            filter_preempt(a, &fa.pod, cands, nc, &so, now, &pnode, &pvictims);
         json_t *failed = json_object();
         for (size_t i = 0; i < r.n; i++) {
-            json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+            if (pnode && strcmp(r.nodes[i].node, pnode) == 0) {
+                struct vs_buf rb;
+                vs_buf_init(&rb);
+                vs_buf_printf(&rb, "%s; preempting %s", r.nodes[i].reason ? r.nodes[i].reason : "",
+                              pvictims);
+                json_object_set_new(failed, r.nodes[i].node,
+                                    json_string(rb.data ? rb.data : r.nodes[i].reason));
+                vs_buf_cleanup(&rb);
+            } else {
+                json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+            }
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
+        free(pnode);
+        free(pvictims);
         failed_events(a, &fa.pod, &r);
         set_json(resp, 200, filter_result(NULL, NULL, failed, NULL));
         goto out;
@@ -536,7 +771,7 @@ void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_res
         set_json(resp, 200, json_pack("{s:{}}", "NodeNameToMetaVictims"));
         goto out;
     }
-    if (!managed) {
+    if (!managed || a->preemption == VS_GPU_PREEMPT_OFF) {
         set_json(resp, 200, preempt_echo(&pa));
         goto out;
     }
@@ -549,6 +784,8 @@ void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_res
         goto out;
     }
     json_t *map = json_object_get(pc.res, "NodeNameToMetaVictims");
+    vs_metrics_preemption(a->metrics, VS_PM_VERB,
+                          json_object_size(map) ? VS_PO_PLANNED : VS_PO_NO_PLAN);
     vs_log(VS_LOG_INFO, "preempt", "pod=%s/%s candidates=%zu kept=%zu", pa.pod.ns, pa.pod.name,
            pa.n_nodes, json_object_size(map));
     set_json(resp, 200, pc.res);
@@ -689,6 +926,11 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     ok = true;
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
+    if (a->holds && uid && *uid) {
+        double waited = holds_take(a->holds, uid);
+        if (waited >= 0)
+            vs_metrics_preemptor_bound(a->metrics, waited);
+    }
     vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d", ns, name, node, locked);
     set_json(resp, 200, bind_result(NULL));
     goto out;

@@ -20,6 +20,10 @@
 #include "store.h"
 
 struct vs_webhook_opts;
+struct vs_holds;
+
+/* --gpu-preemption after `auto` is resolved. */
+enum vs_gpu_preemption { VS_GPU_PREEMPT_OFF, VS_GPU_PREEMPT_VERB, VS_GPU_PREEMPT_FILTER };
 
 struct vs_app {
     struct vs_store *store;
@@ -37,7 +41,13 @@ struct vs_app {
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
     int64_t (*now)(void);                  /* unix seconds */
+    enum vs_gpu_preemption preemption;
+    struct vs_holds *holds; /* filter-mode preemptors holding freed capacity (NULL: none) */
 };
+
+/* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */
+struct vs_holds *vs_holds_new(void);
+void vs_holds_free(struct vs_holds *h);
 
 void vs_ext_filter(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_bind(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);

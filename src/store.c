@@ -5,6 +5,7 @@
 
 #include "k8s_codec.h"
 #include "log.h"
+#include "preempt.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -482,6 +483,86 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
             return err;
         atomic_fetch_add(&s->conflicts, 1);
         vs_filter_result_cleanup(r);
+    }
+}
+
+void vs_store_plan_cleanup(struct vs_store_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->victims[i].ns);
+        free(p->victims[i].name);
+        free(p->victims[i].uid);
+    }
+    free(p->victims);
+    free(p->node);
+    free(p->alloc);
+    memset(p, 0, sizeof(*p));
+}
+
+static enum vs_err plan_copy(const struct vs_preempt_plan *pl, struct vs_store_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->node = strdup(pl->node);
+    out->victims = calloc(pl->n ? pl->n : 1, sizeof(*out->victims));
+    out->alloc = vs_annot_format_devices(&pl->fit.nodes[0].devs);
+    if (!out->node || !out->victims || !out->alloc)
+        return VS_ERR_NOMEM;
+    for (size_t i = 0; i < pl->n; i++) {
+        struct vs_store_victim *v = &out->victims[out->n++];
+        v->ns = strdup(pl->victims[i]->ns);
+        v->name = strdup(pl->victims[i]->name);
+        v->uid = strdup(pl->victims[i]->uid);
+        if (!v->ns || !v->name || !v->uid)
+            return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, int64_t now,
+                             struct vs_store_plan *out, bool *found)
+{
+    struct vs_preempt_opts po = {.sched = o, .bound_only = true};
+    struct vs_errbuf eb;
+    memset(out, 0, sizeof(*out));
+    *found = false;
+    for (int attempt = 0;; attempt++) {
+        /* After a few conflicts, plan under the write lock so the commit cannot fail. */
+        bool exclusive = attempt >= MAX_OPTIMISTIC;
+        if (exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        else
+            pthread_rwlock_rdlock(&s->mu);
+        struct vs_preempt_plan *plans = NULL;
+        size_t np = 0;
+        enum vs_err err = vs_preempt_plans(s->model, pod, cands, n, &po, &plans, &np);
+        if (!err && np)
+            err = plan_copy(&plans[0], out);
+        if (!exclusive)
+            pthread_rwlock_unlock(&s->mu);
+        if (err || np == 0) {
+            if (exclusive)
+                pthread_rwlock_unlock(&s->mu);
+            vs_preempt_plans_free(plans, np);
+            if (err)
+                vs_store_plan_cleanup(out);
+            return err;
+        }
+        if (!exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
+        pthread_rwlock_unlock(&s->mu);
+        vs_preempt_plans_free(plans, np);
+        if (err == VS_OK) {
+            *found = true;
+            return VS_OK;
+        }
+        vs_store_plan_cleanup(out);
+        if (err != VS_ERR_CONFLICT)
+            return err;
+        atomic_fetch_add(&s->conflicts, 1);
     }
 }
 
