@@ -466,6 +466,45 @@ Test(preempt, pdb_selector)
     vs_pdb_cleanup(&d);
 }
 
+/* Two preemptors at once: a plan computed before the other's hold was committed cannot be
+ * committed (the node changed), and a plan computed after it frees other capacity. */
+Test(preempt, two_preemptors_never_take_the_same_capacity)
+{
+    node("n1", 2);
+    on_card("x", "n1", 0, 8000, 10, 0, 100);
+    on_card("y", "n1", 1, 8000, 10, 0, 200);
+    struct vs_pod a, b;
+    preemptor(&a, 100, "1", "8000", NULL);
+    tb_pod(&b, "team", "hi2", "uid-hi2");
+    b.priority = 100;
+    tb_ctr(&b, 0, "c", "1", "8000", NULL, NULL);
+    const char *cands[] = {"n1"};
+    struct vs_preempt_plan *pa, *pb;
+    size_t na, nb;
+    cr_assert_eq(vs_preempt_plans(m, &a, cands, 1, &po, &pa, &na), VS_OK);
+    cr_assert_eq(vs_preempt_plans(m, &b, cands, 1, &po, &pb, &nb), VS_OK);
+    cr_assert_eq(na, 1);
+    cr_assert_eq(nb, 1);
+    cr_assert_str_eq(victims(&pa[0]), "y");
+    cr_assert_str_eq(victims(&pb[0]), "y");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_sched_commit(m, &a, &pa[0].fit, 1, &eb), VS_OK);
+    /* The victim still counts and a's hold sits on card 1: b's stale plan is refused... */
+    cr_assert_eq(vs_sched_commit(m, &b, &pb[0].fit, 1, &eb), VS_ERR_CONFLICT);
+    vs_preempt_plans_free(pb, nb);
+    /* ... and planning again evicts x, not y a second time. */
+    cr_assert_eq(vs_preempt_plans(m, &b, cands, 1, &po, &pb, &nb), VS_OK);
+    cr_assert_eq(nb, 1);
+    cr_assert_str_eq(victims(&pb[0]), "x");
+    char *d = tb_devices(&pb[0].fit);
+    cr_assert_str_eq(d, "GPU-n1-0,NVIDIA,8000,0:;");
+    free(d);
+    vs_preempt_plans_free(pa, na);
+    vs_preempt_plans_free(pb, nb);
+    vs_pod_cleanup(&a);
+    vs_pod_cleanup(&b);
+}
+
 /* ---- /preempt (ExtenderPreemptionArgs in node-cache mode) ---- */
 
 static char *answer(const char *body)
