@@ -7,12 +7,16 @@
 
 #include "err.h"
 #include "kobj.h"
+#include "preempt.h"
 
 /* Decode one v1 Pod / v1 Node / v1 ResourceQuota object. `out` is filled (caller cleans up with
  * the matching vs_*_cleanup, also on error). Errors name the JSON path of the bad field, e.g.
  * `spec.containers[0].resources.limits["nvidia.com/gpu"]: expected a string or number`. */
 enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb);
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb);
+/* A policy/v1 PodDisruptionBudget: spec.selector (matchLabels, matchExpressions with In, NotIn,
+ * Exists, DoesNotExist), status.disruptionsAllowed and the names of status.disruptedPods. */
+enum vs_err vs_codec_pdb_from_json(const json_t *obj, struct vs_pdb *out, struct vs_errbuf *eb);
 enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out,
                                      struct vs_errbuf *eb);
 

@@ -464,7 +464,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         pmode = preemption_auto(s->kube);
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
-                               .reservation_ttl = c->reservation_ttl_ms / 1000};
+                               .reservation_ttl = c->reservation_ttl_ms / 1000,
+                               .watch_pdbs = pmode == VS_GPU_PREEMPT_FILTER};
     if (!(s->store = vs_store_new(s->kube, &so, eb)) || vs_store_start(s->store, eb))
         goto fail;
     struct vs_leader_opts lo = {.enabled = c->leader_elect,

@@ -21,7 +21,7 @@ struct sset {
     UT_hash_handle hh;
 };
 
-enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_COUNT };
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_COUNT };
 
 struct informer {
     struct vs_store *s;
@@ -46,6 +46,8 @@ struct vs_store {
     pthread_rwlock_t mu; /* guards model, informer seen-sets, quotas */
     struct vs_model *model;
     struct quota_key *quotas;
+    struct vs_pdb *pdbs; /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
+    size_t n_pdbs, cap_pdbs;
     struct informer inf[INF_COUNT];
     volatile int stop;
     pthread_t expiry;
@@ -214,9 +216,62 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
     return err;
 }
 
+static long pdb_find(const struct vs_store *s, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        if (strcmp(s->pdbs[i].ns, ns ? ns : "") == 0 &&
+            strcmp(s->pdbs[i].name, name ? name : "") == 0)
+            return (long)i;
+    return -1;
+}
+
+static void pdb_drop(struct vs_store *s, long i)
+{
+    vs_pdb_cleanup(&s->pdbs[i]);
+    s->pdbs[i] = s->pdbs[--s->n_pdbs];
+}
+
+static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t *obj,
+                             struct vs_errbuf *eb)
+{
+    const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+    long i = pdb_find(s, ns && *ns ? ns : "default", name);
+    if (strcmp(type, "DELETED") == 0) {
+        if (i >= 0)
+            pdb_drop(s, i);
+        return VS_OK;
+    }
+    struct vs_pdb d;
+    enum vs_err err = vs_codec_pdb_from_json(obj, &d, eb);
+    if (err) {
+        vs_pdb_cleanup(&d);
+        return err;
+    }
+    if (i >= 0) {
+        vs_pdb_cleanup(&s->pdbs[i]);
+        s->pdbs[i] = d;
+        return VS_OK;
+    }
+    if (s->n_pdbs == s->cap_pdbs) {
+        size_t nc = s->cap_pdbs ? s->cap_pdbs * 2 : 8;
+        struct vs_pdb *g = realloc(s->pdbs, nc * sizeof(*g));
+        if (!g) {
+            vs_pdb_cleanup(&d);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        s->pdbs = g;
+        s->cap_pdbs = nc;
+    }
+    s->pdbs[s->n_pdbs++] = d;
+    return VS_OK;
+}
+
 static const char *kind_of(int which)
 {
-    return which == INF_NODES ? "Node" : which == INF_PODS ? "Pod" : "ResourceQuota";
+    return which == INF_NODES    ? "Node"
+           : which == INF_PODS   ? "Pod"
+           : which == INF_QUOTAS ? "ResourceQuota"
+                                 : "PodDisruptionBudget";
 }
 
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
@@ -230,6 +285,8 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_pod(s, type, obj, eb);
     else if (strcmp(kind, "ResourceQuota") == 0)
         err = apply_quota(s, type, obj, eb);
+    else if (strcmp(kind, "PodDisruptionBudget") == 0)
+        err = apply_pdb(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     pthread_rwlock_unlock(&s->mu);
@@ -270,8 +327,10 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_node(s, type, obj, &eb);
     else if (inf->which == INF_PODS)
         err = apply_pod(s, type, obj, &eb);
-    else
+    else if (inf->which == INF_QUOTAS)
         err = apply_quota(s, type, obj, &eb);
+    else
+        err = apply_pdb(s, type, obj, &eb);
     pthread_rwlock_unlock(&s->mu);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
@@ -330,6 +389,13 @@ static void on_synced(void *ctx)
         vs_model_each_pod(s->model, sweep_pod, &sw);
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
+    } else if (inf->which == INF_PDBS) {
+        for (size_t i = s->n_pdbs; i-- > 0;) {
+            char key[512];
+            snprintf(key, sizeof(key), "%s/%s", s->pdbs[i].ns, s->pdbs[i].name);
+            if (!sset_has(inf->seen, key))
+                pdb_drop(s, (long)i);
+        }
     } else {
         struct quota_key *qk, *t;
         HASH_ITER(hh, s->quotas, qk, t)
@@ -375,9 +441,10 @@ static void *informer_main(void *arg)
                                                    .synced = on_synced,
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node"};
-    const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
-                       : inf->which == INF_PODS ? "/api/v1/pods"
-                                                : "/api/v1/resourcequotas";
+    const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
+                       : inf->which == INF_PODS   ? "/api/v1/pods"
+                       : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
+                                                  : "/apis/policy/v1/poddisruptionbudgets";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
     vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
                          &inf->s->stop);
@@ -407,6 +474,10 @@ static void *expiry_main(void *arg)
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
 {
     for (int i = 0; i < INF_COUNT; i++) {
+        if (i == INF_PDBS && !s->o.watch_pdbs) {
+            atomic_store(&s->inf[i].synced, true); /* not watched: nothing to wait for */
+            continue;
+        }
         if (pthread_create(&s->inf[i].thread, NULL, informer_main, &s->inf[i]) != 0)
             return vs_err_set(eb, VS_ERR_NOMEM, "cannot start informer thread");
         s->inf[i].started = true;
@@ -438,6 +509,9 @@ void vs_store_free(struct vs_store *s)
         free(qk->name);
         free(qk);
     }
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        vs_pdb_cleanup(&s->pdbs[i]);
+    free(s->pdbs);
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -537,6 +611,8 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
             pthread_rwlock_rdlock(&s->mu);
         struct vs_preempt_plan *plans = NULL;
         size_t np = 0;
+        po.pdbs = s->pdbs;
+        po.n_pdbs = s->n_pdbs;
         enum vs_err err = vs_preempt_plans(s->model, pod, cands, n, &po, &plans, &np);
         if (!err && np)
             err = plan_copy(&plans[0], out);

@@ -20,6 +20,8 @@ struct vs_store_opts {
     const char *node_label_selector; /* "k=v,k2=v2" or NULL */
     const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
     int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
+    bool watch_pdbs; /* also list/watch PodDisruptionBudgets (filter-mode preemption ranks by
+                      * them) */
 };
 
 struct vs_store_stats {

@@ -86,7 +86,8 @@ has default \
   'caBundle: [A-Za-z0-9+/=]{100,}$' '^kind: Secret$' 'name: system:kube-scheduler$' \
   'name: system:volume-scheduler$' 'name: extension-apiserver-authentication-reader$' \
   'resources: \["pods/binding"\]$' 'resources: \["resourcequotas"\]$' \
-  'resources: \["pods/eviction"\]$' '- --gpu-preemption=auto$' \
+  'resources: \["pods/eviction"\]$' 'resources: \["poddisruptionbudgets"\]$' \
+  '- --gpu-preemption=auto$' \
   'defaultGPUNum: 1$' 'gpuCorePolicy: "default"$'
 hasnt default 'leader-elect-resource-name' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
 

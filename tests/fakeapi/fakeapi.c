@@ -55,6 +55,8 @@ static const struct kinddef KINDS[] = {
     {"Event", "events", "/api/v1", "v1", "events", "EventList", true},
     {"Lease", "leases", "/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1",
      "leases.coordination.k8s.io", "LeaseList", true},
+    {"PodDisruptionBudget", "poddisruptionbudgets", "/apis/policy/v1", "policy/v1",
+     "poddisruptionbudgets.policy", "PodDisruptionBudgetList", true},
 };
 #define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
 #define KIND_POD 1

@@ -3,6 +3,7 @@
 #include "builders.h"
 #include "extargs.h"
 #include "extender.h"
+#include "k8s_codec.h"
 #include "preempt.h"
 
 #include <criterion/criterion.h>
@@ -612,4 +613,37 @@ Test(preempt, args_errors)
         cr_assert_str_eq(eb.msg, cases[i].msg);
         vs_preempt_args_cleanup(&pa);
     }
+}
+
+Test(preempt, pdb_codec)
+{
+    json_t *o = json_loads(
+        "{\"metadata\":{\"name\":\"db\",\"namespace\":\"ml\"},\"spec\":{\"selector\":{"
+        "\"matchLabels\":{\"app\":\"db\"},\"matchExpressions\":[{\"key\":\"tier\",\"operator\":"
+        "\"In\",\"values\":[\"gold\",\"silver\"]}]}},\"status\":{\"disruptionsAllowed\":2,"
+        "\"disruptedPods\":{\"db-0\":\"2026-01-01T00:00:00Z\"}}}",
+        0, NULL);
+    struct vs_pdb d;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_codec_pdb_from_json(o, &d, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(d.ns, "ml");
+    cr_assert_str_eq(d.name, "db");
+    cr_assert_eq(d.allowed, 2);
+    cr_assert_not_null(vs_kv_get(&d.disrupted, "db-0"));
+    struct vs_kvlist l = {0};
+    vs_kv_set(&l, "app", "db");
+    vs_kv_set(&l, "tier", "silver");
+    cr_assert(vs_pdb_selects(&d, "ml", &l));
+    vs_kv_set(&l, "tier", "bronze");
+    cr_assert_not(vs_pdb_selects(&d, "ml", &l));
+    vs_kv_cleanup(&l);
+    vs_pdb_cleanup(&d);
+    json_decref(o);
+    o = json_loads("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":{\"matchExpressions\":"
+                   "[{\"key\":\"a\",\"operator\":\"Gt\"}]}}}",
+                   0, NULL);
+    cr_assert_eq(vs_codec_pdb_from_json(o, &d, &eb), VS_ERR_PARSE);
+    cr_assert_str_eq(eb.msg, "spec.selector.matchExpressions[0].operator: unknown operator \"Gt\"");
+    vs_pdb_cleanup(&d);
+    json_decref(o);
 }

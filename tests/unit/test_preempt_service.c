@@ -221,6 +221,28 @@ Test(preempt_service, eviction_refused_moves_to_the_next_plan)
     cr_assert_not(terminating("l1a"));
 }
 
+/* A PodDisruptionBudget that allows no disruption of l1a: the plan on n2 (two victims, no
+ * violation) ranks before n1's (one victim, one violation). */
+Test(preempt_service, pdb_protected_pod_spared_when_another_plan_exists)
+{
+    put(strdup("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"l1a\",\"namespace\":\"default\","
+               "\"uid\":\"l1a\",\"labels\":{\"app\":\"db\"},\"annotations\":{"
+               "\"hami.io/vgpu-node\":\"n1\",\"hami.io/vgpu-devices-allocated\":"
+               "\"n1-gpu1,NVIDIA,15360,10:;\"}},\"spec\":{\"nodeName\":\"n1\",\"priority\":0,"
+               "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\","
+               "\"startTime\":\"2026-01-01T00:03:00Z\"}}"));
+    put(strdup("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{"
+               "\"name\":\"db\",\"namespace\":\"default\"},\"spec\":{\"selector\":{"
+               "\"matchLabels\":{\"app\":\"db\"}}},\"status\":{\"disruptionsAllowed\":0}}"));
+    start_service("filter");
+    put(pending("hi", 15000, 1000, NULL));
+    char *s = filter("hi");
+    cr_assert_str_eq(s, "{\"n1\":\"2/2 CardInsufficientMemory\",\"n2\":\"1/1 "
+                        "CardInsufficientMemory; preempting default/l2a, default/l2b\"}");
+    free(s);
+    cr_assert_not(terminating("l1a"));
+}
+
 Test(preempt_service, never_and_equal_priority_evict_nothing)
 {
     start_service("filter");
