@@ -52,6 +52,14 @@ const char *const vs_reason_words[VS_REASON_COUNT] = {
     "ResourceQuotaNotFit",
 };
 
+/* Pods whose usage a view leaves out: the pod's own previous reservation and, for a preemption
+ * what-if, the victims. */
+struct gone {
+    const struct vs_podent *own;
+    const struct vs_podent *const *v;
+    size_t n;
+};
+
 /* What one Filter call knows about the pod, shared by all node evaluations. */
 struct fit_ctx {
     const struct vs_pod *pod;
@@ -62,6 +70,7 @@ struct fit_ctx {
     struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
     const char *vgpu_mode;       /* NULL when absent */
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
+    struct gone gone;            /* own plus vs_sched_opts.without */
     const struct vs_quota *quota;
     int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
     const struct vs_req *quick;       /* the request quick_scan can decide, NULL if none */
@@ -111,8 +120,33 @@ static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
     return true;
 }
 
-/* Base view of a node's cards, without the pod's own previous reservation. */
-static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own,
+static bool is_gone(const struct gone *g, const struct vs_podent *pe)
+{
+    if (pe == g->own)
+        return pe != NULL;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i] == pe)
+            return true;
+    return false;
+}
+
+static void subtract_usage(struct vs_scard *s, const struct vs_node *n, const struct vs_podent *pe)
+{
+    if (!pe || pe->on != n)
+        return;
+    for (size_t u = 0; u < pe->n_usage; u++) {
+        for (size_t i = 0; i < n->n_cards; i++) {
+            if (strcmp(n->cards[i].uuid, pe->usage[u].uuid) == 0) {
+                s[i].used -= pe->usage[u].slots;
+                s[i].usedmem -= pe->usage[u].mem;
+                s[i].usedcores -= pe->usage[u].cores;
+            }
+        }
+    }
+}
+
+/* Base view of a node's cards, without the pods in g. */
+static struct vs_scard *snapshot(const struct vs_node *n, const struct gone *g,
                                  struct vs_scard *buf)
 {
     struct vs_scard *s = scards_alloc(n->n_cards, buf);
@@ -127,7 +161,7 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
         s[i].usedcores = c->usedcores;
         s[i].unhealthy = c->mig_unhealthy;
         for (size_t k = 0; k < c->n_occ; k++) {
-            if (c->occ[k].owner == own)
+            if (g && is_gone(g, c->occ[k].owner))
                 continue;
             if (!occ_push(&s[i], c->occ[k].placement)) {
                 scards_free(s, n->n_cards, buf);
@@ -135,16 +169,11 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
             }
         }
     }
-    if (own && own->on == n) {
-        for (size_t u = 0; u < own->n_usage; u++) {
-            for (size_t i = 0; i < n->n_cards; i++) {
-                if (strcmp(n->cards[i].uuid, own->usage[u].uuid) == 0) {
-                    s[i].used -= own->usage[u].slots;
-                    s[i].usedmem -= own->usage[u].mem;
-                    s[i].usedcores -= own->usage[u].cores;
-                }
-            }
-        }
+    if (g) {
+        subtract_usage(s, n, g->own);
+        for (size_t k = 0; k < g->n; k++)
+            if (g->v[k] != g->own)
+                subtract_usage(s, n, g->v[k]);
     }
     return s;
 }
@@ -806,7 +835,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                 return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
                                   pe->error);
     }
-    if (x->quick && !n->has_mig && !(x->own && x->own->on == n)) {
+    if (x->quick && !n->has_mig && !(x->own && x->own->on == n) && !x->gone.n) {
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
@@ -828,7 +857,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
     size_t nc = n->n_cards;
     struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
-    struct vs_scard *base = snapshot(n, x->own, base_buf);
+    struct vs_scard *base = snapshot(n, &x->gone, base_buf);
     if (!base)
         return VS_ERR_NOMEM;
     size_t n_init = x->req.n_init, n_ctrs = x->req.n_ctrs;
@@ -1006,6 +1035,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     }
     x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
     x.own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
+    x.gone = (struct gone){.own = x.own, .v = o->without, .n = o->n_without};
     x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
     if (x.quota) {
         x.q_mem_used = x.quota->mem_used;
@@ -1013,10 +1043,14 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         r->quota_checked = x.quota->has_mem || x.quota->has_cores;
         r->quota_mem_used = x.quota->mem_used;
         r->quota_cores_used = x.quota->cores_used;
-        if (x.own && strcmp(x.own->ns, pod->ns ? pod->ns : "") == 0) {
-            for (size_t i = 0; i < x.own->n_usage; i++) {
-                x.q_mem_used -= x.own->usage[i].mem;
-                x.q_cores_used -= x.own->usage[i].cores;
+        for (size_t k = 0; k <= o->n_without; k++) {
+            const struct vs_podent *pe = k < o->n_without ? o->without[k] : x.own;
+            if (!pe || (k < o->n_without && pe == x.own) ||
+                strcmp(pe->ns, pod->ns ? pod->ns : "") != 0)
+                continue;
+            for (size_t i = 0; i < pe->n_usage; i++) {
+                x.q_mem_used -= pe->usage[i].mem;
+                x.q_cores_used -= pe->usage[i].cores;
             }
         }
     }

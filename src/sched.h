@@ -35,6 +35,10 @@ struct vs_sched_opts {
      * With none, the choice is exactly the policy's. */
     const char *const *busy;
     size_t n_busy;
+    /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
+     * placements and namespace quota usage left out). The result must not be committed. */
+    const struct vs_podent *const *without;
+    size_t n_without;
 };
 
 struct vs_node_fit {
