@@ -15,6 +15,8 @@
 #include "kobj.h"
 #include "model.h"
 
+struct vs_frag_stats;
+
 struct vs_sched_opts {
     const struct vs_devcfg *cfg;
     const char *node_policy; /* default node policy (flag), "binpack" when NULL */
@@ -26,6 +28,9 @@ struct vs_sched_opts {
     /* For tests: evaluate every node the long way (no counting shortcut for plain requests),
      * the reference the shortcut is checked against. */
     bool full_walk;
+    /* The request shapes seen so far (policy `fragmentation`); every evaluated pod is counted
+     * here. NULL: the policy measures against the pod's own shape only. */
+    struct vs_frag_stats *frag_stats;
 };
 
 struct vs_node_fit {
@@ -34,6 +39,8 @@ struct vs_node_fit {
     char *reason;            /* FailedNodes text when !fit (NULL: not worked out, see
                               * vs_sched_opts.lazy_reasons) */
     float score;             /* node score (§5.1) when fit */
+    double frag;             /* node policy fragmentation: growth of the node's fragmentation
+                              * if the pod goes there (lower is better) */
     struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
                               * were the best so far when evaluated (always for `best`) */
     struct vs_mig_allocs mig;

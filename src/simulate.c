@@ -5,6 +5,7 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "fragmentation.h"
 #include "loader.h"
 #include "model.h"
 #include "policy.h"
@@ -179,6 +180,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_model *m = NULL;
     struct vs_sim_pod *res = NULL;
     const char **names = NULL;
+    struct vs_frag_stats *frag = NULL;
     size_t n_res = 0;
     rc = 2;
     if (vs_devcfg_init(&cfg)) {
@@ -226,10 +228,14 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
             fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
     }
     /* Reasons are reported only for pods no node takes. */
+    /* The workload policy `fragmentation` learns from: the pods scheduled so far. */
+    if (!(frag = vs_frag_stats_new()))
+        goto oom;
     struct vs_sched_opts so = {.cfg = &cfg,
                                .node_policy = o.node_policy,
                                .gpu_policy = o.gpu_policy,
-                               .lazy_reasons = true};
+                               .lazy_reasons = true,
+                               .frag_stats = frag};
     for (size_t i = 0; i < cl.n_pods; i++) {
         if (is_placed(&cl.pods[i]))
             continue;
@@ -279,6 +285,7 @@ out:
     free(res);
     free(names);
     vs_model_free(m);
+    vs_frag_stats_free(frag);
     vs_objset_cleanup(&cl);
     vs_objset_cleanup(&pods);
     vs_devcfg_cleanup(&cfg);
