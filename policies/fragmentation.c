@@ -119,6 +119,8 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
         x->s[x->k].use = &s->use;
         x->s[x->k].nouse = &s->nouse;
         x->s[x->k].w = (double)s->count;
+        if (s->use.n || s->nouse.n)
+            x->typed |= 1u << x->k;
         sum += (double)s->count;
         x->k++;
     }
@@ -159,13 +161,16 @@ static bool type_accepts(const struct vs_strlist *use, const struct vs_strlist *
 
 uint32_t vs_frag_accept(struct vs_frag_ctx *x, const char *type)
 {
+    uint32_t all = x->k >= 32 ? ~0u : (1u << x->k) - 1;
+    if (!x->typed)
+        return all;
     type = type ? type : "";
     for (size_t i = 0; i < x->tc_n; i++)
         if (x->tc_type[i] == type || strcmp(x->tc_type[i], type) == 0)
             return x->tc_mask[i];
-    uint32_t m = 0;
+    uint32_t m = all & ~x->typed;
     for (size_t s = 0; s < x->k; s++)
-        if (type_accepts(x->s[s].use, x->s[s].nouse, type))
+        if ((x->typed >> s & 1u) && type_accepts(x->s[s].use, x->s[s].nouse, type))
             m |= 1u << s;
     if (x->tc_n < sizeof(x->tc_type) / sizeof(x->tc_type[0])) {
         x->tc_type[x->tc_n] = type;
@@ -206,6 +211,39 @@ double vs_frag_idle(const struct vs_frag_card *c)
     return 0.5 * ((fc > 0 ? fc : 0) + (fm > 0 ? fm : 0));
 }
 
+/* Which shapes one instance fits on card c (bit s): vs_frag_card_fits for every shape, with
+ * the card's part worked out once and the percentage compared without a division
+ * (floor(devmem * pct / 100) <= free  <=>  devmem * pct <= 100 * free + 99). */
+static uint32_t fitmask(const struct vs_frag_ctx *x, const struct vs_frag_card *c)
+{
+    uint32_t m = 0, acc = c->accept;
+    if (!c->usable || c->count <= c->used)
+        return 0;
+    int64_t fm = c->devmem - c->usedmem, fc = c->devcore - c->usedcores;
+    int64_t fm100 = 100 * fm + 99;
+    bool full100 = c->devcore == 100 && c->used > 0;
+    bool exhausted = c->devcore != 0 && c->usedcores == c->devcore;
+    for (size_t s = 0; s < x->k; s++) {
+        const struct vs_frag_req *r = &x->s[s].r;
+        int64_t cores = r->cores > 100 ? 100 : r->cores;
+        if (!(acc >> s & 1u) || fc < cores)
+            continue;
+        if (r->mempct >= 0 ? (int64_t)c->devmem * r->mempct > fm100 : r->memmib > fm)
+            continue;
+        if ((full100 && cores == 100) || (exhausted && cores == 0))
+            continue;
+        m |= 1u << s;
+    }
+    return m;
+}
+
+static bool same_state(const struct vs_frag_card *a, const struct vs_frag_card *b)
+{
+    return a->used == b->used && a->usedmem == b->usedmem && a->usedcores == b->usedcores &&
+           a->devmem == b->devmem && a->devcore == b->devcore && a->count == b->count &&
+           a->accept == b->accept && a->usable == b->usable;
+}
+
 /* Per-shape sums over a node's cards, so one card's change is re-scored in O(k). */
 struct agg {
     double all;
@@ -214,25 +252,29 @@ struct agg {
     int64_t cpu_free, mem_free;
 };
 
-static bool fits_shape(const struct vs_frag_ctx *x, size_t s, const struct vs_frag_card *c)
-{
-    return (c->accept >> s & 1u) && vs_frag_card_fits(c, &x->s[s].r);
-}
-
+/* Builds the sums; masks/idles receive each card's fit mask and idle capacity. Cards in the
+ * same state as the card before them (idle cards, mostly) reuse its values. */
 static void agg_build(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
-                      int64_t cpu_free, int64_t mem_free, struct agg *a)
+                      int64_t cpu_free, int64_t mem_free, struct agg *a, uint32_t *masks,
+                      double *idles)
 {
     memset(a, 0, sizeof(*a));
     a->cpu_free = cpu_free;
     a->mem_free = mem_free;
     for (size_t i = 0; i < n; i++) {
-        double u = vs_frag_idle(&cards[i]);
-        a->all += u;
+        if (i > 0 && same_state(&cards[i], &cards[i - 1])) {
+            masks[i] = masks[i - 1];
+            idles[i] = idles[i - 1];
+        } else {
+            masks[i] = fitmask(x, &cards[i]);
+            idles[i] = vs_frag_idle(&cards[i]);
+        }
+        a->all += idles[i];
         for (size_t s = 0; s < x->k; s++) {
-            if (fits_shape(x, s, &cards[i]))
+            if (masks[i] >> s & 1u)
                 a->nfit[s]++;
             else
-                a->nonfit[s] += u;
+                a->nonfit[s] += idles[i];
         }
     }
 }
@@ -255,8 +297,12 @@ static double agg_value(const struct vs_frag_ctx *x, const struct agg *a)
 double vs_frag_node(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                     int64_t cpu_free, int64_t mem_free)
 {
+    if (n > VS_FRAG_MAX_CARDS)
+        return 0;
     struct agg a;
-    agg_build(x, cards, n, cpu_free, mem_free, &a);
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
     return agg_value(x, &a);
 }
 
@@ -270,17 +316,15 @@ static struct vs_frag_card card_plus(const struct vs_frag_card *c, const struct 
     return d;
 }
 
-/* Growth of the fragmentation when card `from` becomes `to` and the node's free cpu/memory
- * become cpu1/mem1; with `apply` the aggregate is updated. */
-static double agg_change(const struct vs_frag_ctx *x, struct agg *a,
-                         const struct vs_frag_card *from, const struct vs_frag_card *to,
-                         int64_t cpu1, int64_t mem1, bool apply)
+/* Growth of the fragmentation when a card goes from (m0, u0) to (m1, u1) (fit mask, idle
+ * capacity) and the node's free cpu/memory become cpu1/mem1; with `apply` the sums follow. */
+static double agg_change(const struct vs_frag_ctx *x, struct agg *a, uint32_t m0, double u0,
+                         uint32_t m1, double u1, int64_t cpu1, int64_t mem1, bool apply)
 {
-    double u0 = vs_frag_idle(from), u1 = vs_frag_idle(to);
     double all1 = a->all - u0 + u1, d = 0;
     for (size_t s = 0; s < x->k; s++) {
         const struct vs_frag_req *r = &x->s[s].r;
-        bool f0 = fits_shape(x, s, from), f1 = fits_shape(x, s, to);
+        int f0 = (int)(m0 >> s & 1u), f1 = (int)(m1 >> s & 1u);
         int nfit1 = a->nfit[s] - f0 + f1;
         double nonfit1 = a->nonfit[s] - (f0 ? 0 : u0) + (f1 ? 0 : u1);
         double v0 = hosts(r, a->nfit[s], a->cpu_free, a->mem_free) ? a->nonfit[s] : a->all;
@@ -307,11 +351,15 @@ static int64_t sub_sat(int64_t free, int64_t take)
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                           int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, size_t i)
 {
+    if (n > VS_FRAG_MAX_CARDS || i >= n)
+        return 0;
     struct agg a;
-    agg_build(x, cards, n, cpu_free, mem_free, &a);
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
     struct vs_frag_card to = card_plus(&cards[i], r);
-    return agg_change(x, &a, &cards[i], &to, sub_sat(cpu_free, r->cpu_milli),
-                      sub_sat(mem_free, r->mem_bytes), false);
+    return agg_change(x, &a, masks[i], idles[i], fitmask(x, &to), vs_frag_idle(&to),
+                      sub_sat(cpu_free, r->cpu_milli), sub_sat(mem_free, r->mem_bytes), false);
 }
 
 #define TIE 1e-9
@@ -323,9 +371,11 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
     if (n > VS_FRAG_MAX_CARDS)
         return NAN;
     struct vs_frag_card view[VS_FRAG_MAX_CARDS];
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
     memcpy(view, cards, n * sizeof(*view));
     struct agg a;
-    agg_build(x, view, n, cpu_free, mem_free, &a);
+    agg_build(x, view, n, cpu_free, mem_free, &a, masks, idles);
     uint64_t taken = 0;
     double total = 0;
     for (int32_t k = 0; k < r->nums; k++) {
@@ -334,23 +384,38 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
         int64_t mem1 = k == 0 ? sub_sat(a.mem_free, r->mem_bytes) : a.mem_free;
         long best = -1;
         double bd = 0, bidle = 0;
+        uint32_t bmask = 0;
+        /* Cards in the same state give the same growth: each state is tried once (the lowest
+         * index keeps it, as the tie-break would). */
+        size_t tried[VS_FRAG_MAX_CARDS], n_tried = 0;
         for (size_t i = 0; i < n; i++) {
             if (!(ok >> i & 1u) || (taken >> i & 1u) || !vs_frag_card_fits(&view[i], r))
                 continue;
+            bool seen = false;
+            for (size_t t = 0; t < n_tried && !seen; t++)
+                seen = same_state(&view[tried[t]], &view[i]);
+            if (seen)
+                continue;
+            tried[n_tried++] = i;
             struct vs_frag_card to = card_plus(&view[i], r);
-            double d = agg_change(x, &a, &view[i], &to, cpu1, mem1, false);
-            double idle = vs_frag_idle(&view[i]);
-            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idle < bidle - TIE)) {
+            uint32_t m1 = fitmask(x, &to);
+            double u1 = vs_frag_idle(&to);
+            double d = agg_change(x, &a, masks[i], idles[i], m1, u1, cpu1, mem1, false);
+            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
                 best = (long)i;
                 bd = d;
-                bidle = idle;
+                bidle = idles[i];
+                bmask = m1;
             }
         }
         if (best < 0)
             return NAN;
         struct vs_frag_card to = card_plus(&view[best], r);
-        total += agg_change(x, &a, &view[best], &to, cpu1, mem1, true);
+        double u1 = vs_frag_idle(&to);
+        total += agg_change(x, &a, masks[best], idles[best], bmask, u1, cpu1, mem1, true);
         view[best] = to;
+        masks[best] = bmask;
+        idles[best] = u1;
         taken |= 1ull << best;
         picks[k] = (size_t)best;
     }

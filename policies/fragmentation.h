@@ -75,6 +75,7 @@ struct vs_frag_ctx {
         const struct vs_strlist *use, *nouse;
         double w;
     } s[VS_FRAG_K];
+    uint32_t typed; /* shapes with a type constraint (bit s) */
     /* card type -> accept mask, for the types met in this Filter */
     const char *tc_type[16];
     uint32_t tc_mask[16];

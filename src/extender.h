@@ -18,6 +18,7 @@
 #include "store.h"
 
 struct vs_webhook_opts;
+struct vs_frag_stats;
 
 struct vs_app {
     struct vs_store *store;
@@ -35,6 +36,7 @@ struct vs_app {
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
     int64_t (*now)(void);                  /* unix seconds */
+    struct vs_frag_stats *frag_stats;      /* request shapes seen (policy fragmentation) */
 };
 
 void vs_ext_filter(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);

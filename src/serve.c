@@ -5,6 +5,7 @@
 #include "async.h"
 #include "devcfg.h"
 #include "extender.h"
+#include "fragmentation.h"
 #include "kube.h"
 #include "leader.h"
 #include "loader.h"
@@ -330,6 +331,7 @@ struct vs_service {
     struct vs_nodelock *lock;
     struct vs_async *async;
     struct vs_metrics *metrics;
+    struct vs_frag_stats *frag;
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
@@ -351,6 +353,7 @@ void vs_service_stop(struct vs_service *s)
     vs_kube_config_cleanup(&s->kc);
     vs_memapi_stop(s->mem);
     vs_metrics_free(s->metrics);
+    vs_frag_stats_free(s->frag);
     vs_devcfg_cleanup(&s->cfg);
     free(s);
 }
@@ -434,6 +437,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         goto fail;
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
     s->metrics = vs_metrics_new();
+    s->frag = vs_frag_stats_new();
     s->app = (struct vs_app){.store = s->store,
                              .kube = s->kube,
                              .lock = s->lock,
@@ -446,9 +450,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .lock_retry_timeout_ms = c->lock_retry_ms,
                              .bind_wait_ms = (int)c->bind_wait_ms,
                              .legacy_metrics = c->legacy_metrics,
-                             .now = now_s};
+                             .now = now_s,
+                             .frag_stats = s->frag};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (!s->lock || !s->metrics || !s->async ||
+    if (!s->lock || !s->metrics || !s->frag || !s->async ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
