@@ -235,7 +235,8 @@ def run_one(args, nodes_path, workload, pods, cluster_milli, policy, seed):
         os.replace(pods_path + ".tmp", pods_path)
     npol, gpol = POLICIES[policy]
     cmd = [args.bin, "simulate", "--cluster", nodes_path, "--pods", pods_path,
-           "--node-scheduler-policy", npol, "--gpu-scheduler-policy", gpol, "--output", "json"]
+           "--node-scheduler-policy", npol, "--gpu-scheduler-policy", gpol, "--output", "json",
+           "--reasons", "summary"]
     cmd += args.extra
     t0 = time.monotonic()
     pr = subprocess.run(cmd, capture_output=True)
