@@ -975,9 +975,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
     }
-    ok = true;
-    if (locked && a->bindq)
-        vs_bindq_bound(a->bindq, node, uid);
+    ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
     if (a->holds && uid && *uid) {
