@@ -72,21 +72,8 @@ format_check() {
 }
 step "clang-format" format_check
 
-fuzz() {
-  local dir=build-fuzz secs=${VS_FUZZ_SECONDS:-15}
-  CC=clang cmake -S "$root" -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVS_FUZZ=ON -DVS_TESTS=OFF \
-    -DVS_SANITIZE=address,undefined >$dir.cmake.log 2>&1 || return 1
-  cmake --build $dir -j"$jobs" 2>&1 | grep -E 'error' ; test "${PIPESTATUS[0]}" -eq 0 || return 1
-  local rc=0
-  for t in $dir/fuzz_*; do
-    local name=${t##*/fuzz_} work=$dir/corpus-$name
-    mkdir -p "$work"
-    echo "fuzz $name for ${secs}s"
-    "$t" -max_total_time="$secs" -print_final_stats=0 -artifact_prefix="$dir/crash-$name-" \
-      "$work" "tests/fuzz/corpus/$name" >"$dir/$name.log" 2>&1 || { rc=1; tail -30 "$dir/$name.log"; }
-  done
-  return $rc
-}
+# Bounded libFuzzer run of every target; the committed corpora are only read here (no merge).
+fuzz() { VS_FUZZ_MERGE=0 VS_JOBS=$jobs bash scripts/fuzz.sh "${VS_FUZZ_SECONDS:-15}"; }
 step "fuzz" fuzz
 
 if [ "${VS_SKIP_E2E:-0}" != 1 ] && [ -x tests/e2e/run.sh ]; then

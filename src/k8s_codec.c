@@ -312,6 +312,156 @@ static enum vs_err get_containers(const json_t *spec, const char *key, struct vs
         snprintf(sub, sizeof(sub), "%s.securityContext", base);
         if ((rc = get_bool(sc, sub, "privileged", &ctr->privileged, eb)) != VS_OK)
             return rc;
+        char *rp = NULL;
+        rc = get_str(c, base, "restartPolicy", &rp, eb);
+        ctr->restart_always = rp && strcmp(rp, "Always") == 0;
+        free(rp);
+        if (rc != VS_OK)
+            return rc;
+    }
+    return VS_OK;
+}
+
+/* spec.tolerations: key, operator, value, effect of each (tolerationSeconds plays no part in
+ * filtering). */
+static enum vs_err get_tolerations(const json_t *spec, struct vs_pod *p, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(spec, "spec", "tolerations", &arr, eb);
+    size_t cnt = json_array_size(arr);
+    if (rc != VS_OK || cnt == 0)
+        return rc;
+    p->tols = calloc(cnt, sizeof(*p->tols));
+    if (!p->tols)
+        return oom(eb);
+    p->n_tols = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *t = json_array_get(arr, i);
+        struct vs_toleration *tol = &p->tols[i];
+        char base[64];
+        snprintf(base, sizeof(base), "spec.tolerations[%zu]", i);
+        if (!json_is_object(t))
+            return type_err(eb, base, "", "an object", t);
+        if ((rc = get_str(t, base, "key", &tol->key, eb)) != VS_OK ||
+            (rc = get_str(t, base, "operator", &tol->op, eb)) != VS_OK ||
+            (rc = get_str(t, base, "value", &tol->value, eb)) != VS_OK ||
+            (rc = get_str(t, base, "effect", &tol->effect, eb)) != VS_OK)
+            return rc;
+    }
+    return VS_OK;
+}
+
+static enum vs_err get_taints(const json_t *spec, struct vs_knode *n, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(spec, "spec", "taints", &arr, eb);
+    size_t cnt = json_array_size(arr);
+    if (rc != VS_OK || cnt == 0)
+        return rc;
+    n->taints = calloc(cnt, sizeof(*n->taints));
+    if (!n->taints)
+        return oom(eb);
+    n->n_taints = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *t = json_array_get(arr, i);
+        struct vs_taint *tn = &n->taints[i];
+        char base[64];
+        snprintf(base, sizeof(base), "spec.taints[%zu]", i);
+        if (!json_is_object(t))
+            return type_err(eb, base, "", "an object", t);
+        if ((rc = get_str(t, base, "key", &tn->key, eb)) != VS_OK ||
+            (rc = get_str(t, base, "value", &tn->value, eb)) != VS_OK ||
+            (rc = get_str(t, base, "effect", &tn->effect, eb)) != VS_OK)
+            return rc;
+    }
+    return VS_OK;
+}
+
+/* base[key]: a list of node selector requirements into *out / *n. */
+static enum vs_err get_nsreqs(const json_t *term, const char *base, const char *key,
+                              struct vs_nsreq **out, size_t *n, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(term, base, key, &arr, eb);
+    size_t cnt = json_array_size(arr);
+    if (rc != VS_OK || cnt == 0)
+        return rc;
+    *out = calloc(cnt, sizeof(**out));
+    if (!*out)
+        return oom(eb);
+    *n = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *r = json_array_get(arr, i);
+        struct vs_nsreq *req = &(*out)[i];
+        char rb[PATH_SIZE];
+        snprintf(rb, sizeof(rb), "%s.%s[%zu]", base, key, i);
+        if (!json_is_object(r))
+            return type_err(eb, rb, "", "an object", r);
+        const json_t *vals;
+        if ((rc = get_str(r, rb, "key", &req->key, eb)) != VS_OK ||
+            (rc = get_str(r, rb, "operator", &req->op, eb)) != VS_OK ||
+            (rc = get_arr(r, rb, "values", &vals, eb)) != VS_OK)
+            return rc;
+        size_t nv = json_array_size(vals);
+        if (nv == 0)
+            continue;
+        req->values = calloc(nv, sizeof(*req->values));
+        if (!req->values)
+            return oom(eb);
+        for (size_t j = 0; j < nv; j++) {
+            const json_t *v = json_array_get(vals, j);
+            char tmp[NUM_TEXT_SIZE];
+            const char *text = "";
+            if (!scalar_text(v, tmp, &text))
+                return vs_err_set(eb, VS_ERR_PARSE, "%s.values[%zu]: expected a string, got %s", rb,
+                                  j, vs_codec_type_name(v));
+            req->values[j] = strdup(text);
+            if (!req->values[j])
+                return oom(eb);
+            req->n_values = j + 1;
+        }
+    }
+    return VS_OK;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution. */
+static enum vs_err get_affinity(const json_t *spec, struct vs_pod *p, struct vs_errbuf *eb)
+{
+    static const char *const path[] = {"affinity", "nodeAffinity",
+                                       "requiredDuringSchedulingIgnoredDuringExecution"};
+    const json_t *cur = spec;
+    char base[PATH_SIZE] = "spec";
+    enum vs_err rc;
+    for (size_t i = 0; i < sizeof(path) / sizeof(path[0]); i++) {
+        const json_t *next;
+        if ((rc = get_obj(cur, base, path[i], &next, eb)) != VS_OK || !next)
+            return rc;
+        size_t l = strlen(base);
+        snprintf(base + l, sizeof(base) - l, ".%s", path[i]);
+        cur = next;
+    }
+    p->has_required_affinity = true;
+    const json_t *arr;
+    if ((rc = get_arr(cur, base, "nodeSelectorTerms", &arr, eb)) != VS_OK)
+        return rc;
+    size_t cnt = json_array_size(arr);
+    if (cnt == 0)
+        return VS_OK;
+    p->aff_terms = calloc(cnt, sizeof(*p->aff_terms));
+    if (!p->aff_terms)
+        return oom(eb);
+    p->n_aff_terms = cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        const json_t *t = json_array_get(arr, i);
+        struct vs_nsterm *term = &p->aff_terms[i];
+        char tb[PATH_SIZE];
+        snprintf(tb, sizeof(tb), "%s.nodeSelectorTerms[%zu]", base, i);
+        if (!json_is_object(t))
+            return type_err(eb, tb, "", "an object", t);
+        if ((rc = get_nsreqs(t, tb, "matchExpressions", &term->exprs, &term->n_exprs, eb)) !=
+                VS_OK ||
+            (rc = get_nsreqs(t, tb, "matchFields", &term->fields, &term->n_fields, eb)) != VS_OK)
+            return rc;
     }
     return VS_OK;
 }
@@ -450,7 +600,9 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
         (rc = get_str(spec, "spec", "schedulerName", &out->scheduler_name, eb)) != VS_OK ||
         (rc = get_map(spec, "spec", "nodeSelector", &out->node_selector, eb)) != VS_OK ||
         (rc = get_containers(spec, "initContainers", &out->init, &out->n_init, eb)) != VS_OK ||
-        (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK)
+        (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK ||
+        (rc = get_map(spec, "spec", "overhead", &out->overhead, eb)) != VS_OK ||
+        (rc = get_tolerations(spec, out, eb)) != VS_OK || (rc = get_affinity(spec, out, eb)))
         return rc;
     if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
         (rc = get_init_status(status, out, eb)) != VS_OK ||
@@ -475,6 +627,7 @@ enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, str
         (rc = get_map(meta, "metadata", "annotations", &out->annotations, eb)) != VS_OK ||
         (rc = get_map(meta, "metadata", "labels", &out->labels, eb)) != VS_OK ||
         (rc = get_bool(spec, "spec", "unschedulable", &out->unschedulable, eb)) != VS_OK ||
+        (rc = get_taints(spec, out, eb)) != VS_OK ||
         (rc = get_map(status, "status", "allocatable", &out->allocatable, eb)) != VS_OK)
         return rc;
     return VS_OK;

@@ -36,6 +36,39 @@ struct vs_container {
     struct vs_kvlist limits;   /* resource name -> quantity text, e.g. "nvidia.com/gpu" -> "1" */
     struct vs_kvlist requests; /* same, from resources.requests */
     bool privileged;           /* securityContext.privileged */
+    bool restart_always;       /* restartPolicy "Always": a sidecar when it is an init container */
+};
+
+/* spec.tolerations[i]; absent fields are "". */
+struct vs_toleration {
+    char *key;
+    char *op; /* operator: "Equal" (also when "") or "Exists" */
+    char *value;
+    char *effect; /* "" tolerates every effect */
+};
+
+/* spec.taints[i] of a Node. */
+struct vs_taint {
+    char *key;
+    char *value;
+    char *effect;
+};
+
+/* One requirement of a node selector term (matchExpressions or matchFields entry). */
+struct vs_nsreq {
+    char *key;
+    char *op; /* In, NotIn, Exists, DoesNotExist, Gt, Lt (anything else never matches) */
+    char **values;
+    size_t n_values;
+};
+
+/* One of requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: its requirements
+ * are ANDed; the terms of a pod are ORed. */
+struct vs_nsterm {
+    struct vs_nsreq *exprs;
+    size_t n_exprs;
+    struct vs_nsreq *fields;
+    size_t n_fields;
 };
 
 /* status.initContainerStatuses[i].state.terminated, as far as the init-release rule needs. */
@@ -66,6 +99,12 @@ struct vs_pod {
     size_t n_ctrs;
     struct vs_init_status *init_status; /* status.initContainerStatuses, in order */
     size_t n_init_status;
+    struct vs_kvlist overhead;  /* spec.overhead, quantity text */
+    struct vs_toleration *tols; /* spec.tolerations */
+    size_t n_tols;
+    bool has_required_affinity;  /* spec.affinity.nodeAffinity.required... is set */
+    struct vs_nsterm *aff_terms; /* its nodeSelectorTerms, in order */
+    size_t n_aff_terms;
 };
 
 struct vs_knode {
@@ -75,6 +114,8 @@ struct vs_knode {
     struct vs_kvlist annotations;
     struct vs_kvlist labels;
     struct vs_kvlist allocatable; /* status.allocatable, quantity text */
+    struct vs_taint *taints;      /* spec.taints */
+    size_t n_taints;
 };
 
 /* A ResourceQuota: only spec.hard is kept (e.g. "limits.nvidia.com/gpumem" -> "20000"). */

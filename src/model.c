@@ -39,6 +39,15 @@ struct vs_model {
     size_t n_reservations;
     struct vs_podent *unbound; /* pods that may still expire */
     int32_t memory_factor;
+    struct res_slot *res; /* accounted pods, open addressing by uid hash (see res_slot) */
+    size_t res_cap, res_n;
+};
+
+/* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
+struct res_slot {
+    uint64_t key;
+    struct vs_node *on;
+    int64_t cpu, mem, eph, nz_cpu, nz_mem;
 };
 
 struct vs_model *vs_model_new(int32_t memory_factor)
@@ -393,6 +402,7 @@ static struct vs_node *node_get(struct vs_model *m, const char *name, bool creat
     if (!n)
         return NULL;
     n->name = memcpy((char *)(n + 1), name, len + 1);
+    n->res.alloc_cpu = n->res.alloc_mem = n->res.alloc_eph = n->res.alloc_pods = -1;
     if (!idx_put(m, n)) {
         free(n);
         return NULL;
@@ -413,7 +423,7 @@ static void node_free(struct vs_node *n)
 /* Drops a node bucket that has neither a Node object nor pods. */
 static void node_gc(struct vs_model *m, struct vs_node *n)
 {
-    if (n && !n->present && !n->pods) {
+    if (n && !n->present && !n->pods && n->res.pods == 0) {
         idx_del(m, n);
         HASH_DEL(m->nodes, n);
         node_free(n);
@@ -569,6 +579,34 @@ static bool replace_str(char **dst, const char *src)
     return true;
 }
 
+/* status.allocatable into n->res; a quantity that does not parse leaves that resource
+ * unchecked (-1) with a message in eb. */
+static void node_set_alloc(struct vs_node *n, const struct vs_kvlist *alloc, struct vs_errbuf *eb)
+{
+    static const char *const names[] = {"cpu", "memory", "ephemeral-storage", "pods"};
+    int64_t *dst[] = {&n->res.alloc_cpu, &n->res.alloc_mem, &n->res.alloc_eph, &n->res.alloc_pods};
+    bool changed = false;
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = vs_kv_get(alloc, names[i]);
+        int64_t x = -1;
+        if (v) {
+            enum vs_err e = i == 0 ? vs_quantity_milli_ceil(v, &x) : vs_quantity_ceil(v, &x);
+            if (e || x < 0) {
+                x = -1;
+                if (eb && !eb->msg[0])
+                    vs_err_set(eb, VS_ERR_PARSE,
+                               "node %s: status.allocatable[\"%s\"]: invalid quantity \"%s\" (not "
+                               "checked)",
+                               n->name, names[i], v);
+            }
+        }
+        changed |= *dst[i] != x;
+        *dst[i] = x;
+    }
+    if (changed)
+        n->gen++;
+}
+
 enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
                                  struct vs_errbuf *eb)
 {
@@ -582,6 +620,7 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
         m->n_present++;
     }
     n->unschedulable = kn->unschedulable;
+    node_set_alloc(n, &kn->allocatable, eb);
     vs_kv_cleanup(&n->labels);
     if (vs_kv_copy(&n->labels, &kn->labels))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
@@ -622,6 +661,7 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
     n->raw_cordon = NULL;
     n->register_fp = n->score_fp = 0;
     set_error(n, NULL);
+    n->res.alloc_cpu = n->res.alloc_mem = n->res.alloc_eph = n->res.alloc_pods = -1;
     node_bump(n);
     node_gc(m, n);
 }
@@ -995,6 +1035,156 @@ void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
 
 /* ------------------------------------------------------------------ lookups */
 
+/* ------------------------------------------------------------------ non-GPU resources */
+
+static uint64_t res_key(const char *uid)
+{
+    uint64_t h = name_hash(uid, strlen(uid));
+    return h ? h : 1;
+}
+
+static struct res_slot *res_find(const struct vs_model *m, uint64_t key)
+{
+    if (!m->res_cap)
+        return NULL;
+    size_t mask = m->res_cap - 1;
+    for (size_t i = (size_t)key & mask;; i = (i + 1) & mask) {
+        if (m->res[i].key == key)
+            return &m->res[i];
+        if (!m->res[i].key)
+            return NULL;
+    }
+}
+
+static void res_apply(struct vs_node *n, const struct res_slot *s, int sign)
+{
+    n->res.cpu += sign * s->cpu;
+    n->res.mem += sign * s->mem;
+    n->res.eph += sign * s->eph;
+    n->res.nz_cpu += sign * s->nz_cpu;
+    n->res.nz_mem += sign * s->nz_mem;
+    n->res.pods += sign;
+    n->gen++;
+}
+
+/* Removes slot i (backward-shift deletion, as idx_del). */
+static void res_del(struct vs_model *m, size_t i)
+{
+    size_t mask = m->res_cap - 1;
+    for (size_t j = (i + 1) & mask; m->res[j].key; j = (j + 1) & mask) {
+        size_t home = (size_t)m->res[j].key & mask;
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            m->res[i] = m->res[j];
+            i = j;
+        }
+    }
+    memset(&m->res[i], 0, sizeof(m->res[i]));
+    m->res_n--;
+}
+
+static bool res_grow(struct vs_model *m)
+{
+    if ((m->res_n + 1) * 4 <= m->res_cap * 3)
+        return true;
+    size_t cap = m->res_cap ? m->res_cap * 2 : 256;
+    struct res_slot *tab = calloc(cap, sizeof(*tab));
+    if (!tab)
+        return false;
+    for (size_t i = 0; i < m->res_cap; i++) {
+        if (!m->res[i].key)
+            continue;
+        size_t j = (size_t)m->res[i].key & (cap - 1);
+        while (tab[j].key)
+            j = (j + 1) & (cap - 1);
+        tab[j] = m->res[i];
+    }
+    free(m->res);
+    m->res = tab;
+    m->res_cap = cap;
+    return true;
+}
+
+void vs_model_unaccount(struct vs_model *m, const char *uid)
+{
+    struct res_slot *s = res_find(m, res_key(uid));
+    if (!s)
+        return;
+    struct vs_node *n = s->on;
+    res_apply(n, s, -1);
+    res_del(m, (size_t)(s - m->res));
+    node_gc(m, n);
+}
+
+enum vs_err vs_model_account(struct vs_model *m, const char *uid, const char *node,
+                             const struct vs_podres *r)
+{
+    if (!node || !*node) {
+        vs_model_unaccount(m, uid);
+        return VS_OK;
+    }
+    uint64_t key = res_key(uid);
+    struct res_slot *s = res_find(m, key);
+    struct vs_node *n = s && strcmp(s->on->name, node) == 0 ? s->on : node_get(m, node, true);
+    if (!n)
+        return VS_ERR_NOMEM;
+    if (s) {
+        struct vs_node *old = s->on;
+        res_apply(old, s, -1);
+        s->on = n;
+        if (old != n)
+            node_gc(m, old);
+    } else {
+        if (!res_grow(m)) {
+            node_gc(m, n);
+            return VS_ERR_NOMEM;
+        }
+        size_t mask = m->res_cap - 1, i = (size_t)key & mask;
+        while (m->res[i].key)
+            i = (i + 1) & mask;
+        s = &m->res[i];
+        s->key = key;
+        s->on = n;
+        m->res_n++;
+    }
+    s->cpu = r->cpu;
+    s->mem = r->mem;
+    s->eph = r->eph;
+    s->nz_cpu = r->nz_cpu;
+    s->nz_mem = r->nz_mem;
+    res_apply(n, s, +1);
+    return VS_OK;
+}
+
+enum vs_err vs_model_account_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
+{
+    if (eb)
+        eb->msg[0] = '\0';
+    if (!p->uid || !*p->uid)
+        return VS_OK;
+    const char *phase = p->phase ? p->phase : "";
+    const char *node = p->node_name && *p->node_name
+                           ? p->node_name
+                           : vs_kv_get(&p->annotations, VS_ANNO_VGPU_NODE);
+    if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0 || !node || !*node) {
+        vs_model_unaccount(m, p->uid);
+        return VS_OK;
+    }
+    struct vs_podres r;
+    struct vs_errbuf e;
+    enum vs_err err = vs_podres_compute(p, &r, &e);
+    if (err) {
+        vs_model_unaccount(m, p->uid);
+        return vs_err_set(eb, err, "pod %s/%s: %s", p->ns, p->name, e.msg);
+    }
+    return vs_model_account(m, p->uid, node, &r);
+}
+
+size_t vs_model_account_count(const struct vs_model *m)
+{
+    return m->res_n;
+}
+
 const struct vs_node *vs_model_node(const struct vs_model *m, const char *name)
 {
     return idx_find(m, name);
@@ -1125,6 +1315,7 @@ void vs_model_free(struct vs_model *m)
         node_free(n);
     }
     free(m->idx);
+    free(m->res);
     struct vs_quota *q, *qtmp;
     HASH_ITER(hh, m->quotas, q, qtmp)
     {

@@ -16,6 +16,7 @@
 #include "annot.h"
 #include "err.h"
 #include "kobj.h"
+#include "podres.h"
 
 #include <uthash.h>
 
@@ -117,6 +118,17 @@ struct vs_node {
     struct vs_node_sums {
         int64_t used, count, usedcores, devcore, usedmem, devmem;
     } sums;
+    /* kube-scheduler's view of the node's other resources (NodeResourcesFit); see
+     * vs_model_account. Policies may read it; changes bump gen. */
+    struct vs_node_res {
+        /* status.allocatable: cpu in millicores, memory and ephemeral-storage in bytes, pods.
+         * A resource the Node object does not list is -1 and is not checked (hand-written
+         * cluster files; kubelet always reports all four). */
+        int64_t alloc_cpu, alloc_mem, alloc_eph, alloc_pods;
+        /* Sums over every pod counted on this node, GPU or not (vs_podres): requests, the
+         * non-zero requests least-allocated scoring uses, and the number of pods. */
+        int64_t cpu, mem, eph, nz_cpu, nz_mem, pods;
+    } res;
 };
 
 struct vs_quota {
@@ -167,6 +179,24 @@ size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl);
 enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *q,
                                const char *mem_resource, const char *core_resource);
 void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name);
+
+/* Non-GPU resources (kube-scheduler's NodeResourcesFit view, vs_node.res).
+ *
+ * vs_model_account counts pod uid's request r on node (created as a bucket if unknown),
+ * replacing what the same uid counted before; node NULL or "" counts it nowhere (same as
+ * vs_model_unaccount). Every pod that is on a node and neither Succeeded nor Failed should be
+ * counted, GPU or not. Entries are keyed by a 64-bit hash of the uid (two UIDs colliding would
+ * share one entry; about 1e-9 at 150,000 pods). Returns VS_ERR_NOMEM only. */
+enum vs_err vs_model_account(struct vs_model *m, const char *uid, const char *node,
+                             const struct vs_podres *r);
+void vs_model_unaccount(struct vs_model *m, const char *uid);
+/* Accounts p the way kube-scheduler's cache holds it: on spec.nodeName (else on
+ * hami.io/vgpu-node, a pod the extender placed that is not bound yet), nowhere when it is
+ * Succeeded or Failed or on no node. VS_ERR_PARSE (message in eb) when its requests do not parse:
+ * the pod is then counted nowhere. */
+enum vs_err vs_model_account_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);
+/* How many pods are accounted (for tests and memory figures). */
+size_t vs_model_account_count(const struct vs_model *m);
 
 /* Lookups: borrowed pointers valid until the next change of the model. */
 const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);

@@ -64,7 +64,8 @@ static bool exponent_of(const char *p, int64_t *e10)
     return true;
 }
 
-static enum vs_err parse(const char *s, struct qval *q)
+/* Parses s as its value times 10^scale (scale 3: in thousandths, Go's MilliValue). */
+static enum vs_err parse(const char *s, int scale, struct qval *q)
 {
     memset(q, 0, sizeof(*q));
     if (!s || !*s)
@@ -93,6 +94,7 @@ static enum vs_err parse(const char *s, struct qval *q)
         e10 = e10s;
     else if (!exponent_of(p, &e10))
         return VS_ERR_PARSE;
+    e10 += scale;
 #define DIGIT(i) (d[(i) < na ? (i) : (i) + 1] - '0')
     /* Digits [0, cut) weigh 10^0 or more; a negative cut means -cut implied zeros after the
      * point, a cut past n means cut - n implied zeros before it. */
@@ -129,7 +131,7 @@ static enum vs_err parse(const char *s, struct qval *q)
 enum vs_err vs_quantity_int(const char *s, int64_t *out)
 {
     struct qval q;
-    enum vs_err err = parse(s, &q);
+    enum vs_err err = parse(s, 0, &q);
     if (err)
         return err;
     if (q.huge || q.frac)
@@ -146,10 +148,10 @@ enum vs_err vs_quantity_int(const char *s, int64_t *out)
     return VS_OK;
 }
 
-enum vs_err vs_quantity_ceil(const char *s, int64_t *out)
+static enum vs_err ceil_scaled(const char *s, int scale, int64_t *out)
 {
     struct qval q;
-    enum vs_err err = parse(s, &q);
+    enum vs_err err = parse(s, scale, &q);
     if (err)
         return err;
     if (q.huge) {
@@ -163,4 +165,14 @@ enum vs_err vs_quantity_ceil(const char *s, int64_t *out)
     else
         *out = v > (u128)INT64_MAX ? INT64_MAX : (int64_t)v;
     return VS_OK;
+}
+
+enum vs_err vs_quantity_ceil(const char *s, int64_t *out)
+{
+    return ceil_scaled(s, 0, out);
+}
+
+enum vs_err vs_quantity_milli_ceil(const char *s, int64_t *out)
+{
+    return ceil_scaled(s, 3, out);
 }

@@ -17,4 +17,9 @@ enum vs_err vs_quantity_int(const char *s, int64_t *out);
  * VS_ERR_PARSE when s is not a quantity. */
 enum vs_err vs_quantity_ceil(const char *s, int64_t *out);
 
+/* The quantity in thousandths, rounded up and saturating like vs_quantity_ceil (Go's
+ * Quantity.MilliValue, e.g. "0.5" = 500, "100m" = 100, "1u" = 1). VS_ERR_PARSE when s is not a
+ * quantity. */
+enum vs_err vs_quantity_milli_ceil(const char *s, int64_t *out);
+
 #endif

@@ -78,8 +78,10 @@ char *vs_report_json(const struct vs_sim_report *r)
             goto oom;
         json_object_set_new(o, "pod", json_string(p->pod));
         json_object_set_new(o, "node", p->node ? json_string(p->node) : json_null());
-        if (p->node) {
-            json_object_set_new(o, "devices", json_string(p->devices ? p->devices : ""));
+        if (p->node && !p->devices) {
+            json_object_set_new(o, "devices", json_null());
+        } else if (p->node) {
+            json_object_set_new(o, "devices", json_string(p->devices));
             json_object_set_new(o, "score", score_json(p->score));
             if (p->n_victims) {
                 json_t *pr = json_object(), *vs = json_array();
@@ -98,9 +100,12 @@ char *vs_report_json(const struct vs_sim_report *r)
         } else {
             json_t *rs = json_object();
             json_object_set_new(o, "reasons", rs);
-            for (size_t k = 0; rs && k < p->reasons.n; k++)
+            for (size_t k = 0; rs && k < p->reasons.n; k++) {
+                const char *v = p->reasons.items[k].val;
                 json_object_set_new(rs, p->reasons.items[k].key,
-                                    json_string(p->reasons.items[k].val));
+                                    p->reasons_summary ? json_integer(strtoll(v, NULL, 10))
+                                                       : json_string(v));
+            }
         }
     }
     for (size_t i = 0; i < r->n_nodes; i++) {
@@ -155,7 +160,9 @@ char *vs_report_table(const struct vs_sim_report *r)
     vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", "POD", "NODE", "SCORE", "DEVICES / REASON");
     for (size_t i = 0; i < r->n_pods; i++) {
         const struct vs_sim_pod *p = &r->pods[i];
-        if (p->node) {
+        if (p->node && !p->devices) {
+            vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", p->pod, p->node, "-", "(no GPU)");
+        } else if (p->node) {
             char s[32];
             vs_format_float(p->score, s, sizeof(s));
             vs_buf_printf(&b, "%-32s %-20s %-10s %s", p->pod, p->node, s, p->devices);
@@ -166,6 +173,14 @@ char *vs_report_table(const struct vs_sim_report *r)
             vs_buf_printf(&b, "%-32s %-20s %-10s error: %s\n", p->pod, "-", "-", p->error);
         } else if (p->reasons.n == 0) {
             vs_buf_printf(&b, "%-32s %-20s %-10s no candidate node\n", p->pod, "-", "-");
+        } else if (p->reasons_summary) {
+            /* kube-scheduler's own FailedScheduling wording */
+            vs_buf_printf(&b, "%-32s %-20s %-10s 0/%zu nodes are available: ", p->pod, "-", "-",
+                          p->n_nodes);
+            for (size_t k = 0; k < p->reasons.n; k++)
+                vs_buf_printf(&b, "%s%s %s", k ? ", " : "", p->reasons.items[k].val,
+                              p->reasons.items[k].key);
+            vs_buf_puts(&b, "\n");
         } else {
             for (size_t k = 0; k < p->reasons.n; k++)
                 vs_buf_printf(&b, "%-32s %-20s %-10s %s: %s\n", k ? "" : p->pod, k ? "" : "-",
@@ -216,7 +231,9 @@ char *vs_report_table(const struct vs_sim_report *r)
         }
         /* Each distinct reason word of this pod counts once. */
         struct vs_kvlist seen = {0};
-        for (size_t k = 0; k < p->reasons.n; k++) {
+        for (size_t k = 0; p->reasons_summary && k < p->reasons.n; k++)
+            vs_kv_set(&seen, p->reasons.items[k].key, "1");
+        for (size_t k = 0; !p->reasons_summary && k < p->reasons.n; k++) {
             const char *s = p->reasons.items[k].val;
             while (*s) {
                 const char *sp = strchr(s, ' ');

@@ -3,6 +3,7 @@
 #ifndef VS_REPORT_H
 #define VS_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "kobj.h"
@@ -11,12 +12,17 @@
 struct vs_sim_pod {
     char *pod;                /* "ns/name" */
     char *node;               /* chosen node, NULL when not scheduled */
-    char *devices;            /* hami.io/vgpu-devices-allocated value when scheduled */
+    char *devices;            /* hami.io/vgpu-devices-allocated value when scheduled; NULL for a
+                               * pod that asks for no GPU (printed as "devices":null) */
     float score;              /* node score of the chosen node */
     char *error;              /* pod-level error, NULL otherwise */
     struct vs_kvlist reasons; /* node -> why it did not fit (when not scheduled) */
     char **victims;           /* "ns/name" of the pods preempted to place it (node set) */
     size_t n_victims;
+    /* --reasons summary: reasons maps each reason word to a node count (decimal text), and
+     * n_nodes is how many nodes were considered. */
+    bool reasons_summary;
+    size_t n_nodes;
 };
 
 struct vs_sim_report {

@@ -270,33 +270,60 @@ static void sort_cards(struct vs_scard *s, size_t n, const struct fit_ctx *x)
 
 /* ------------------------------------------------------------------ reasons */
 
-static int str_cmp(const void *a, const void *b)
+/* Decimal text of v at p; returns the end. */
+static char *put_uint(char *p, size_t v)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
 }
 
-/* "<c>/<total> <Reason>" items sorted as plain strings, joined with ", " (HAMi GenReason). */
+/* "<c>/<total> <Reason>" items sorted as plain strings, joined with ", " (HAMi GenReason).
+ * Formatted by hand into one allocation: a refused pod asks this of every node. */
 static char *gen_reason(const size_t counts[R_COUNT], size_t total)
 {
-    char items[R_COUNT][64];
+    char items[R_COUNT][80];
     char *ptrs[R_COUNT];
-    size_t n = 0;
+    size_t n = 0, len = 0;
     for (int r = 0; r < R_COUNT; r++) {
         if (!counts[r])
             continue;
-        snprintf(items[n], sizeof(items[n]), "%zu/%zu %s", counts[r], total, vs_reason_words[r]);
-        ptrs[n] = items[n];
+        char *p = put_uint(items[n], counts[r]);
+        *p++ = '/';
+        p = put_uint(p, total);
+        *p++ = ' ';
+        size_t wl = strlen(vs_reason_words[r]);
+        memcpy(p, vs_reason_words[r], wl + 1);
+        len += (size_t)(p - items[n]) + wl + 2;
+        /* insertion sort (at most R_COUNT distinct items) */
+        size_t k = n;
+        while (k > 0 && strcmp(ptrs[k - 1], items[n]) > 0) {
+            ptrs[k] = ptrs[k - 1];
+            k--;
+        }
+        ptrs[k] = items[n];
         n++;
     }
-    qsort(ptrs, n, sizeof(ptrs[0]), str_cmp);
-    struct vs_buf b;
-    vs_buf_init(&b);
+    char *out = malloc(len + 1), *o = out;
+    if (!out)
+        return NULL;
     for (size_t i = 0; i < n; i++) {
-        if (i)
-            vs_buf_puts(&b, ", ");
-        vs_buf_puts(&b, ptrs[i]);
+        if (i) {
+            *o++ = ',';
+            *o++ = ' ';
+        }
+        size_t l = strlen(ptrs[i]);
+        memcpy(o, ptrs[i], l);
+        o += l;
     }
-    return vs_buf_steal(&b);
+    *o = '\0';
+    return out;
 }
 
 /* ------------------------------------------------------------------ Fit (§4.4) */
@@ -649,6 +676,11 @@ static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
 
 static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
 {
+    if (!strchr(fmt, '%')) { /* a constant: no formatting (refusals are asked of every node) */
+        f->fit = false;
+        f->reason = strdup(fmt);
+        return f->reason ? VS_OK : VS_ERR_NOMEM;
+    }
     char buf[VS_ERRBUF_SIZE];
     va_list ap;
     va_start(ap, fmt);
@@ -713,34 +745,30 @@ static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_
     return -1;
 }
 
+/* What quick_scan saw on a node it refused: per reason, the NVIDIA cards that failed that check
+ * first; the cards that passed them all; the NVIDIA cards. Enough to word the refusal later
+ * without another pass over the cards. */
+struct tally {
+    uint32_t counts[R_COUNT];
+    uint32_t pass, nc;
+    bool pending; /* refused; reason not worked out yet (lazy reasons) */
+};
+
 /* One pass over the node's own cards, for a node without MIG cards and without the pod's own
  * reservation (so its cards are exactly what snapshot() would copy): the node score as
  * node_score_of() computes it (from the model's sums of the same values), and whether x->quick
  * fits. Fit takes every card that passes its checks until it has Nums of them (topology mode
- * collects them all first), so the container fits exactly when at least Nums cards pass. */
-static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *score)
+ * collects them all first), so the container fits exactly when at least Nums cards pass. A
+ * refusal has visited every card, so t (zeroed by the caller) then holds its whole tally. */
+static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *score,
+                       struct tally *t)
 {
     const struct vs_req *r = x->quick;
-    const struct vs_node_sums *t = &n->sums;
-    *score = score_of_sums(t->used, t->count, t->usedcores, t->devcore, t->usedmem, t->devmem);
+    const struct vs_node_sums *s = &n->sums;
+    *score = score_of_sums(s->used, s->count, s->usedcores, s->devcore, s->usedmem, s->devmem);
     int64_t cores = r->cores > 100 ? 100 : r->cores;
-    size_t pass = 0, need = (size_t)r->nums;
-    for (size_t i = 0; i < n->n_cards && pass < need; i++)
-        pass += n->cards[i].is_nvidia && card_verdict(x, &n->cards[i], cores) < 0;
-    return pass >= need;
-}
-
-/* Why x->quick does not fit on a node quick_scan() refused, worded as Fit words it: every
- * NVIDIA card counts under the first check it fails; the cards that pass them all were too few
- * (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the node answers
- * NodeInsufficientDevice before Fit, as fit_container does. Same preconditions as quick_scan. */
-static char *quick_reason(const struct fit_ctx *x, const struct vs_node *n)
-{
-    const struct vs_req *r = x->quick;
-    int64_t cores = r->cores > 100 ? 100 : r->cores;
-    size_t counts[R_COUNT] = {0};
-    size_t nc = 0, pass = 0;
-    for (size_t i = 0; i < n->n_cards; i++) {
+    size_t pass = 0, need = (size_t)r->nums, nc = 0;
+    for (size_t i = 0; i < n->n_cards && pass < need; i++) {
         const struct vs_card *c = &n->cards[i];
         if (!c->is_nvidia)
             continue;
@@ -749,20 +777,47 @@ static char *quick_reason(const struct fit_ctx *x, const struct vs_node *n)
         if (why < 0)
             pass++;
         else
-            counts[why]++;
+            t->counts[why]++;
     }
-    if ((size_t)r->nums > nc)
+    t->pass = (uint32_t)pass;
+    t->nc = (uint32_t)nc;
+    return pass >= need;
+}
+
+/* Why x->quick does not fit on a node quick_scan() refused with tally t, worded as Fit words
+ * it: every NVIDIA card counts under the first check it fails; the cards that pass them all
+ * were too few (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the
+ * node answers NodeInsufficientDevice before Fit, as fit_container does. */
+static char *quick_reason(const struct fit_ctx *x, const struct tally *t)
+{
+    if ((size_t)x->quick->nums > t->nc)
         return strdup("NodeInsufficientDevice");
-    counts[R_ALLOC_INSUFF] = pass;
-    return gen_reason(counts, nc);
+    size_t counts[R_COUNT];
+    for (int i = 0; i < R_COUNT; i++)
+        counts[i] = t->counts[i];
+    counts[R_ALLOC_INSUFF] = t->pass;
+    return gen_reason(counts, t->nc);
+}
+
+/* The words quick_reason would write, as vs_node_fit.words bits. */
+static uint32_t quick_words(const struct fit_ctx *x, const struct tally *t)
+{
+    if ((size_t)x->quick->nums > t->nc)
+        return VS_REASON_NO_DEVICE_BIT;
+    uint32_t w = t->pass ? 1u << R_ALLOC_INSUFF : 0;
+    for (int i = 0; i < R_COUNT; i++)
+        if (t->counts[i])
+            w |= 1u << i;
+    return w;
 }
 
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
  * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
- * `pending` non-NULL a node quick_scan refuses is left without its reason (*pending = true). */
+ * `pending` non-NULL a node quick_scan refuses is left without its reason (pending->pending,
+ * with the tally to word it later). */
 static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                              struct vs_node_fit *f, bool (*want_devs)(void *ctx, float score),
-                             void *want_ctx, bool *pending)
+                             void *want_ctx, struct tally *pending)
 {
     if (!n || !n->present)
         return set_reason(f, "node unregistered");
@@ -784,18 +839,19 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
-        bool fits = quick_scan(x, n, &score);
+        struct tally local = {0}, *t = pending ? pending : &local;
+        bool fits = quick_scan(x, n, &score, t);
         if (fits && !want_devs(want_ctx, score)) {
             f->score = score;
             f->fit = true;
             return VS_OK;
         }
         if (!fits && pending) {
-            *pending = true;
+            pending->pending = true;
             return VS_OK;
         }
         if (!fits) {
-            f->reason = quick_reason(x, n);
+            f->reason = quick_reason(x, t);
             return f->reason ? VS_OK : VS_ERR_NOMEM;
         }
     }
@@ -903,7 +959,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     struct fit_ctx x;
     struct vs_errbuf eb;
     enum vs_err err = VS_OK;
-    bool *pending = NULL;
+    struct tally *pending = NULL;
     const struct vs_node **nodes = NULL;
     memset(r, 0, sizeof(*r));
     memset(&x, 0, sizeof(x));
@@ -1006,10 +1062,19 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
             (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
             r->best = (long)i;
     }
-    /* No node fits: the refusals left pending get their reasons now. */
-    for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++)
-        if (pending[i] && (err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, NULL)))
+    /* No node fits: the refusals left pending get their reasons now, from their tallies. */
+    for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++) {
+        if (!pending[i].pending)
+            continue;
+        if (o->reason_words) {
+            r->nodes[i].words = quick_words(&x, &pending[i]);
+            continue;
+        }
+        if (!(r->nodes[i].reason = quick_reason(&x, &pending[i]))) {
+            err = VS_ERR_NOMEM;
             goto out;
+        }
+    }
 out:
     free(nodes);
     free(pending);

@@ -23,6 +23,9 @@ struct vs_sched_opts {
      * NULL, fit false): the reasons are only worked out when no node fits. For callers that
      * read reasons only then (the extender's Filter, simulate). */
     bool lazy_reasons;
+    /* With lazy_reasons, for callers that only count reason words (simulate --reasons summary):
+     * a refusal decided by counting on the node's cards gets vs_node_fit.words, not text. */
+    bool reason_words;
     /* For tests: evaluate every node the long way (no counting shortcut for plain requests),
      * the reference the shortcut is checked against. */
     bool full_walk;
@@ -35,8 +38,11 @@ struct vs_sched_opts {
 struct vs_node_fit {
     const char *node; /* borrowed from the candidate list */
     bool fit;
-    char *reason;            /* FailedNodes text when !fit (NULL: not worked out, see
-                              * vs_sched_opts.lazy_reasons) */
+    char *reason; /* FailedNodes text when !fit (NULL: not worked out, see
+                   * vs_sched_opts.lazy_reasons) */
+    /* With vs_sched_opts.reason_words, instead of reason: bit i set = vs_reason_words[i] is
+     * part of the refusal; VS_REASON_NO_DEVICE_BIT = NodeInsufficientDevice. 0 = see reason. */
+    uint32_t words;
     float score;             /* node score (§5.1) when fit */
     struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
                               * were the best so far when evaluated (always for `best`) */
@@ -72,6 +78,7 @@ enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
 /* The card-level reason words of spec §4.5, in a fixed order (for events and metrics). */
 #define VS_REASON_COUNT 14
 extern const char *const vs_reason_words[VS_REASON_COUNT];
+#define VS_REASON_NO_DEVICE_BIT (1u << VS_REASON_COUNT)
 
 /* The node score of §5.1 over a node's current usage (float32, HAMi's operation order). */
 float vs_sched_node_score(const struct vs_node *n);

@@ -6,6 +6,7 @@
 #include "server.h"
 
 #include "log.h"
+#include "tlsconf.h"
 
 #include <pthread.h>
 
@@ -39,6 +40,7 @@ struct vs_server {
     int port;
     bool tls;
     char *client_ca;
+    struct vs_tlsconf tlsc; /* read-only after start */
     pthread_mutex_t tls_mu; /* guards cur, mtimes, last_check */
     struct creds *cur;
     struct timespec cert_mtime, key_mtime;
@@ -337,6 +339,21 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* GnuTLS enables suites by their parts; a TLS 1.2 suite chosen from an unlisted combination
+ * of listed parts ends the handshake here, when the client's Finished has arrived (the first
+ * point where GnuTLS reports the negotiated cipher and MAC), before any request is read. */
+static int suite_hook(gnutls_session_t sess, unsigned htype, unsigned when, unsigned incoming,
+                      const gnutls_datum_t *msg)
+{
+    struct vs_server *s = gnutls_session_get_ptr(sess);
+    if (!s || !incoming || gnutls_protocol_get_version(sess) == GNUTLS_TLS1_3)
+        return 0;
+    if (vs_tlsconf_allows(&s->tlsc, (int)gnutls_kx_get(sess), (int)gnutls_cipher_get(sess),
+                          (int)gnutls_mac_get(sess)))
+        return 0;
+    return GNUTLS_E_NO_CIPHER_SUITES;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -345,8 +362,13 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
         return;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-    if (ci && ci->tls_session)
+    if (ci && ci->tls_session) {
         gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, s);
+        if (s->tlsc.n_suites)
+            gnutls_handshake_set_hook_function((gnutls_session_t)ci->tls_session,
+                                               GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
+                                               suite_hook);
+    }
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -426,6 +448,9 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         goto fail;
     }
     s->tls = have_cert;
+    /* Checked also without a certificate: a bad flag value is an error either way. */
+    if (vs_tlsconf_build(o->tls_min_version, o->tls_cipher_suites, &s->tlsc, eb))
+        goto fail;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 #ifdef MHD_USE_EPOLL
     flags |= MHD_USE_EPOLL;
@@ -443,6 +468,7 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     if (s->tls) {
         flags |= MHD_USE_TLS;
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, s->tlsc.priority};
         if (creds_load(o->cert_file, o->key_file, &s->cur, eb))
             goto fail;
         mtime_of(o->cert_file, &s->cert_mtime);
@@ -491,6 +517,7 @@ void vs_server_stop(struct vs_server *s)
         MHD_stop_daemon(s->d);
     creds_free(s->cur);
     free(s->client_ca);
+    vs_tlsconf_cleanup(&s->tlsc);
     pthread_mutex_destroy(&s->tls_mu);
     free(s);
 }

@@ -38,9 +38,11 @@ struct vs_server_opts {
     const char *bind;      /* "host:port", ":port", "[v6]:port"; port 0 = any */
     const char *cert_file; /* both set => HTTPS */
     const char *key_file;
-    const char *client_ca_file; /* require and verify client certificates */
-    size_t max_body;            /* default 8 MiB */
-    unsigned threads;           /* thread pool size, default 8 */
+    const char *client_ca_file;    /* require and verify client certificates */
+    const char *tls_min_version;   /* --tls-min-version: NULL = VersionTLS12 */
+    const char *tls_cipher_suites; /* --tls-cipher-suites (Go names, comma-separated) */
+    size_t max_body;               /* default 8 MiB */
+    unsigned threads;              /* thread pool size, default 8 */
     const struct vs_route *routes;
     size_t n_routes;
     const char *name; /* for logs: "main" / "metrics" */

@@ -5,8 +5,10 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "kfilter.h"
 #include "loader.h"
 #include "model.h"
+#include "podres.h"
 #include "policy.h"
 #include "preempt.h"
 #include "report.h"
@@ -25,6 +27,7 @@ struct sim_opts {
     const char *devcfg;
     const char *output;
     const char *svg;
+    const char *reasons;
 };
 
 static void warn_to(void *ctx, const char *msg)
@@ -46,6 +49,7 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
         {"device-config-file", offsetof(struct sim_opts, devcfg)},
         {"output", offsetof(struct sim_opts, output)},
         {"svg", offsetof(struct sim_opts, svg)},
+        {"reasons", offsetof(struct sim_opts, reasons)},
     };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -81,6 +85,12 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
         fprintf(err, "simulate: invalid --output \"%s\" (want table or json)\n", o->output);
         return 2;
     }
+    if (!o->reasons)
+        o->reasons = "full";
+    if (strcmp(o->reasons, "full") != 0 && strcmp(o->reasons, "summary") != 0) {
+        fprintf(err, "simulate: invalid --reasons \"%s\" (want full or summary)\n", o->reasons);
+        return 2;
+    }
     return 0;
 }
 
@@ -88,16 +98,6 @@ static bool is_placed(const struct vs_pod *p)
 {
     const char *vn = vs_kv_get(&p->annotations, VS_ANNO_VGPU_NODE);
     return (p->node_name && *p->node_name) || (vn && *vn);
-}
-
-static bool selector_ok(const struct vs_pod *p, const struct vs_knode *n)
-{
-    for (size_t i = 0; i < p->node_selector.n; i++) {
-        const char *v = vs_kv_get(&n->labels, p->node_selector.items[i].key);
-        if (!v || strcmp(v, p->node_selector.items[i].val) != 0)
-            return false;
-    }
-    return true;
 }
 
 /* Pods from files may lack a UID; the model keys pods by UID. */
@@ -151,8 +151,10 @@ static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char 
     }
     vs_preempt_plans_free(plans, np);
     plans = NULL;
-    for (size_t i = 0; i < out->n_victims; i++)
+    for (size_t i = 0; i < out->n_victims; i++) {
         vs_model_remove_pod(m, uids[i]);
+        vs_model_unaccount(m, uids[i]);
+    }
     struct vs_filter_result r;
     const char *one[] = {node};
     if (vs_sched_filter(m, p, one, 1, so, &r))
@@ -178,49 +180,222 @@ out:
     return rc;
 }
 
-static int schedule_one(struct vs_model *m, struct vs_pod *p, const struct vs_objset *cl,
-                        const struct vs_sched_opts *so, struct vs_sim_pod *out)
+/* What every pod's scheduling shares: the cluster, its nodes' model entries (stable while the
+ * Node exists) and scratch space sized to the node count. */
+struct sim_ctx {
+    struct vs_model *m;
+    const struct vs_objset *cl;
+    const struct vs_sched_opts *so;
+    bool summary; /* --reasons summary (the extender then reports reason words as bits) */
+    /* A table pod whose reasons cover more nodes than this is summarised (--output table). */
+    size_t table_full_max;
+    const struct vs_node **mnodes; /* model entry of cl->nodes[i] */
+    const char **cands;            /* names of the nodes that pass kube-scheduler's filters */
+    const char **kreason;          /* kreason[i]: why cl->nodes[i] failed them, NULL if it passed */
+    char (*kbuf)[VS_KF_REASON_SIZE];
+};
+
+/* Appends without the duplicate check of vs_kv_set (node names are unique); cap preallocated. */
+static int kv_append(struct vs_kvlist *l, size_t cap, const char *key, const char *val)
+{
+    if (!l->items && !(l->items = calloc(cap ? cap : 1, sizeof(*l->items))))
+        return -1;
+    char *k = strdup(key), *v = strdup(val);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    l->items[l->n].key = k;
+    l->items[l->n].val = v;
+    l->n++;
+    return 0;
+}
+
+struct word_count {
+    const char *word; /* borrowed from a reason text */
+    size_t len;
+    long n;
+};
+
+struct word_counts {
+    struct word_count *w;
+    size_t n, cap;
+};
+
+static int count_word(struct word_counts *c, const char *w, size_t len)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->w[i].len == len && memcmp(c->w[i].word, w, len) == 0) {
+            c->w[i].n++;
+            return 0;
+        }
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        struct word_count *g = realloc(c->w, cap * sizeof(*g));
+        if (!g)
+            return -1;
+        c->w = g;
+        c->cap = cap;
+    }
+    c->w[c->n++] = (struct word_count){w, len, 1};
+    return 0;
+}
+
+/* Counts each part of a reason joined with ", " once, without a leading "k/n " card fraction
+ * (the extender's "1/2 CardInsufficientMemory, 1/2 CardNotHealth" counts two words). */
+static int count_reason(struct word_counts *c, const char *reason)
+{
+    const char *s = reason;
+    for (;;) {
+        const char *comma = strstr(s, ", ");
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        const char *w = s;
+        size_t i = 0;
+        while (i < len && w[i] >= '0' && w[i] <= '9')
+            i++;
+        if (i > 0 && i < len && w[i] == '/') {
+            size_t j = i + 1;
+            while (j < len && w[j] >= '0' && w[j] <= '9')
+                j++;
+            if (j > i + 1 && j < len && w[j] == ' ') {
+                w += j + 1;
+                len -= j + 1;
+            }
+        }
+        if (count_word(c, w, len))
+            return -1;
+        if (!comma)
+            return 0;
+        s = comma + 2;
+    }
+}
+
+static int wc_cmp(const void *a, const void *b)
+{
+    const struct word_count *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    size_t l = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->word, y->word, l);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The refused pod's reasons: kube-scheduler's for the nodes it filtered out, the extender's
+ * (r, over the candidates in order) for the rest, in cluster order; or their word counts. */
+static int refused_reasons(const struct sim_ctx *c, const struct vs_filter_result *r,
+                           struct vs_sim_pod *out)
+{
+    size_t nn = c->cl->n_nodes, j = 0;
+    bool summary = c->summary || (c->table_full_max && nn > c->table_full_max);
+    struct word_counts wc = {0};
+    int rc = 0;
+    out->n_nodes = nn;
+    out->reasons_summary = summary;
+    for (size_t i = 0; i < nn && !rc; i++) {
+        const char *why = c->kreason[i];
+        uint32_t words = 0;
+        if (!why) {
+            why = r && j < r->n && r->nodes[j].reason ? r->nodes[j].reason : "";
+            words = r && j < r->n ? r->nodes[j].words : 0;
+            j++;
+        }
+        if (words) { /* summary only: the extender's words as bits */
+            for (int b = 0; b <= VS_REASON_COUNT && !rc; b++) {
+                if (!(words & (1u << b)))
+                    continue;
+                const char *w = b < VS_REASON_COUNT ? vs_reason_words[b] : "NodeInsufficientDevice";
+                rc = count_word(&wc, w, strlen(w));
+            }
+            continue;
+        }
+        rc = summary ? count_reason(&wc, why)
+                     : kv_append(&out->reasons, nn, c->cl->nodes[i].name, why);
+    }
+    if (summary && !rc) {
+        qsort(wc.w, wc.n, sizeof(*wc.w), wc_cmp);
+        for (size_t i = 0; i < wc.n && !rc; i++) {
+            char word[256], num[24];
+            snprintf(word, sizeof(word), "%.*s", (int)(wc.w[i].len < 255 ? wc.w[i].len : 255),
+                     wc.w[i].word);
+            snprintf(num, sizeof(num), "%ld", wc.w[i].n);
+            rc = kv_append(&out->reasons, wc.n, word, num);
+        }
+    }
+    free(wc.w);
+    return rc;
+}
+
+/* A pod that asks for no GPU: NodeResourcesFit's least-allocated score picks among the
+ * candidates, the first of equal scores. */
+static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podres *res,
+                       struct vs_sim_pod *out)
+{
+    long best = -1;
+    int64_t best_score = -1;
+    for (size_t i = 0; i < c->cl->n_nodes; i++) {
+        if (c->kreason[i] || !c->mnodes[i])
+            continue;
+        int64_t sc = vs_kfilter_least_allocated(c->mnodes[i], res);
+        if (sc > best_score) {
+            best_score = sc;
+            best = (long)i;
+        }
+    }
+    if (best < 0)
+        return refused_reasons(c, NULL, out);
+    out->node = strdup(c->cl->nodes[best].name);
+    if (!out->node || vs_model_account(c->m, p->uid, out->node, res))
+        return -1;
+    return 0;
+}
+
+static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *out)
 {
     size_t n = strlen(p->ns) + strlen(p->name) + 2;
     out->pod = malloc(n);
     if (!out->pod)
         return -1;
     snprintf(out->pod, n, "%s/%s", p->ns, p->name);
-    const char **cands = calloc(cl->n_nodes ? cl->n_nodes : 1, sizeof(*cands));
-    if (!cands)
-        return -1;
+    struct vs_podres res;
+    struct vs_errbuf eb;
+    if (vs_podres_compute(p, &res, &eb))
+        return (out->error = strdup(eb.msg)) ? 0 : -1;
+    const struct vs_objset *cl = c->cl;
     size_t nc = 0;
-    for (size_t i = 0; i < cl->n_nodes; i++)
-        if (!cl->nodes[i].unschedulable && selector_ok(p, &cl->nodes[i]))
-            cands[nc++] = cl->nodes[i].name;
+    for (size_t i = 0; i < cl->n_nodes; i++) {
+        c->kreason[i] = vs_kfilter_node(p, &res, &cl->nodes[i], c->mnodes[i], c->kbuf[i]);
+        if (!c->kreason[i])
+            c->cands[nc++] = cl->nodes[i].name;
+    }
     struct vs_filter_result r;
     int rc = 0;
-    if (vs_sched_filter(m, p, cands, nc, so, &r)) {
-        free(cands);
+    if (vs_sched_filter(c->m, p, c->cands, nc, c->so, &r))
         return -1;
-    }
     if (r.error) {
         out->error = strdup(r.error);
+        rc = out->error ? 0 : -1;
     } else if (!r.managed) {
-        out->error = strdup("pod requests no NVIDIA GPU (nothing for this scheduler to place)");
+        rc = place_plain(c, p, &res, out);
     } else if (r.best >= 0) {
         const struct vs_node_fit *f = &r.nodes[r.best];
         out->node = strdup(f->node);
         out->devices = vs_annot_format_devices(&f->devs);
         out->score = f->score;
-        struct vs_errbuf eb;
-        if (!out->node || !out->devices || vs_sched_commit(m, p, &r, 0, &eb))
+        if (!out->node || !out->devices || vs_sched_commit(c->m, p, &r, 0, &eb) ||
+            vs_model_account(c->m, p->uid, out->node, &res))
             rc = -1;
     } else {
-        int placed = place_by_preemption(m, p, cands, nc, so, out);
+        int placed = place_by_preemption(c->m, p, c->cands, nc, c->so, out);
         if (placed < 0)
             rc = -1;
-        for (size_t i = 0; !placed && i < r.n; i++)
-            if (vs_kv_set(&out->reasons, r.nodes[i].node, r.nodes[i].reason))
-                rc = -1;
+        else if (placed > 0 && vs_model_account(c->m, p->uid, out->node, &res))
+            rc = -1;
+        else if (!placed)
+            rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
-    free(cands);
     return rc;
 }
 
@@ -291,22 +466,47 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
             goto oom;
         if (e)
             fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
+        e = vs_model_account_pod(m, &cl.pods[i], &eb);
+        if (e == VS_ERR_NOMEM)
+            goto oom;
+        if (e)
+            fprintf(err, "warning: %s: %s (its cpu and memory are not counted)\n", o.cluster,
+                    eb.msg);
     }
     /* Reasons are reported only for pods no node takes. */
     struct vs_sched_opts so = {.cfg = &cfg,
                                .node_policy = o.node_policy,
                                .gpu_policy = o.gpu_policy,
                                .lazy_reasons = true};
-    for (size_t i = 0; i < cl.n_pods; i++) {
+    /* Summarised reasons are counted words: the extender need not write them out. */
+    bool table = strcmp(o.output, "table") == 0;
+    so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
+    size_t nn = cl.n_nodes ? cl.n_nodes : 1;
+    struct sim_ctx ctx = {.m = m,
+                          .cl = &cl,
+                          .so = &so,
+                          .summary = strcmp(o.reasons, "summary") == 0,
+                          .table_full_max = table ? 20 : 0,
+                          .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
+                          .cands = calloc(nn, sizeof(*ctx.cands)),
+                          .kreason = calloc(nn, sizeof(*ctx.kreason)),
+                          .kbuf = calloc(nn, sizeof(*ctx.kbuf))};
+    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
+    for (size_t i = 0; !ctx_oom && i < cl.n_nodes; i++)
+        ctx.mnodes[i] = vs_model_node(m, cl.nodes[i].name);
+    for (size_t i = 0; !ctx_oom && i < cl.n_pods; i++) {
         if (is_placed(&cl.pods[i]))
             continue;
-        if (schedule_one(m, &cl.pods[i], &cl, &so, &res[n_res++]))
-            goto oom;
+        ctx_oom = schedule_one(&ctx, &cl.pods[i], &res[n_res++]) != 0;
     }
-    for (size_t i = 0; i < pods.n_pods; i++) {
-        if (ensure_uid(&pods.pods[i]) || schedule_one(m, &pods.pods[i], &cl, &so, &res[n_res++]))
-            goto oom;
-    }
+    for (size_t i = 0; !ctx_oom && i < pods.n_pods; i++)
+        ctx_oom = ensure_uid(&pods.pods[i]) || schedule_one(&ctx, &pods.pods[i], &res[n_res++]);
+    free(ctx.mnodes);
+    free(ctx.cands);
+    free(ctx.kreason);
+    free(ctx.kbuf);
+    if (ctx_oom)
+        goto oom;
     struct vs_sim_report rep = {.pods = res,
                                 .n_pods = n_res,
                                 .model = m,

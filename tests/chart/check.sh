@@ -75,7 +75,7 @@ has default \
   '- --scheduler-name=hami-scheduler$' '- --node-scheduler-policy=binpack$' \
   '- --gpu-scheduler-policy=spread$' '- --metrics-bind-address=:9395$' \
   '- --device-config-file=/device-config.yaml$' '- --node-lock-timeout=5m$' \
-  '- --node-lock-retry-timeout=28s$' '- --leader-elect=false$' \
+  '- --node-lock-retry-timeout=28s$' '- --leader-elect=false$' '- --tls-min-version=VersionTLS12$' \
   'mountPath: /device-config.yaml$' 'fieldPath: metadata.name$' 'fieldPath: metadata.namespace$' \
   'hami.io/webhook: ignore$' 'app.kubernetes.io/component: hami-scheduler$' \
   'hami.io/scheduler-role: leader$' 'port: 443$' 'targetPort: https$' 'port: 9395$' \
@@ -89,7 +89,7 @@ has default \
   'resources: \["pods/eviction"\]$' 'resources: \["poddisruptionbudgets"\]$' \
   '- --gpu-preemption=auto$' \
   'defaultGPUNum: 1$' 'gpuCorePolicy: "default"$'
-hasnt default 'leader-elect-resource-name' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
+hasnt default 'leader-elect-resource-name' 'tls-cipher-suites' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
 
 # The generated certificate chains to the generated CA and carries the Service names.
 if command -v openssl >/dev/null; then
@@ -141,6 +141,11 @@ has custom 'httpTimeout: 45s$' '- --node-lock-retry-timeout=40s$' 'schedulerName
   '- --scheduler-name=gpu-sched$' 'urlPrefix: https://127.0.0.1:9443$' 'containerPort: 9443$' \
   'gpuCorePolicy: "force"$' '- name: example.com/vgpu$' 'resourceCountName: "example.com/vgpu"$' \
   'kube-scheduler:v1.30.5$'
+
+render tls --set scheduler.tls.minVersion=VersionTLS13 \
+  --set 'scheduler.tls.cipherSuites={TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}'
+has tls '- --tls-min-version=VersionTLS13$' \
+  '- --tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384$'
 
 render minute --set scheduler.nodeLock.retryTimeout=1m
 has minute 'httpTimeout: 62s$'

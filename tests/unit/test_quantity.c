@@ -165,3 +165,29 @@ Test(quantity, null_is_not_a_quantity)
     cr_assert_eq(vs_quantity_int(NULL, &v), VS_ERR_PARSE);
     cr_assert_eq(vs_quantity_ceil(NULL, &v), VS_ERR_PARSE);
 }
+
+ParameterizedTestParameters(quantity, milli_ceil)
+{
+    static const struct qcase cases[] = {
+        {"2", VS_OK, 2000},     {"0", VS_OK, 0},
+        {"100m", VS_OK, 100},   {"0.5", VS_OK, 500},
+        {"1.5", VS_OK, 1500},   {"250m", VS_OK, 250},
+        {"0.0001", VS_OK, 1}, /* rounds up like MilliValue */
+        {"1k", VS_OK, 1000000}, {"1Ki", VS_OK, 1024000},
+        {"2e-3", VS_OK, 2},     {"9223372036854775807", VS_OK, INT64_MAX}, /* saturates */
+        {"x", VS_ERR_PARSE, 0}, {"1.2.3", VS_ERR_PARSE, 0},
+    };
+    return cr_make_param_array(struct qcase, shared_copy(cases, sizeof(cases)),
+                               sizeof(cases) / sizeof(cases[0]), free_params);
+}
+
+ParameterizedTest(struct qcase *c, quantity, milli_ceil)
+{
+    int64_t v = 12345;
+    enum vs_err err = vs_quantity_milli_ceil(c->in, &v);
+    cr_assert_eq(err, c->code, "\"%s\": got %s, want %s", c->in, vs_err_name(err),
+                 vs_err_name(c->code));
+    if (c->code == VS_OK)
+        cr_assert_eq(v, c->want, "\"%s\": got %lld, want %lld", c->in, (long long)v,
+                     (long long)c->want);
+}

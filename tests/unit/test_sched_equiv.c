@@ -100,9 +100,9 @@ static void random_pod(struct vs_pod *p, int k, const char **node_policy, const 
 
 /* Filter with lazy reasons (the extender's and simulate's setting) or the long way for every
  * node (full_walk: the reference). */
-static void filter_opts(const struct vs_model *m, const struct vs_pod *p, const char *np,
-                        const char *gp, const char *const *cands, size_t n, bool lazy, bool full,
-                        struct vs_filter_result *r)
+static void filter_words(const struct vs_model *m, const struct vs_pod *p, const char *np,
+                         const char *gp, const char *const *cands, size_t n, bool lazy, bool full,
+                         bool words, struct vs_filter_result *r)
 {
     static struct vs_devcfg cfg;
     static int init;
@@ -110,10 +110,55 @@ static void filter_opts(const struct vs_model *m, const struct vs_pod *p, const 
         vs_devcfg_init(&cfg);
         init = 1;
     }
-    struct vs_sched_opts o = {
-        .cfg = &cfg, .node_policy = np, .gpu_policy = gp, .lazy_reasons = lazy, .full_walk = full};
+    struct vs_sched_opts o = {.cfg = &cfg,
+                              .node_policy = np,
+                              .gpu_policy = gp,
+                              .lazy_reasons = lazy,
+                              .full_walk = full,
+                              .reason_words = words};
     if (vs_sched_filter(m, p, cands, n, &o, r))
         abort();
+}
+
+static void filter_opts(const struct vs_model *m, const struct vs_pod *p, const char *np,
+                        const char *gp, const char *const *cands, size_t n, bool lazy, bool full,
+                        struct vs_filter_result *r)
+{
+    filter_words(m, p, np, gp, cands, n, lazy, full, false, r);
+}
+
+/* The word bits a reason text names ("k/n Word, ..." or "NodeInsufficientDevice"). */
+static uint32_t words_of(const char *reason)
+{
+    uint32_t w = 0;
+    if (strcmp(reason, "NodeInsufficientDevice") == 0)
+        return VS_REASON_NO_DEVICE_BIT;
+    for (int i = 0; i < VS_REASON_COUNT; i++) {
+        const char *at = strstr(reason, vs_reason_words[i]);
+        size_t l = strlen(vs_reason_words[i]);
+        if (at && at > reason && at[-1] == ' ' && (at[l] == '\0' || at[l] == ','))
+            w |= 1u << i;
+    }
+    return w;
+}
+
+/* reason_words: a refusal's words as bits, exactly those of the text reason (or the text). */
+static void check_words(const struct vs_filter_result *all, const struct vs_filter_result *wr,
+                        uint64_t seed, int k)
+{
+    cr_assert_eq(wr->best, all->best);
+    for (size_t i = 0; all->best < 0 && i < all->n; i++) {
+        const struct vs_node_fit *a = &all->nodes[i], *w = &wr->nodes[i];
+        if (w->reason) {
+            cr_assert_eq(w->words, 0);
+            cr_assert_str_eq(w->reason, a->reason);
+            continue;
+        }
+        cr_assert_neq(w->words, 0, "seed %llu pod %d node %zu: neither words nor text",
+                      (unsigned long long)seed, k, i);
+        cr_assert_eq(w->words, words_of(a->reason), "seed %llu pod %d node %zu: %s",
+                     (unsigned long long)seed, k, i, a->reason);
+    }
 }
 
 /* Lazy reasons change nothing but the reason texts of refused nodes when some node fits. */
@@ -176,6 +221,10 @@ static void check_round(uint64_t seed, struct coverage *cov)
         filter_opts(m, &p, np, gp, cands, N_NODES, true, false, &lazy);
         check_lazy(&all, &lazy, seed, k);
         vs_filter_result_cleanup(&lazy);
+        struct vs_filter_result wr;
+        filter_words(m, &p, np, gp, cands, N_NODES, true, false, true, &wr);
+        check_words(&all, &wr, seed, k);
+        vs_filter_result_cleanup(&wr);
         for (int i = 0; i < N_NODES; i++) {
             struct vs_filter_result one;
             filter_opts(m, &p, np, gp, &cands[i], 1, false, true, &one);

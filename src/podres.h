@@ -1,0 +1,33 @@
+/* podres: a pod's cpu, memory and ephemeral-storage request as kube-scheduler counts it
+ * (NodeResourcesFit, v1.36): per resource the larger of the app side and the largest init
+ * container, sidecar init containers (restartPolicy Always) counted with the app side, plus
+ * spec.overhead. Extended resources (the GPUs vgpu-sched manages among them) are not counted. */
+#ifndef VS_PODRES_H
+#define VS_PODRES_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "kobj.h"
+
+/* kube-scheduler's default request of a container that names no cpu / memory request, used only
+ * for scoring (schedutil.DefaultMilliCPURequest, DefaultMemoryRequest). */
+#define VS_PODRES_DEFAULT_CPU 100                   /* millicores */
+#define VS_PODRES_DEFAULT_MEM (200LL * 1024 * 1024) /* bytes */
+
+struct vs_podres {
+    int64_t cpu; /* millicores (Quantity.MilliValue, rounded up) */
+    int64_t mem; /* bytes (Quantity.Value, rounded up) */
+    int64_t eph; /* bytes of ephemeral-storage */
+    /* The same with a container's missing cpu / memory request taken as the defaults above:
+     * what least-allocated scoring adds up (NodeInfo.NonZeroRequested). */
+    int64_t nz_cpu;
+    int64_t nz_mem;
+};
+
+/* Computes p's request. A container's request for a resource is resources.requests, else
+ * resources.limits (the API server's defaulting, so hand-written pods count like admitted ones).
+ * VS_ERR_PARSE with the field and the value in eb when a quantity does not parse or is negative. */
+enum vs_err vs_podres_compute(const struct vs_pod *p, struct vs_podres *out, struct vs_errbuf *eb);
+
+#endif

@@ -1,0 +1,256 @@
+/* test_tls: the HTTPS listener's protocol floor, cipher-suite list and client-certificate
+ * check, probed with an in-process OpenSSL client that can offer exactly one protocol version
+ * or suite (OpenSSL's own floor is lowered to security level 0 so a TLS 1.0/1.1 ClientHello is
+ * really sent and the refusal comes from the server). */
+#include "harness.h"
+#include "server.h"
+#include "tlsconf.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <gnutls/gnutls.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+
+static struct vs_harness h;
+static struct vs_server *srv;
+
+static void ok_handler(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    resp->status = 200;
+    resp->body = strdup("ok");
+    resp->content_type = "text/plain";
+}
+
+static const struct vs_route routes[] = {{"GET", "/healthz", ok_handler, NULL, false}};
+
+static void setup(void)
+{
+    vs_harness_init(&h);
+}
+
+static void teardown(void)
+{
+    vs_server_stop(srv);
+    srv = NULL;
+    vs_harness_cleanup(&h);
+}
+
+TestSuite(tls, .init = setup, .fini = teardown);
+
+static void start(const char *min_version, const char *suites, const char *client_ca)
+{
+    struct vs_server_opts o = {.bind = "127.0.0.1:0",
+                               .cert_file = h.cert,
+                               .key_file = h.key,
+                               .client_ca_file = client_ca,
+                               .tls_min_version = min_version,
+                               .tls_cipher_suites = suites,
+                               .threads = 2,
+                               .routes = routes,
+                               .n_routes = 1,
+                               .name = "main"};
+    struct vs_errbuf eb = {{0}};
+    srv = vs_server_start(&o, &eb);
+    cr_assert_not_null(srv, "%s", eb.msg);
+}
+
+struct probe {
+    int version;     /* negotiated protocol, 0 when the handshake failed */
+    char cipher[64]; /* negotiated suite (OpenSSL's name) */
+    char resp[512];  /* what GET /healthz returned (status line and body) */
+};
+
+/* One connection offering exactly [minv, maxv] and the given TLS 1.2 cipher list; when the
+ * handshake succeeds, sends GET /healthz and keeps the response. */
+static struct probe connect_with(int minv, int maxv, const char *ciphers, const char *cert,
+                                 const char *key)
+{
+    struct probe p = {0};
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    cr_assert_not_null(ctx);
+    SSL_CTX_set_security_level(ctx, 0);
+    cr_assert_eq(SSL_CTX_set_min_proto_version(ctx, minv), 1);
+    cr_assert_eq(SSL_CTX_set_max_proto_version(ctx, maxv), 1);
+    cr_assert_eq(SSL_CTX_set_cipher_list(ctx, ciphers ? ciphers : "DEFAULT:@SECLEVEL=0"), 1);
+    if (cert) {
+        cr_assert_eq(SSL_CTX_use_certificate_file(ctx, cert, SSL_FILETYPE_PEM), 1);
+        cr_assert_eq(SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM), 1);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(vs_server_port(srv))};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    SSL *ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_connect(ssl) == 1) {
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        size_t n = 0;
+        if (SSL_write(ssl, req, (int)strlen(req)) > 0) {
+            int r;
+            while (n + 1 < sizeof(p.resp) &&
+                   (r = SSL_read(ssl, p.resp + n, (int)(sizeof(p.resp) - 1 - n))) > 0)
+                n += (size_t)r;
+        }
+        p.resp[n] = '\0';
+        /* TLS 1.2 finishes on the client before the server has checked the client's
+         * Finished: the handshake only counts when the server answered. */
+        if (n > 0) {
+            p.version = SSL_version(ssl);
+            snprintf(p.cipher, sizeof(p.cipher), "%s", SSL_get_cipher_name(ssl));
+        }
+    }
+    ERR_clear_error();
+    SSL_free(ssl);
+    close(fd);
+    SSL_CTX_free(ctx);
+    return p;
+}
+
+static struct probe connect_version(int v)
+{
+    return connect_with(v, v, NULL, NULL, NULL);
+}
+
+static bool answered_ok(const struct probe *p)
+{
+    return strncmp(p->resp, "HTTP/1.1 200", 12) == 0 && strstr(p->resp, "\r\n\r\nok");
+}
+
+Test(tls, default_floor_is_tls12)
+{
+    start(NULL, NULL, NULL);
+    struct probe p10 = connect_version(TLS1_VERSION);
+    cr_assert_eq(p10.version, 0, "TLS 1.0 negotiated: %s", p10.resp);
+    struct probe p11 = connect_version(TLS1_1_VERSION);
+    cr_assert_eq(p11.version, 0, "TLS 1.1 negotiated: %s", p11.resp);
+    struct probe p12 = connect_version(TLS1_2_VERSION);
+    cr_assert_eq(p12.version, TLS1_2_VERSION);
+    cr_assert(answered_ok(&p12), "%s", p12.resp);
+    struct probe p13 = connect_version(TLS1_3_VERSION);
+    cr_assert_eq(p13.version, TLS1_3_VERSION);
+    cr_assert(answered_ok(&p13), "%s", p13.resp);
+    /* A client offering 1.0 through 1.3 gets 1.3. */
+    struct probe any = connect_with(TLS1_VERSION, TLS1_3_VERSION, NULL, NULL, NULL);
+    cr_assert_eq(any.version, TLS1_3_VERSION);
+}
+
+Test(tls, min_tls13_refuses_tls12)
+{
+    start("VersionTLS13", NULL, NULL);
+    cr_assert_eq(connect_version(TLS1_1_VERSION).version, 0);
+    cr_assert_eq(connect_version(TLS1_2_VERSION).version, 0);
+    struct probe p13 = connect_version(TLS1_3_VERSION);
+    cr_assert_eq(p13.version, TLS1_3_VERSION);
+    cr_assert(answered_ok(&p13), "%s", p13.resp);
+}
+
+Test(tls, cipher_suites_listed_only)
+{
+    /* The parts of these two suites also make ECDHE-RSA with AES-256-GCM and RSA with
+     * AES-128-GCM: GnuTLS would negotiate them, the handshake check refuses them. */
+    start("VersionTLS12", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_RSA_WITH_AES_256_GCM_SHA384",
+          NULL);
+    struct probe a =
+        connect_with(TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-RSA-AES128-GCM-SHA256", NULL, NULL);
+    cr_assert_str_eq(a.cipher, "ECDHE-RSA-AES128-GCM-SHA256");
+    cr_assert(answered_ok(&a), "%s", a.resp);
+    struct probe b = connect_with(TLS1_2_VERSION, TLS1_2_VERSION, "AES256-GCM-SHA384", NULL, NULL);
+    cr_assert_str_eq(b.cipher, "AES256-GCM-SHA384");
+    cr_assert_eq(
+        connect_with(TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-RSA-AES256-GCM-SHA384", NULL, NULL)
+            .version,
+        0);
+    cr_assert_eq(
+        connect_with(TLS1_2_VERSION, TLS1_2_VERSION, "AES128-GCM-SHA256", NULL, NULL).version, 0);
+    cr_assert_eq(
+        connect_with(TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-RSA-AES128-SHA", NULL, NULL).version,
+        0);
+    /* TLS 1.3 suites are not configurable (as in Go). */
+    cr_assert_eq(connect_version(TLS1_3_VERSION).version, TLS1_3_VERSION);
+}
+
+Test(tls, client_certificate_from_another_ca_refused)
+{
+    vs_harness_sh(&h, "openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key -out "
+                      "other.pem -days 1 -subj /CN=other-ca && "
+                      "openssl req -newkey rsa:2048 -nodes -keyout bad.key -out bad.csr -subj "
+                      "/CN=kube-scheduler && openssl x509 -req -in bad.csr -CA other.pem -CAkey "
+                      "other.key -CAcreateserial -out bad.pem -days 1 && "
+                      "openssl req -newkey rsa:2048 -nodes -keyout good.key -out good.csr -subj "
+                      "/CN=kube-scheduler && openssl x509 -req -in good.csr -CA ca.pem -CAkey "
+                      "ca.key -CAcreateserial -out good.pem -days 1");
+    start(NULL, NULL, h.ca);
+    char bc[160], bk[160], gc[160], gk[160];
+    snprintf(bc, sizeof(bc), "%s/bad.pem", h.dir);
+    snprintf(bk, sizeof(bk), "%s/bad.key", h.dir);
+    snprintf(gc, sizeof(gc), "%s/good.pem", h.dir);
+    snprintf(gk, sizeof(gk), "%s/good.key", h.dir);
+    for (int v = TLS1_2_VERSION; v <= TLS1_3_VERSION; v++) {
+        struct probe bad = connect_with(v, v, NULL, bc, bk);
+        cr_assert(strncmp(bad.resp, "HTTP/1.1 403", 12) == 0, "%s", bad.resp);
+        cr_assert(
+            strstr(bad.resp, "\r\n\r\n{\"error\":\"a valid client certificate is required\"}"),
+            "%s", bad.resp);
+        struct probe none = connect_with(v, v, NULL, NULL, NULL);
+        cr_assert(strncmp(none.resp, "HTTP/1.1 403", 12) == 0, "%s", none.resp);
+        struct probe good = connect_with(v, v, NULL, gc, gk);
+        cr_assert(answered_ok(&good), "%s", good.resp);
+    }
+}
+
+Test(tls, flag_errors)
+{
+    struct vs_tlsconf c;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_tlsconf_build("VersionTLS11", NULL, &c, &eb), VS_ERR_INVAL);
+    cr_assert_str_eq(
+        eb.msg, "invalid --tls-min-version \"VersionTLS11\" (want VersionTLS12 or VersionTLS13)");
+    cr_assert_eq(vs_tlsconf_build(NULL, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_FOO", &c, &eb),
+                 VS_ERR_INVAL);
+    cr_assert_str_eq(eb.msg, "invalid --tls-cipher-suites: unknown cipher suite \"TLS_FOO\" (want "
+                             "Go names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+    cr_assert_eq(vs_tlsconf_build(NULL, "TLS_RSA_WITH_RC4_128_SHA", &c, &eb), VS_ERR_INVAL);
+    cr_assert_str_eq(eb.msg, "invalid --tls-cipher-suites: TLS_RSA_WITH_RC4_128_SHA is an RC4 "
+                             "suite, which this server does not support");
+    cr_assert_eq(vs_tlsconf_build(NULL, "TLS_RSA_WITH_AES_128_CBC_SHA,", &c, &eb), VS_ERR_INVAL);
+    cr_assert_str_eq(eb.msg, "invalid --tls-cipher-suites \"TLS_RSA_WITH_AES_128_CBC_SHA,\": "
+                             "empty cipher suite name");
+    /* The server refuses to start on a bad value, with or without a certificate. */
+    struct vs_server_opts o = {
+        .bind = "127.0.0.1:0", .tls_min_version = "VersionTLS10", .routes = routes, .n_routes = 1};
+    cr_assert_null(vs_server_start(&o, &eb));
+    cr_assert_str_eq(
+        eb.msg, "invalid --tls-min-version \"VersionTLS10\" (want VersionTLS12 or VersionTLS13)");
+}
+
+Test(tls, priority_strings)
+{
+    struct vs_tlsconf c;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_tlsconf_build(NULL, NULL, &c, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(c.priority, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2");
+    cr_assert_eq(c.n_suites, 0);
+    vs_tlsconf_cleanup(&c);
+    cr_assert_eq(vs_tlsconf_build("VersionTLS13", "TLS_RSA_WITH_AES_128_CBC_SHA", &c, &eb), VS_OK);
+    cr_assert_str_eq(c.priority, "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+    cr_assert_eq(c.n_suites, 0);
+    vs_tlsconf_cleanup(&c);
+    cr_assert_eq(vs_tlsconf_build(NULL,
+                                  "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,TLS_AES_128_GCM_SHA256,"
+                                  "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+                                  &c, &eb),
+                 VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(c.priority,
+                     "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:"
+                     "-CIPHER-ALL:-MAC-ALL:+AES-256-CBC:+CHACHA20-POLY1305:+AES-128-GCM:"
+                     "+AES-256-GCM:+SHA1:+AEAD:+ECDHE-ECDSA:+ECDHE-RSA");
+    cr_assert_eq(c.n_suites, 2);
+    cr_assert(
+        vs_tlsconf_allows(&c, GNUTLS_KX_ECDHE_ECDSA, GNUTLS_CIPHER_AES_256_CBC, GNUTLS_MAC_SHA1));
+    cr_assert_not(
+        vs_tlsconf_allows(&c, GNUTLS_KX_ECDHE_RSA, GNUTLS_CIPHER_AES_256_CBC, GNUTLS_MAC_SHA1));
+    vs_tlsconf_cleanup(&c);
+}
