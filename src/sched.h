@@ -33,6 +33,12 @@ struct vs_sched_opts {
      * placements and namespace quota usage left out). The result must not be committed. */
     const struct vs_podent *const *without;
     size_t n_without;
+    /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
+     * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
+     * is not busy; among busy nodes, and among the others, the node policy decides as usual.
+     * With none, the choice is exactly the policy's. */
+    const char *const *busy;
+    size_t n_busy;
 };
 
 struct vs_node_fit {

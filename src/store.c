@@ -31,6 +31,9 @@ struct informer {
     atomic_bool synced;
     struct sset *seen; /* names (nodes), uids (pods), ns/name (quotas) seen since begin() */
     bool listing;
+    volatile int stop;               /* ends this informer's run: store stop or a resync */
+    atomic_uint_fast64_t begin_gen;  /* s->resync_req when the current list began */
+    atomic_uint_fast64_t synced_gen; /* begin_gen of the last completed list */
 };
 
 struct quota_key {
@@ -53,6 +56,8 @@ struct vs_store {
     pthread_t expiry;
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
+    atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
+    struct vs_store_hooks hooks;
 };
 
 static void sset_add(struct sset **set, const char *key)
@@ -113,6 +118,11 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
     return s;
 }
 
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h)
+{
+    s->hooks = *h;
+}
+
 /* ------------------------------------------------------------------ applying objects */
 
 static const char *meta_str(const json_t *obj, const char *key)
@@ -148,18 +158,45 @@ static enum vs_err apply_node(struct vs_store *s, const char *type, const json_t
     return err;
 }
 
+/* Counts a decoded pod's requests on its node; requests that do not parse are logged (the pod
+ * then counts nowhere, as the API server would not have admitted it). Write lock held. */
+static enum vs_err account_log(struct vs_store *s, const struct vs_pod *p)
+{
+    struct vs_errbuf ae;
+    enum vs_err err = vs_model_account_pod(s->model, p, &ae);
+    if (err == VS_ERR_PARSE) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "pod_requests_invalid", "pod=%s/%s error=%s", p->ns, p->name,
+               vs_log_quote(ae.msg, q, sizeof(q)));
+        err = VS_OK;
+    }
+    return err;
+}
+
+static enum vs_err account_only(struct vs_store *s, const json_t *obj, struct vs_errbuf *eb)
+{
+    struct vs_pod p;
+    enum vs_err err = vs_codec_pod_res_from_json(obj, &p, eb);
+    if (!err)
+        err = account_log(s, &p);
+    vs_pod_cleanup(&p);
+    return err;
+}
+
 static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t *obj,
                              struct vs_errbuf *eb)
 {
     const char *uid = meta_str(obj, "uid");
     if (strcmp(type, "DELETED") == 0) {
         vs_model_remove_pod(s->model, uid);
+        vs_model_unaccount(s->model, uid);
         return VS_OK;
     }
-    /* Cheap pre-check: pods the model would ignore are not decoded at all. */
+    /* Cheap pre-check: a pod without hami.io/vgpu-node only has its requests counted, from a
+     * decoder that reads just those fields. */
     const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
     if (!json_object_get(ann, VS_ANNO_VGPU_NODE))
-        return VS_OK;
+        return account_only(s, obj, eb);
     struct vs_pod p;
     enum vs_err err = vs_codec_pod_from_json(obj, &p, eb);
     if (err) {
@@ -167,6 +204,10 @@ static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t 
         return err;
     }
     struct vs_errbuf pe;
+    if (account_log(s, &p) == VS_ERR_NOMEM) {
+        vs_pod_cleanup(&p);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
     err = vs_model_upsert_pod(s->model, &p, &pe);
     if (err == VS_ERR_PARSE) {
         atomic_fetch_add(&s->malformed_pods, 1);
@@ -266,6 +307,20 @@ static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t 
     return VS_OK;
 }
 
+enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
+                                    struct vs_errbuf *eb)
+{
+    json_error_t je;
+    json_t *obj = json_loadb(text, len, 0, &je);
+    if (!obj)
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    pthread_rwlock_wrlock(&s->mu);
+    enum vs_err err = account_only(s, obj, eb);
+    pthread_rwlock_unlock(&s->mu);
+    json_decref(obj);
+    return err;
+}
+
 static const char *kind_of(int which)
 {
     return which == INF_NODES    ? "Node"
@@ -299,11 +354,44 @@ static void on_begin(void *ctx)
 {
     struct informer *inf = ctx;
     atomic_store(&inf->synced, false);
+    atomic_store(&inf->begin_gen, atomic_load(&inf->s->resync_req));
     atomic_fetch_add(&inf->s->relists, 1);
     pthread_rwlock_wrlock(&inf->s->mu);
     sset_clear(&inf->seen);
     inf->listing = true;
+    if (inf->which == INF_PODS) /* every pod of the list re-stamps its requests' entry */
+        vs_model_account_mark(inf->s->model);
     pthread_rwlock_unlock(&inf->s->mu);
+}
+
+/* A pod LIST item without hami.io/vgpu-node: only its requests are counted. */
+static void on_other(void *ctx, const char *text, size_t len)
+{
+    struct informer *inf = ctx;
+    struct vs_errbuf eb;
+    if (vs_store_apply_pod_text(inf->s, text, len, &eb) != VS_OK) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "object_decode_failed", "kind=Pod error=%s",
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
+static void call_hooks(struct vs_store *s, int which, const char *type, const json_t *obj,
+                       bool listing)
+{
+    const struct vs_store_hooks *h = &s->hooks;
+    bool deleted = strcmp(type, "DELETED") == 0;
+    if (which == INF_NODES && h->node) {
+        const char *lock = json_string_value(json_object_get(
+            json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
+        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
+    } else if (which == INF_PODS && h->pod) {
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        if (deleted || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
+                   deleted);
+    }
 }
 
 static void on_object(void *ctx, const char *type, json_t *obj)
@@ -331,7 +419,9 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_quota(s, type, obj, &eb);
     else
         err = apply_pdb(s, type, obj, &eb);
+    bool listing = inf->listing;
     pthread_rwlock_unlock(&s->mu);
+    call_hooks(s, inf->which, type, obj, listing);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
@@ -379,6 +469,7 @@ static void on_synced(void *ctx)
     struct informer *inf = ctx;
     struct vs_store *s = inf->s;
     struct sweep sw = {.seen = NULL};
+    size_t swept = 0; /* accounted pods (requests only) gone since the relist began */
     pthread_rwlock_wrlock(&s->mu);
     sw.seen = inf->seen;
     if (inf->which == INF_NODES) {
@@ -389,6 +480,7 @@ static void on_synced(void *ctx)
         vs_model_each_pod(s->model, sweep_pod, &sw);
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
+        swept = vs_model_account_sweep(s->model);
     } else if (inf->which == INF_PDBS) {
         for (size_t i = s->n_pdbs; i-- > 0;) {
             char key[512];
@@ -413,11 +505,18 @@ static void on_synced(void *ctx)
     sset_clear(&inf->seen);
     inf->listing = false;
     pthread_rwlock_unlock(&s->mu);
-    for (size_t i = 0; i < sw.n; i++)
+    for (size_t i = 0; i < sw.n; i++) {
+        if (inf->which == INF_NODES && s->hooks.node)
+            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, true, true);
+        else if (inf->which == INF_PODS && s->hooks.pod)
+            s->hooks.pod(s->hooks.ctx, sw.gone[i], "", "", true);
         free(sw.gone[i]);
+    }
     free(sw.gone);
+    atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
-    vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which), sw.n);
+    vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
+           sw.n + swept);
 }
 
 static void on_error(void *ctx, enum vs_err err, const char *msg)
@@ -433,21 +532,30 @@ static void *informer_main(void *arg)
     struct informer *inf = arg;
     static const struct vs_informer_handlers h = {
         .begin = on_begin, .object = on_object, .synced = on_synced, .error = on_error};
-    /* Pods: apply_pod ignores pods without hami.io/vgpu-node, and the relist sweep only drops
-     * tracked pods (which all carry it), so LIST pages need not decode the others; "vgpu-node"
-     * also matches the key written with an escaped slash. */
+    /* Pods: only pods with hami.io/vgpu-node are tracked whole, and the relist sweep of tracked
+     * pods only drops those (which all carry it), so LIST pages need not decode the others in
+     * full: their text goes to on_other, which reads just their requests (the accounting's
+     * sweep runs on epochs, not on `seen`). "vgpu-node" also matches the key written with an
+     * escaped slash. */
     static const struct vs_informer_handlers hp = {.begin = on_begin,
                                                    .object = on_object,
                                                    .synced = on_synced,
                                                    .error = on_error,
-                                                   .list_needle = "vgpu-node"};
+                                                   .list_needle = "vgpu-node",
+                                                   .list_other = on_other};
     const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
                        : inf->which == INF_PODS   ? "/api/v1/pods"
                        : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
                                                   : "/apis/policy/v1/poddisruptionbudgets";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
-    vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
-                         &inf->s->stop);
+    /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
+    while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&inf->stop, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST))
+            break;
+        vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
+                             &inf->stop);
+    }
     return NULL;
 }
 
@@ -462,6 +570,8 @@ static void *expiry_main(void *arg)
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
         pthread_rwlock_unlock(&s->mu);
+        if (n && s->hooks.expired)
+            s->hooks.expired(s->hooks.ctx);
         if (n) {
             atomic_fetch_add(&s->expired, n);
             vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,
@@ -493,6 +603,8 @@ void vs_store_free(struct vs_store *s)
     if (!s)
         return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < INF_COUNT; i++)
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < INF_COUNT; i++)
         if (s->inf[i].started)
             pthread_join(s->inf[i].thread, NULL);
@@ -640,6 +752,74 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
             return err;
         atomic_fetch_add(&s->conflicts, 1);
     }
+}
+
+struct uids {
+    char **v;
+    size_t n, cap;
+};
+
+static void collect_reservation(void *ctx, const struct vs_podent *pe)
+{
+    struct uids *u = ctx;
+    if (!pe->reservation)
+        return;
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 16;
+        char **v = realloc(u->v, nc * sizeof(*v));
+        if (!v)
+            return;
+        u->v = v;
+        u->cap = nc;
+    }
+    if ((u->v[u->n] = strdup(pe->uid)))
+        u->n++;
+}
+
+/* Under the write lock. */
+static size_t drop_reservations(struct vs_store *s)
+{
+    struct uids u = {0};
+    vs_model_each_pod(s->model, collect_reservation, &u);
+    for (size_t i = 0; i < u.n; i++) {
+        vs_model_remove_pod(s->model, u.v[i]);
+        free(u.v[i]);
+    }
+    free(u.v);
+    return u.n;
+}
+
+size_t vs_store_drop_reservations(struct vs_store *s)
+{
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    return n;
+}
+
+uint64_t vs_store_resync(struct vs_store *s)
+{
+    uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
+    for (int i = INF_NODES; i <= INF_PODS; i++) {
+        atomic_store(&s->inf[i].synced, false);
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
+    }
+    vs_log(VS_LOG_INFO, "store_resync", "request=%llu reservations_dropped=%zu",
+           (unsigned long long)req, n);
+    return req;
+}
+
+bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    for (int i = INF_NODES; i <= INF_PODS; i++)
+        if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
+            return false;
+    return vs_store_synced(s);
 }
 
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
