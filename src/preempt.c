@@ -439,7 +439,8 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
     /* The counting precheck (not for MIG nodes, whose placements it does not model). */
     struct vs_errbuf reb;
     s.n = n;
-    if (!n->has_mig && n->n_cards && !vs_request_build(pod, o->sched->cfg, &s.req, &reb)) {
+    if (!o->no_precheck && !n->has_mig && n->n_cards &&
+        !vs_request_build(pod, o->sched->cfg, &s.req, &reb)) {
         s.base = calloc(3 * n->n_cards, sizeof(*s.base));
         s.scratch = calloc(3 * n->n_cards, sizeof(*s.scratch));
         if (!s.base || !s.scratch)
