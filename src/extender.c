@@ -430,6 +430,23 @@ static json_t *decision_patch(const struct vs_node_fit *f, const char *alloc, in
                      VS_LABEL_VGPU_NODE, f->node);
 }
 
+#define TERM_ENDED                                                                                 \
+    "the leadership term of this vgpu-sched replica ended during the bind; it does not bind"
+
+/* Why Filter or Bind is refused outside a serving term (verb: "schedule" / "bind"). */
+static const char *term_refusal(enum vs_term_state ts, const char *verb)
+{
+    if (ts == VS_TERM_STARTING)
+        return strcmp(verb, "bind") == 0
+                   ? "this vgpu-sched replica became the leader and is rebuilding its state from "
+                     "the API; it does not bind yet"
+                   : "this vgpu-sched replica became the leader and is rebuilding its state from "
+                     "the API; it does not schedule yet";
+    return strcmp(verb, "bind") == 0
+               ? "this vgpu-sched replica is not the leader and does not bind"
+               : "this vgpu-sched replica is not the leader and does not schedule";
+}
+
 /* POST pods/<name>/eviction for one victim. VS_OK also when the pod is already gone. */
 static enum vs_err evict(struct vs_app *a, const struct vs_store_victim *v, struct vs_errbuf *eb)
 {
@@ -550,23 +567,6 @@ static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const cha
     }
     vs_metrics_preemption(a->metrics, VS_PM_FILTER, outcome);
     free(left);
-}
-
-#define TERM_ENDED                                                                                 \
-    "the leadership term of this vgpu-sched replica ended during the bind; it does not bind"
-
-/* Why Filter or Bind is refused outside a serving term (verb: "schedule" / "bind"). */
-static const char *term_refusal(enum vs_term_state ts, const char *verb)
-{
-    if (ts == VS_TERM_STARTING)
-        return strcmp(verb, "bind") == 0
-                   ? "this vgpu-sched replica became the leader and is rebuilding its state from "
-                     "the API; it does not bind yet"
-                   : "this vgpu-sched replica became the leader and is rebuilding its state from "
-                     "the API; it does not schedule yet";
-    return strcmp(verb, "bind") == 0
-               ? "this vgpu-sched replica is not the leader and does not bind"
-               : "this vgpu-sched replica is not the leader and does not schedule";
 }
 
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
@@ -996,9 +996,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
     if (a->holds && uid && *uid) {
-        double since = holds_take(a->holds, uid);
-        if (since >= 0)
-            vs_metrics_preemptor_bound(a->metrics, since);
+        double held = holds_take(a->holds, uid);
+        if (held >= 0)
+            vs_metrics_preemptor_bound(a->metrics, held);
     }
     vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d wait_s=%.3f", ns, name, node, locked,
            waited);

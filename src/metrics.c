@@ -91,6 +91,16 @@ void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds)
     observe(&m->bind_h, seconds);
 }
 
+void vs_metrics_bind_wait(struct vs_metrics *m, double seconds)
+{
+    observe(&m->bind_wait_h, seconds);
+}
+
+void vs_metrics_lock_hold(struct vs_metrics *m, double seconds)
+{
+    observe(&m->lock_hold_h, seconds);
+}
+
 void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
                            enum vs_preempt_outcome o)
 {
@@ -106,16 +116,6 @@ void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds)
 {
     atomic_fetch_add(&m->preempt_bound_n, 1);
     atomic_fetch_add(&m->preempt_bound_ms, (uint64_t)(seconds > 0 ? seconds * 1000 : 0));
-}
-
-void vs_metrics_bind_wait(struct vs_metrics *m, double seconds)
-{
-    observe(&m->bind_wait_h, seconds);
-}
-
-void vs_metrics_lock_hold(struct vs_metrics *m, double seconds)
-{
-    observe(&m->lock_hold_h, seconds);
 }
 
 static void count_word(struct vs_metrics *m, const char *w, size_t n)

@@ -17,12 +17,12 @@ struct vs_sim_pod {
     float score;              /* node score of the chosen node */
     char *error;              /* pod-level error, NULL otherwise */
     struct vs_kvlist reasons; /* node -> why it did not fit (when not scheduled) */
-    char **victims;           /* "ns/name" of the pods preempted to place it (node set) */
-    size_t n_victims;
     /* --reasons summary: reasons maps each reason word to a node count (decimal text), and
      * n_nodes is how many nodes were considered. */
     bool reasons_summary;
     size_t n_nodes;
+    char **victims; /* "ns/name" of the pods preempted to place it (node set) */
+    size_t n_victims;
 };
 
 struct vs_sim_report {

@@ -27,8 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -363,8 +363,8 @@ struct vs_service {
     struct vs_store *store;
     struct vs_leader *leader;
     struct vs_nodelock *lock;
-    struct vs_holds *holds;
     struct vs_bindq *bindq;
+    struct vs_holds *holds;
     struct vs_async *async;
     struct vs_metrics *metrics;
     struct vs_server *srv, *msrv;

@@ -257,6 +257,20 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
     return err;
 }
 
+enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
+                                    struct vs_errbuf *eb)
+{
+    json_error_t je;
+    json_t *obj = json_loadb(text, len, 0, &je);
+    if (!obj)
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    pthread_rwlock_wrlock(&s->mu);
+    enum vs_err err = account_only(s, obj, eb);
+    pthread_rwlock_unlock(&s->mu);
+    json_decref(obj);
+    return err;
+}
+
 static long pdb_find(const struct vs_store *s, const char *ns, const char *name)
 {
     for (size_t i = 0; i < s->n_pdbs; i++)
@@ -305,20 +319,6 @@ static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t 
     }
     s->pdbs[s->n_pdbs++] = d;
     return VS_OK;
-}
-
-enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
-                                    struct vs_errbuf *eb)
-{
-    json_error_t je;
-    json_t *obj = json_loadb(text, len, 0, &je);
-    if (!obj)
-        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
-    pthread_rwlock_wrlock(&s->mu);
-    enum vs_err err = account_only(s, obj, eb);
-    pthread_rwlock_unlock(&s->mu);
-    json_decref(obj);
-    return err;
 }
 
 static const char *kind_of(int which)
@@ -672,6 +672,74 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
     }
 }
 
+struct uids {
+    char **v;
+    size_t n, cap;
+};
+
+static void collect_reservation(void *ctx, const struct vs_podent *pe)
+{
+    struct uids *u = ctx;
+    if (!pe->reservation)
+        return;
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 16;
+        char **v = realloc(u->v, nc * sizeof(*v));
+        if (!v)
+            return;
+        u->v = v;
+        u->cap = nc;
+    }
+    if ((u->v[u->n] = strdup(pe->uid)))
+        u->n++;
+}
+
+/* Under the write lock. */
+static size_t drop_reservations(struct vs_store *s)
+{
+    struct uids u = {0};
+    vs_model_each_pod(s->model, collect_reservation, &u);
+    for (size_t i = 0; i < u.n; i++) {
+        vs_model_remove_pod(s->model, u.v[i]);
+        free(u.v[i]);
+    }
+    free(u.v);
+    return u.n;
+}
+
+size_t vs_store_drop_reservations(struct vs_store *s)
+{
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    return n;
+}
+
+uint64_t vs_store_resync(struct vs_store *s)
+{
+    uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
+    for (int i = INF_NODES; i <= INF_PODS; i++) {
+        atomic_store(&s->inf[i].synced, false);
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
+    }
+    vs_log(VS_LOG_INFO, "store_resync", "request=%llu reservations_dropped=%zu",
+           (unsigned long long)req, n);
+    return req;
+}
+
+bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    for (int i = INF_NODES; i <= INF_PODS; i++)
+        if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
+            return false;
+    return vs_store_synced(s);
+}
+
 void vs_store_plan_cleanup(struct vs_store_plan *p)
 {
     if (!p)
@@ -752,74 +820,6 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
             return err;
         atomic_fetch_add(&s->conflicts, 1);
     }
-}
-
-struct uids {
-    char **v;
-    size_t n, cap;
-};
-
-static void collect_reservation(void *ctx, const struct vs_podent *pe)
-{
-    struct uids *u = ctx;
-    if (!pe->reservation)
-        return;
-    if (u->n == u->cap) {
-        size_t nc = u->cap ? u->cap * 2 : 16;
-        char **v = realloc(u->v, nc * sizeof(*v));
-        if (!v)
-            return;
-        u->v = v;
-        u->cap = nc;
-    }
-    if ((u->v[u->n] = strdup(pe->uid)))
-        u->n++;
-}
-
-/* Under the write lock. */
-static size_t drop_reservations(struct vs_store *s)
-{
-    struct uids u = {0};
-    vs_model_each_pod(s->model, collect_reservation, &u);
-    for (size_t i = 0; i < u.n; i++) {
-        vs_model_remove_pod(s->model, u.v[i]);
-        free(u.v[i]);
-    }
-    free(u.v);
-    return u.n;
-}
-
-size_t vs_store_drop_reservations(struct vs_store *s)
-{
-    pthread_rwlock_wrlock(&s->mu);
-    size_t n = drop_reservations(s);
-    pthread_rwlock_unlock(&s->mu);
-    return n;
-}
-
-uint64_t vs_store_resync(struct vs_store *s)
-{
-    uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
-    pthread_rwlock_wrlock(&s->mu);
-    size_t n = drop_reservations(s);
-    pthread_rwlock_unlock(&s->mu);
-    /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
-    for (int i = INF_NODES; i <= INF_PODS; i++) {
-        atomic_store(&s->inf[i].synced, false);
-        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
-    }
-    vs_log(VS_LOG_INFO, "store_resync", "request=%llu reservations_dropped=%zu",
-           (unsigned long long)req, n);
-    return req;
-}
-
-bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
-{
-    struct vs_store *s = (struct vs_store *)cs;
-    for (int i = INF_NODES; i <= INF_PODS; i++)
-        if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
-            return false;
-    return vs_store_synced(s);
 }
 
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)

@@ -62,6 +62,16 @@ bool vs_store_synced(const struct vs_store *s);
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r);
+/* Drops every reservation Filter made that no API event has confirmed yet (a leadership term
+ * ended: its decisions are void). Returns how many. */
+size_t vs_store_drop_reservations(struct vs_store *s);
+/* Rebuilds usage from the API for a new leadership term: drops unconfirmed reservations and
+ * makes the node and pod informers list again (the store is not synced until they have).
+ * Returns the request number for vs_store_resynced. */
+uint64_t vs_store_resync(struct vs_store *s);
+/* True once both lists that began after resync request `req` have been applied. */
+bool vs_store_resynced(const struct vs_store *s, uint64_t req);
+
 /* A preemption decision: the node and the victims (copies). */
 struct vs_store_victim {
     char *ns, *name, *uid;
@@ -82,17 +92,6 @@ void vs_store_plan_cleanup(struct vs_store_plan *p);
 enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                              size_t n, const struct vs_sched_opts *o, int64_t now,
                              struct vs_store_plan *out, bool *found);
-
-/* Drops every reservation Filter made that no API event has confirmed yet (a leadership term
- * ended: its decisions are void). Returns how many. */
-size_t vs_store_drop_reservations(struct vs_store *s);
-/* Rebuilds usage from the API for a new leadership term: drops unconfirmed reservations and
- * makes the node and pod informers list again (the store is not synced until they have).
- * Returns the request number for vs_store_resynced. */
-uint64_t vs_store_resync(struct vs_store *s);
-/* True once both lists that began after resync request `req` have been applied. */
-bool vs_store_resynced(const struct vs_store *s, uint64_t req);
-
 /* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
 
