@@ -16,6 +16,18 @@
 
 scenario_preemption_pre_up() { vs_pre_up; }
 
+PRE_TERMINATE=3s
+
+# pre_terminating : names of the pods of namespace pre being deleted, sorted, space-separated.
+pre_terminating() {
+    e2e_kubectl get pods --namespace pre \
+        -o 'jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' |
+        sort | tr '\n' ' '
+}
+
+# pre_preempting : boss has its Preempting event.
+pre_preempting() { [[ -n "$(vs_events boss Preempting pre)" ]]; }
+
 # pre_pod NAME CLASS MEM CORES [ROLE] : a pod in namespace pre on the pool's nodes.
 pre_pod() {
     e2e_kubectl create -f - >/dev/null <<EOF
@@ -61,7 +73,9 @@ pre_capacity() {
 scenario_preemption() {
     local t0 t1 i
     e2e_fake_nodes --cards 2 --devmem 8192 --split 10 --label pool=pre pre-a pre-b
-    vs_setup
+    # The emulated kubelet takes 3 s to stop a pod being deleted (its containers' shutdown), so
+    # the preemptor must wait for its victims while they terminate.
+    vs_setup --terminate "$PRE_TERMINATE"
     vs_namespace pre
     e2e_kubectl apply -f - >/dev/null <<EOF
 apiVersion: scheduling.k8s.io/v1
@@ -113,16 +127,24 @@ EOF
     # Step 3: the preemptor.
     t0="$(date +%s.%N)"
     pre_pod boss high 8192 100
+    e2e_wait 30 "boss preempting" pre_preempting
+    # While the victims terminate they still hold the card: boss waits unbound and nothing else
+    # is evicted.
+    local terminating msg
+    terminating="$(pre_terminating)"
+    e2e_expect_eq "node of boss while its victims terminate" \
+        "$(e2e_jsonpath pod boss '{.spec.nodeName}' --namespace pre)" ""
     vs_wait_running boss pre
     t1="$(date +%s.%N)"
     local node card evicted
     node="$(e2e_jsonpath pod boss '{.spec.nodeName}' --namespace pre)"
     card="$(vs_devices boss pre | cut -d, -f1)"
-    e2e_log "boss bound to $node card $card, Running $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s after its creation"
+    e2e_log "boss bound to $node card $card, Running $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s after its creation (victims take $PRE_TERMINATE to terminate)"
     e2e_expect_eq "devices of boss" "$(vs_devices boss pre)" "$card,NVIDIA,8192,100:;"
     # Exactly the two fillers of that card are gone, the six others untouched.
     evicted="$(awk -v c="$card" 'index($3, c ",") == 1 { print $1 }' "$E2E_CLUSTER/fillers-before.txt" | tr '\n' ' ')"
     e2e_expect_eq "fillers of $card before" "$(wc -w <<<"$evicted")" 2
+    e2e_expect_eq "pods terminating after the Preempting event" "$terminating" "$evicted"
     e2e_expect_eq "fillers left" "$(pre_low_pods)" \
         "$(awk -v c="$card" 'index($3, c ",") != 1' "$E2E_CLUSTER/fillers-before.txt")"
     for i in $evicted; do

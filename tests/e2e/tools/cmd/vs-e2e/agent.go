@@ -33,7 +33,9 @@ import (
 //   - the kubelet: such a pod then becomes Running through the status subresource (so it counts
 //     as live usage); a pod whose allocation failed, or that asks for nvidia.com/gpu but was
 //     never handed off by a scheduler, becomes Failed with UnexpectedAdmissionError as kubelet
-//     would report; a pod being deleted is removed at once (grace period 0).
+//     would report; a pod being deleted is removed (grace period 0) once --terminate has passed
+//     since the deletion request, at most its own grace period (default 0: at once), as a
+//     kubelet removes it once its containers have stopped.
 type agent struct {
 	cs       *kubernetes.Clientset
 	pods     corelisters.PodLister
@@ -41,6 +43,7 @@ type agent struct {
 	selector labels.Selector
 	queue    workqueue.TypedRateLimitingInterface[string]
 	hold     time.Duration
+	term     time.Duration
 }
 
 func cmdAgent(args []string) error {
@@ -49,12 +52,16 @@ func cmdAgent(args []string) error {
 	sel := fs.String("node-selector", labelFakeNode+"=true", "label selector of the nodes to emulate")
 	resync := fs.Duration("resync", 5*time.Second, "re-examine all pods this often")
 	hold := fs.Duration("hold", 0, "how long the emulated device plugin keeps the node lock (Allocate time) before it hands off and releases it")
+	term := fs.Duration("terminate", 0, "how long a pod being deleted takes to terminate (at most its grace period) before the emulated kubelet removes it")
 	workers := fs.Int("workers", 64, "pods handled at once (a real node has its own device plugin: holds on different nodes overlap)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *workers < 1 {
 		return fmt.Errorf("--workers must be at least 1")
+	}
+	if *term < 0 {
+		return fmt.Errorf("--terminate must not be negative")
 	}
 	if *hold < 0 {
 		return fmt.Errorf("--hold must not be negative")
@@ -81,6 +88,7 @@ func cmdAgent(args []string) error {
 		nodes:    nodeInf.Lister(),
 		selector: selector,
 		hold:     *hold,
+		term:     *term,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 	}
@@ -111,7 +119,7 @@ func cmdAgent(args []string) error {
 			return fmt.Errorf("cache of %v did not sync", typ)
 		}
 	}
-	logger.Printf("running (nodes %s, hold %s, %d workers)", selector, *hold, *workers)
+	logger.Printf("running (nodes %s, hold %s, terminate %s, %d workers)", selector, *hold, *term, *workers)
 	go func() {
 		<-ctx.Done()
 		a.queue.ShutDown()
@@ -158,6 +166,21 @@ func (a *agent) next(ctx context.Context) bool {
 	}
 	a.queue.Forget(key)
 	return true
+}
+
+// terminating: how much longer the pod being deleted keeps "running" (0: remove it now). The
+// deletion was requested at deletionTimestamp - deletionGracePeriodSeconds; the containers stop
+// --terminate later, or when the grace period ends if that is sooner.
+func (a *agent) terminating(pod *corev1.Pod) time.Duration {
+	if a.term <= 0 || pod.DeletionGracePeriodSeconds == nil {
+		return 0
+	}
+	grace := time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	d := a.term
+	if grace < d {
+		d = grace
+	}
+	return time.Until(pod.DeletionTimestamp.Add(-grace).Add(d))
 }
 
 func (a *agent) isFake(node string) bool {
@@ -211,6 +234,10 @@ func (a *agent) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if pod.DeletionTimestamp != nil {
+		if wait := a.terminating(pod); wait > 0 {
+			a.queue.AddAfter(key, wait)
+			return nil
+		}
 		zero := int64(0)
 		err := a.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
 			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
