@@ -130,8 +130,14 @@ EOF
     e2e_wait 30 "boss preempting" pre_preempting
     # While the victims terminate they still hold the card: boss waits unbound and nothing else
     # is evicted.
-    local terminating msg
+    local terminating plan
     terminating="$(pre_terminating)"
+    plan="$(vs_events boss Preempting pre | sed -E 's/^[^|]*\|Preempting (.*) on node .*/\1/')"
+    e2e_log "boss preempting $plan (terminating: $terminating)"
+    # kube-scheduler's PodScheduled message carries Filter's reason for the node: "...; preempting
+    # pre/x, pre/y", and its own preemption found no victim (v1.36: GPU resources are ignored).
+    e2e_wait 10 "boss's PodScheduled message names the victims" eval \
+        '[[ "$(vs_condition_message boss pre)" == *"; preempting $plan."*"expected at least one victim pod on node"* ]]'
     e2e_expect_eq "node of boss while its victims terminate" \
         "$(e2e_jsonpath pod boss '{.spec.nodeName}' --namespace pre)" ""
     vs_wait_running boss pre
