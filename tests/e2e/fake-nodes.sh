@@ -13,7 +13,8 @@
 #       --register RAW_JSON --label k=v --annotation k=v
 #   fake-nodes.sh agent DIR [FLAGS]
 #       FLAGS (see `vs-e2e agent -h`): --hold 20ms (the emulated device plugin's Allocate
-#       time, during which the node lock stays held), --workers 64.
+#       time, during which the node lock stays held), --terminate 3s (how long a pod being
+#       deleted takes to stop, at most its grace period; default 0), --workers 64.
 #       Start the node emulation loop in the background (PID in DIR/pids, so cluster.sh down
 #       stops it; log DIR/agent.log). For pods bound to fake nodes it does the HAMi device
 #       plugin's handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every
