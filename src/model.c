@@ -854,6 +854,15 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
         if (same && old->expired && !bound)
             return VS_OK; /* still not bound: stays expired */
         if (same && (old->released || !release) && old->bound == bound) {
+            /* Labels may change after placement (kubectl label, a controller adopting the pod):
+             * PodDisruptionBudgets select victims by them. */
+            struct vs_kvlist labels = {0};
+            if (vs_kv_copy(&labels, &p->labels)) {
+                vs_kv_cleanup(&labels);
+                return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+            }
+            vs_kv_cleanup(&old->labels);
+            old->labels = labels;
             old->priority = p->priority;
             old->start_time = p->start_time;
             if (old->reservation) {

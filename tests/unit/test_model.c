@@ -127,6 +127,28 @@ Test(model, add_modify_delete)
     vs_pod_cleanup(&p);
 }
 
+Test(model, labels_follow_updates_of_a_placed_pod)
+{
+    struct vs_pod p;
+    running(&p, "p", "n1", "GPU0,NVIDIA,1000,10:;");
+    vs_kv_set(&p.labels, "app", "nb");
+    upsert(&p);
+    uint64_t gen = vs_model_node(m, "n1")->gen;
+    /* Labelled after placement (PodDisruptionBudgets select victims by labels). */
+    vs_kv_set(&p.labels, "protect", "yes");
+    vs_kv_del(&p.labels, "app");
+    upsert(&p);
+    const struct vs_podent *pe = vs_model_pod(m, "p");
+    cr_assert_not_null(pe);
+    cr_assert_eq(pe->labels.n, 1);
+    cr_assert_str_eq(vs_kv_get(&pe->labels, "protect"), "yes");
+    cr_assert_null(vs_kv_get(&pe->labels, "app"));
+    /* Usage unchanged. */
+    assert_card("n1", 0, 1, 1000, 10);
+    cr_assert_eq(vs_model_node(m, "n1")->gen, gen);
+    vs_pod_cleanup(&p);
+}
+
 Test(model, untracked_and_terminal_pods)
 {
     struct vs_pod p;
