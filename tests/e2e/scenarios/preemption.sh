@@ -109,6 +109,27 @@ EOF
     pre_low_pods >"$E2E_CLUSTER/fillers-before.txt"
     pre_capacity "filling the nodes"
 
+    # A PodDisruptionBudget (no disruption allowed) covers the fillers of three cards; only the
+    # card of low-1, the first placed (so the plan ranked last by start time among equals), is
+    # left unprotected: the preemptor must pick that one. There is no disruption controller here,
+    # so its status is written as that controller would.
+    local free_card protected
+    free_card="$(awk '$1 == "low-1" { split($3, d, ","); print d[1] }' "$E2E_CLUSTER/fillers-before.txt")"
+    protected="$(awk -v c="$free_card" 'index($3, c ",") != 1 { print $1 }' "$E2E_CLUSTER/fillers-before.txt")"
+    # shellcheck disable=SC2086  # one name per word
+    e2e_kubectl label pod --namespace pre $protected protect=yes >/dev/null
+    e2e_kubectl apply -f - >/dev/null <<EOF
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: keep, namespace: pre}
+spec:
+  minAvailable: 6
+  selector: {matchLabels: {protect: "yes"}}
+EOF
+    e2e_kubectl patch pdb keep --namespace pre --subresource=status --type=merge \
+        -p '{"status":{"observedGeneration":1,"disruptionsAllowed":0,"currentHealthy":6,"desiredHealthy":6,"expectedPods":6}}' >/dev/null
+    e2e_log "PDB keep protects $(wc -w <<<"$protected") fillers; $free_card is unprotected"
+
     # Step 2: pods that must not evict anything.
     pre_pod too-big high 9000 10
     vs_wait_unschedulable too-big pre
@@ -134,6 +155,11 @@ EOF
     terminating="$(pre_terminating)"
     plan="$(vs_events boss Preempting pre | sed -E 's/^[^|]*\|Preempting (.*) on node .*/\1/')"
     e2e_log "boss preempting $plan (terminating: $terminating)"
+    # Evicted through the Eviction API, which marks the pod before deleting it.
+    for i in $terminating; do
+        e2e_expect_eq "DisruptionTarget of $i" "$(e2e_jsonpath pod "$i" \
+            '{.status.conditions[?(@.type=="DisruptionTarget")].reason}' --namespace pre)" EvictionByEvictionAPI
+    done
     # kube-scheduler's PodScheduled message carries Filter's reason for the node: "...; preempting
     # pre/x, pre/y", and its own preemption found no victim (v1.36: GPU resources are ignored).
     e2e_wait 10 "boss's PodScheduled message names the victims" eval \
@@ -145,6 +171,7 @@ EOF
     local node card evicted
     node="$(e2e_jsonpath pod boss '{.spec.nodeName}' --namespace pre)"
     card="$(vs_devices boss pre | cut -d, -f1)"
+    e2e_expect_eq "card of boss (the one without PDB-protected pods)" "$card" "$free_card"
     e2e_log "boss bound to $node card $card, Running $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s after its creation (victims take $PRE_TERMINATE to terminate)"
     e2e_expect_eq "devices of boss" "$(vs_devices boss pre)" "$card,NVIDIA,8192,100:;"
     # Exactly the two fillers of that card are gone, the six others untouched.
