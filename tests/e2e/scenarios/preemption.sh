@@ -5,8 +5,9 @@
 # nodes are full: one that no eviction can fit (high, 9000 MiB) and one with
 # preemptionPolicy Never (PriorityClass high-never, 1000: the Priority admission plugin refuses
 # a pod whose spec.preemptionPolicy differs from its class's) evict nothing; a low-priority pod asking for a
-# whole card cannot preempt its equals. Then a high-priority pod asking for a whole card evicts
-# (pods/eviction) exactly the two pods of one card of one node, is bound to that card once the
+# whole card cannot preempt its equals. A PodDisruptionBudget allowing no disruption covers the
+# fillers of three cards. Then a high-priority pod asking for a whole card evicts
+# (pods/eviction) exactly the two pods of the fourth card, is bound to that card once the
 # emulated kubelet has removed them, and none of the pods pending meanwhile takes the card.
 # Capacity checks (no card over-committed, vgpu-sched's metrics equal the pods' allocations)
 # pass after each step.
