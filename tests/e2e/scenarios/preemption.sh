@@ -2,10 +2,10 @@
 # preemption: filter-mode GPU preemption (--gpu-preemption=auto picks filter on v1.36) with
 # PriorityClasses low (100) and high (1000). Two fake nodes of 2 cards (8192 MiB, 100 cores) are
 # filled with 8 low-priority pods (4096 MiB, 50 cores: two per card). Pods pending while the
-# nodes are full: one that no eviction can fit (high, 9000 MiB) and one with
-# preemptionPolicy Never (PriorityClass high-never, 1000: the Priority admission plugin refuses
-# a pod whose spec.preemptionPolicy differs from its class's) evict nothing; a low-priority pod asking for a
-# whole card cannot preempt its equals. A PodDisruptionBudget allowing no disruption covers the
+# nodes are full: one that no eviction can fit (high, 9000 MiB) and one with preemptionPolicy
+# Never (PriorityClass high-never, 1000: the Priority admission plugin refuses a pod whose
+# spec.preemptionPolicy differs from its class's) evict nothing; a low-priority pod asking for
+# a whole card cannot preempt its equals. A PodDisruptionBudget allowing no disruption covers the
 # fillers of three cards. Then a high-priority pod asking for a whole card evicts
 # (pods/eviction) exactly the two pods of the fourth card, is bound to that card once the
 # emulated kubelet has removed them, and none of the pods pending meanwhile takes the card.
