@@ -1,5 +1,6 @@
-/* leader: a Lease watcher thread and a role-labelling thread. `mu` guards holder, duration and
- * observed_at. */
+/* leader: a Lease watcher thread, a term monitor thread and a role-labelling thread. `mu`
+ * guards holder, duration, observed_at and the term fields; hooks run without it, only on the
+ * monitor thread (term_mu serialises vs_leader_tick callers, so hooks never overlap). */
 #include "leader.h"
 
 #include "annot.h"
@@ -23,6 +24,12 @@ struct vs_leader {
     pthread_t watch_thread, label_thread;
     bool watching, labelling;
     int last_role; /* -1 unknown, 0 follower, 1 leader (as last labelled) */
+    struct vs_leader_hooks hooks;
+    pthread_mutex_t term_mu; /* one tick at a time */
+    uint64_t term;           /* current or last term number */
+    bool in_term, ready, served;
+    pthread_t monitor_thread;
+    bool monitoring;
 };
 
 bool vs_leader_decide(const char *holder, const char *pod_name, long long observed_at,
@@ -57,6 +64,7 @@ struct vs_leader *vs_leader_new(struct vs_kube *k, const struct vs_leader_opts *
     l->pod_ns = dup0(o->pod_ns);
     l->last_role = -1;
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->term_mu, NULL);
     if (o->enabled && (!*l->lease_name || !*l->lease_ns || !*l->pod_name)) {
         vs_err_set(eb, VS_ERR_INVAL,
                    "--leader-elect needs --leader-elect-resource-name, "
@@ -78,6 +86,89 @@ bool vs_leader_is(struct vs_leader *l)
     return r;
 }
 
+static bool leads_at(struct vs_leader *l, long long now)
+{
+    if (!l->o.enabled)
+        return true;
+    return vs_leader_decide(l->holder, l->pod_name, l->observed_at, l->duration, now);
+}
+
+uint64_t vs_leader_term(struct vs_leader *l, enum vs_term_state *state)
+{
+    if (!l) {
+        if (state)
+            *state = VS_TERM_SERVING;
+        return 1;
+    }
+    pthread_mutex_lock(&l->mu);
+    enum vs_term_state st = !l->in_term || !leads_at(l, (long long)time(NULL)) ? VS_TERM_FOLLOWER
+                            : l->ready                                         ? VS_TERM_SERVING
+                                                                               : VS_TERM_STARTING;
+    uint64_t t = st == VS_TERM_SERVING ? l->term : 0;
+    pthread_mutex_unlock(&l->mu);
+    if (state)
+        *state = st;
+    return t;
+}
+
+void vs_leader_set_hooks(struct vs_leader *l, const struct vs_leader_hooks *h)
+{
+    l->hooks = *h;
+}
+
+void vs_leader_tick(struct vs_leader *l, long long now)
+{
+    pthread_mutex_lock(&l->term_mu);
+    pthread_mutex_lock(&l->mu);
+    bool lead = leads_at(l, now), was = l->in_term, ready = l->ready;
+    uint64_t term = l->term;
+    if (was && !lead) {
+        l->in_term = l->ready = false;
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (was && !lead) {
+        vs_log(VS_LOG_WARN, "leader_term_end", "term=%llu", (unsigned long long)term);
+        if (l->hooks.end)
+            l->hooks.end(l->hooks.ctx, term);
+    } else if (!was && lead) {
+        pthread_mutex_lock(&l->mu);
+        term = ++l->term;
+        l->served = false;
+        pthread_mutex_unlock(&l->mu);
+        vs_log(VS_LOG_INFO, "leader_term_start", "term=%llu", (unsigned long long)term);
+        if (l->hooks.start)
+            l->hooks.start(l->hooks.ctx, term);
+        /* in_term only after start ran: a Filter never sees a term whose old state is not
+         * dropped yet. */
+        pthread_mutex_lock(&l->mu);
+        l->in_term = true;
+        pthread_mutex_unlock(&l->mu);
+    } else if (was && !ready) {
+        if (!l->hooks.ready || l->hooks.ready(l->hooks.ctx, term)) {
+            pthread_mutex_lock(&l->mu);
+            l->ready = true;
+            pthread_mutex_unlock(&l->mu);
+            vs_log(VS_LOG_INFO, "leader_term_serving", "term=%llu", (unsigned long long)term);
+        }
+    } else if (was && ready && !l->served) {
+        l->served = true;
+        if (l->hooks.serving)
+            l->hooks.serving(l->hooks.ctx, term);
+    }
+    pthread_mutex_unlock(&l->term_mu);
+}
+
+void vs_leader_observe(struct vs_leader *l, const char *holder, long long duration_s,
+                       long long observed_at)
+{
+    pthread_mutex_lock(&l->mu);
+    free(l->holder);
+    l->holder = holder ? strdup(holder) : NULL;
+    l->duration = duration_s > 0 ? duration_s : 15;
+    l->observed_at = observed_at;
+    pthread_mutex_unlock(&l->mu);
+}
+
 static void on_lease(void *ctx, const char *type, json_t *obj)
 {
     struct vs_leader *l = ctx;
@@ -88,12 +179,17 @@ static void on_lease(void *ctx, const char *type, json_t *obj)
     json_t *spec = json_object_get(obj, "spec");
     const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
     json_int_t dur = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
-    pthread_mutex_lock(&l->mu);
-    free(l->holder);
-    l->holder = strcmp(type, "DELETED") == 0 || !holder ? NULL : strdup(holder);
-    l->duration = dur > 0 ? dur : 15;
-    l->observed_at = (long long)time(NULL);
-    pthread_mutex_unlock(&l->mu);
+    vs_leader_observe(l, strcmp(type, "DELETED") == 0 ? NULL : holder, dur, (long long)time(NULL));
+}
+
+static void *monitor_main(void *arg)
+{
+    struct vs_leader *l = arg;
+    while (!__atomic_load_n(&l->stop, __ATOMIC_SEQ_CST)) {
+        vs_leader_tick(l, (long long)time(NULL));
+        usleep(50 * 1000);
+    }
+    return NULL;
 }
 
 static void *watch_main(void *arg)
@@ -171,6 +267,9 @@ enum vs_err vs_leader_start(struct vs_leader *l, struct vs_errbuf *eb)
             return vs_err_set(eb, VS_ERR_NOMEM, "cannot start the lease watcher");
         l->watching = true;
     }
+    if (pthread_create(&l->monitor_thread, NULL, monitor_main, l) != 0)
+        return vs_err_set(eb, VS_ERR_NOMEM, "cannot start the term monitor");
+    l->monitoring = true;
     if (*l->pod_name && *l->pod_ns) {
         if (pthread_create(&l->label_thread, NULL, label_main, l) != 0)
             return vs_err_set(eb, VS_ERR_NOMEM, "cannot start the role labeller");
@@ -188,11 +287,14 @@ void vs_leader_free(struct vs_leader *l)
         pthread_join(l->watch_thread, NULL);
     if (l->labelling)
         pthread_join(l->label_thread, NULL);
+    if (l->monitoring)
+        pthread_join(l->monitor_thread, NULL);
     free(l->holder);
     free(l->lease_name);
     free(l->lease_ns);
     free(l->pod_name);
     free(l->pod_ns);
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->term_mu);
     free(l);
 }

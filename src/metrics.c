@@ -31,10 +31,13 @@ static const char *reason_word(size_t i)
 }
 
 struct vs_metrics {
-    struct hist filter_h, bind_h;
+    struct hist filter_h, bind_h, bind_wait_h, lock_hold_h;
     atomic_uint_fast64_t outcomes[VS_FILTER_OUTCOMES];
     atomic_uint_fast64_t reasons[NR];
     atomic_uint_fast64_t binds_ok, binds_failed;
+    atomic_uint_fast64_t preempt[VS_PM_MODES][VS_PO_OUTCOMES];
+    atomic_uint_fast64_t victims;
+    atomic_uint_fast64_t preempt_bound_n, preempt_bound_ms;
     char *res_mem, *res_cores; /* quota resource names; set once before serving */
 };
 
@@ -86,6 +89,33 @@ void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds)
 {
     atomic_fetch_add(ok ? &m->binds_ok : &m->binds_failed, 1);
     observe(&m->bind_h, seconds);
+}
+
+void vs_metrics_bind_wait(struct vs_metrics *m, double seconds)
+{
+    observe(&m->bind_wait_h, seconds);
+}
+
+void vs_metrics_lock_hold(struct vs_metrics *m, double seconds)
+{
+    observe(&m->lock_hold_h, seconds);
+}
+
+void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
+                           enum vs_preempt_outcome o)
+{
+    atomic_fetch_add(&m->preempt[mode][o], 1);
+}
+
+void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n)
+{
+    atomic_fetch_add(&m->victims, n);
+}
+
+void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds)
+{
+    atomic_fetch_add(&m->preempt_bound_n, 1);
+    atomic_fetch_add(&m->preempt_bound_ms, (uint64_t)(seconds > 0 ? seconds * 1000 : 0));
 }
 
 static void count_word(struct vs_metrics *m, const char *w, size_t n)
@@ -377,6 +407,10 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     }
     render_hist(&b, "vgpu_sched_filter_duration_seconds", "Filter latency.", &m->filter_h);
     render_hist(&b, "vgpu_sched_bind_duration_seconds", "Bind latency.", &m->bind_h);
+    render_hist(&b, "vgpu_sched_bind_queue_wait_seconds",
+                "Time a Bind waited in its node's bind queue for the node lock.", &m->bind_wait_h);
+    render_hist(&b, "vgpu_sched_node_lock_hold_seconds",
+                "Time from a Bind taking a node lock to its release being seen.", &m->lock_hold_h);
     static const char *const oc[] = {"scheduled", "unschedulable", "error", "passthrough"};
     vs_buf_puts(&b, "# TYPE vgpu_sched_filter_total counter\n");
     for (int i = 0; i < VS_FILTER_OUTCOMES; i++)
@@ -392,6 +426,26 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   "vgpu_sched_bind_total{result=\"error\"} %llu\n",
                   (unsigned long long)atomic_load(&m->binds_ok),
                   (unsigned long long)atomic_load(&m->binds_failed));
+    static const char *const pm[] = {"verb", "filter"};
+    static const char *const po[] = {"planned", "no_plan", "pdb_refused", "error"};
+    vs_buf_puts(&b, "# HELP vgpu_sched_preemptions_total GPU preemption attempts.\n"
+                    "# TYPE vgpu_sched_preemptions_total counter\n");
+    for (int i = 0; i < VS_PM_MODES; i++)
+        for (int k = 0; k < VS_PO_OUTCOMES; k++)
+            vs_buf_printf(&b, "vgpu_sched_preemptions_total{mode=\"%s\",outcome=\"%s\"} %llu\n",
+                          pm[i], po[k], (unsigned long long)atomic_load(&m->preempt[i][k]));
+    vs_buf_printf(&b,
+                  "# HELP vgpu_sched_preemption_victims_total Pods evicted for GPU preemption.\n"
+                  "# TYPE vgpu_sched_preemption_victims_total counter\n"
+                  "vgpu_sched_preemption_victims_total %llu\n"
+                  "# HELP vgpu_sched_preemptor_bind_seconds From a preemptor's evictions to its "
+                  "Bind.\n"
+                  "# TYPE vgpu_sched_preemptor_bind_seconds summary\n"
+                  "vgpu_sched_preemptor_bind_seconds_sum %.3f\n"
+                  "vgpu_sched_preemptor_bind_seconds_count %llu\n",
+                  (unsigned long long)atomic_load(&m->victims),
+                  (double)atomic_load(&m->preempt_bound_ms) / 1000.0,
+                  (unsigned long long)atomic_load(&m->preempt_bound_n));
     if (x) {
         vs_buf_printf(&b,
                       "# TYPE vgpu_sched_node_lock_total counter\n"
@@ -421,11 +475,12 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       "# TYPE vgpu_sched_relists_total counter\n"
                       "vgpu_sched_relists_total %llu\n"
                       "# TYPE vgpu_sched_leader gauge\nvgpu_sched_leader %d\n"
-                      "# TYPE vgpu_sched_synced gauge\nvgpu_sched_synced %d\n",
+                      "# TYPE vgpu_sched_synced gauge\nvgpu_sched_synced %d\n"
+                      "# TYPE vgpu_sched_binds_waiting gauge\nvgpu_sched_binds_waiting %llu\n",
                       (unsigned long long)x->malformed_pods, (unsigned long long)x->malformed_nodes,
                       (unsigned long long)x->reservations_expired,
                       (unsigned long long)x->commit_conflicts, (unsigned long long)x->relists,
-                      x->leader ? 1 : 0, x->synced ? 1 : 0);
+                      x->leader ? 1 : 0, x->synced ? 1 : 0, (unsigned long long)x->binds_waiting);
     }
     return vs_buf_steal(&b);
 }

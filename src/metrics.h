@@ -43,12 +43,32 @@ void vs_metrics_filter(struct vs_metrics *m, enum vs_filter_outcome o, double se
  * X and Y; node-level strings by their text up to ':'). */
 void vs_metrics_node_reasons(struct vs_metrics *m, const char *reason);
 void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds);
+/* Time one Bind spent in its node's bind queue (bindq.c), and how long a node lock taken by a
+ * Bind was held until its release was seen. */
+void vs_metrics_bind_wait(struct vs_metrics *m, double seconds);
+void vs_metrics_lock_hold(struct vs_metrics *m, double seconds);
+
+/* GPU preemption: one attempt by mode and outcome, victims evicted, and the time from a
+ * preemptor's evictions to its successful Bind. */
+enum vs_preempt_mode_m { VS_PM_VERB, VS_PM_FILTER, VS_PM_MODES };
+enum vs_preempt_outcome {
+    VS_PO_PLANNED,     /* verb: some node kept; filter: victims evicted, capacity held */
+    VS_PO_NO_PLAN,     /* no set of lower-priority pods makes the pod fit */
+    VS_PO_PDB_REFUSED, /* filter: every plan tried was refused by the Eviction API (429) */
+    VS_PO_ERROR,
+    VS_PO_OUTCOMES
+};
+void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
+                           enum vs_preempt_outcome o);
+void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n);
+void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds);
 
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;
     uint64_t api_requests, api_errors[6];
     uint64_t malformed_pods, malformed_nodes, reservations_expired, commit_conflicts, relists;
+    uint64_t binds_waiting; /* Binds waiting in a node's bind queue now */
     bool leader;
     bool synced;
 };

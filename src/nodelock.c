@@ -153,14 +153,24 @@ static enum vs_err contention(struct vs_nodelock *l, const char *node, struct vs
                       "node %s has been locked within %s: node lock contention", node, d);
 }
 
-/* SetLock: up to 5 attempts, retrying non-contention errors. */
+/* SetLock: up to 5 attempts, retrying non-contention errors. rv0: the resourceVersion of a
+ * node just read without a lock (the first attempt patches against it instead of reading the
+ * node again; a change meanwhile is a 409, retried like any other failure). */
 static enum vs_err set_lock(struct vs_nodelock *l, const char *node, const char *ns,
-                            const char *name, struct vs_errbuf *eb)
+                            const char *name, const char *rv0, struct vs_errbuf *eb)
 {
     enum vs_err err = VS_ERR_KUBE;
     for (int attempt = 0; attempt < 5; attempt++) {
         if (attempt)
             sleep_backoff(attempt - 1);
+        if (attempt == 0 && rv0) {
+            char *value = vs_annot_format_lock(l->now(), ns, name);
+            err = value ? patch_lock(l, node, value, rv0, eb) : VS_ERR_NOMEM;
+            free(value);
+            if (!err || err == VS_ERR_NOMEM)
+                return err;
+            continue;
+        }
         json_t *nj = NULL;
         const char *lock, *rv;
         if ((err = get_node(l, node, &nj, &lock, &rv, eb))) {
@@ -259,7 +269,7 @@ enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const c
     if (err)
         goto out;
     if (!lock) {
-        err = set_lock(l, node, ns, name, eb);
+        err = set_lock(l, node, ns, name, rv, eb);
         goto out;
     }
     char value[1024];
@@ -315,7 +325,7 @@ enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const c
         goto out;
     free(nm->bad_value);
     nm->bad_value = NULL;
-    err = set_lock(l, node, ns, name, eb);
+    err = set_lock(l, node, ns, name, NULL, eb);
 out:
     if (!err)
         atomic_fetch_add(&l->acquired, 1);
@@ -358,6 +368,161 @@ enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const c
         }
     }
     pthread_mutex_unlock(&nm->mu);
+    return err;
+}
+
+struct locked {
+    char **nodes;
+    size_t n, cap;
+};
+
+static int collect_locked(void *ctx, json_t *item)
+{
+    struct locked *lk = ctx;
+    json_t *md = json_object_get(item, "metadata");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    if (!name || !json_object_get(json_object_get(md, "annotations"), VS_ANNO_LOCK))
+        return 0;
+    if (lk->n == lk->cap) {
+        size_t nc = lk->cap ? lk->cap * 2 : 16;
+        char **v = realloc(lk->nodes, nc * sizeof(*v));
+        if (!v)
+            return -1;
+        lk->nodes = v;
+        lk->cap = nc;
+    }
+    if (!(lk->nodes[lk->n] = strdup(name)))
+        return -1;
+    lk->n++;
+    return 0;
+}
+
+/* The owner's hami.io/bind-phase ("" when absent) and whether it is bound (spec.nodeName);
+ * false when the pod could not be read. */
+static bool owner_state(struct vs_nodelock *l, const char *ns, const char *name, char *phase,
+                        size_t len, bool *bound)
+{
+    char path[1024];
+    char *ens = vs_kube_escape(ns), *ename = vs_kube_escape(name);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ens ? ens : ns,
+             ename ? ename : name);
+    free(ens);
+    free(ename);
+    json_t *pod = NULL;
+    struct vs_errbuf eb;
+    phase[0] = '\0';
+    *bound = false;
+    bool ok = vs_kube_get(l->k, path, &pod, &eb) == VS_OK;
+    if (ok) {
+        const char *bp = json_string_value(json_object_get(
+            json_object_get(json_object_get(pod, "metadata"), "annotations"), VS_ANNO_BIND_PHASE));
+        const char *nn =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        snprintf(phase, len, "%s", bp ? bp : "");
+        *bound = nn && *nn;
+    }
+    json_decref(pod);
+    return ok;
+}
+
+/* One locked node: the rules of acquire, applied without wanting the lock. */
+static enum vs_err repair_node(struct vs_nodelock *l, const char *node, int64_t before,
+                               struct vs_nodelock_repair *r, struct vs_errbuf *eb)
+{
+    struct node_mu *nm = node_mu(l, node);
+    if (!nm)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    pthread_mutex_lock(&nm->mu);
+    json_t *nj = NULL;
+    const char *lock, *rv;
+    enum vs_err err = get_node(l, node, &nj, &lock, &rv, eb);
+    if (err == VS_ERR_NOTFOUND)
+        err = VS_OK;
+    if (err || !lock)
+        goto out;
+    char value[1024];
+    snprintf(value, sizeof(value), "%s", lock);
+    struct vs_lock parsed;
+    struct vs_errbuf pe;
+    int64_t now = l->now();
+    const char *why = NULL;
+    if (vs_annot_parse_lock(value, &parsed, &pe)) {
+        if (!nm->bad_value || strcmp(nm->bad_value, value) != 0) {
+            free(nm->bad_value);
+            nm->bad_value = strdup(value);
+            nm->bad_since = now;
+        }
+        if (now - nm->bad_since > l->timeout)
+            why = "malformed lock value older than the timeout";
+        goto decided;
+    }
+    if (now - parsed.time > l->timeout) {
+        why = "lock expired";
+        char phase[64];
+        bool bound;
+        owner_state(l, parsed.ns, parsed.name, phase, sizeof(phase), &bound);
+        if (strcmp(phase, "allocating") == 0) {
+            /* The device plugin never answered (HAMi's would set bind-phase=failed). */
+            r->stuck_allocating++;
+            vs_log(VS_LOG_WARN, "pod_stuck_allocating",
+                   "pod=%s/%s node=%s locked_for_s=%lld timeout_s=%lld", parsed.ns, parsed.name,
+                   node, (long long)(now - parsed.time), (long long)l->timeout);
+        }
+    } else if (*parsed.ns && *parsed.name) {
+        enum vs_err gerr;
+        if (!owner_dead(l, parsed.ns, parsed.name, &why, eb, &gerr))
+            why = NULL;
+        err = gerr;
+        char phase[64];
+        bool bound;
+        /* Taken before this term and the owner never bound: the Bind that took it died with an
+         * earlier term (a Bind of this term took its locks at or after `before`). */
+        if (!err && !why && parsed.time < before &&
+            owner_state(l, parsed.ns, parsed.name, phase, sizeof(phase), &bound) && !bound)
+            why = "owner pod not bound: its Bind ended with an earlier leadership term";
+    }
+    vs_lock_cleanup(&parsed);
+decided:
+    if (err || !why) {
+        if (!err)
+            r->kept++;
+        goto out;
+    }
+    char q[1100];
+    vs_log(VS_LOG_WARN, "node_lock_broken", "node=%s lock=%s reason=\"%s\" by=repair", node,
+           vs_log_quote(value, q, sizeof(q)), why);
+    if ((err = force_release(l, node, value, eb)))
+        goto out;
+    atomic_fetch_add(&l->broken, 1);
+    r->broken++;
+    free(nm->bad_value);
+    nm->bad_value = NULL;
+out:
+    json_decref(nj);
+    pthread_mutex_unlock(&nm->mu);
+    return err;
+}
+
+enum vs_err vs_nodelock_repair(struct vs_nodelock *l, int64_t before, struct vs_nodelock_repair *r,
+                               struct vs_errbuf *eb)
+{
+    memset(r, 0, sizeof(*r));
+    struct locked lk = {0};
+    char *rv = NULL;
+    enum vs_err err = vs_kube_list(l->k, "/api/v1/nodes", NULL, 500, collect_locked, &lk, &rv, eb);
+    free(rv);
+    for (size_t i = 0; i < lk.n; i++) {
+        r->locked++;
+        struct vs_errbuf ne;
+        if (!err && repair_node(l, lk.nodes[i], before, r, &ne)) {
+            r->failed++;
+            char q[VS_ERRBUF_SIZE + 8];
+            vs_log(VS_LOG_WARN, "node_lock_repair_failed", "node=%s error=%s", lk.nodes[i],
+                   vs_log_quote(ne.msg, q, sizeof(q)));
+        }
+        free(lk.nodes[i]);
+    }
+    free(lk.nodes);
     return err;
 }
 

@@ -31,6 +31,23 @@ enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const c
                                 const char *name, bool force, struct vs_errbuf *eb);
 void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out);
 
+struct vs_nodelock_repair {
+    unsigned locked;           /* nodes that carried a lock */
+    unsigned broken;           /* locks broken */
+    unsigned kept;             /* locks of live owners within the timeout */
+    unsigned stuck_allocating; /* expired locks whose owner is still bind-phase=allocating */
+    unsigned failed;           /* nodes whose check failed (API errors; logged) */
+};
+
+/* What a crashed leader left: lists the nodes and applies acquire's rules to every lock without
+ * wanting it — a lock whose owner is gone, terminated or already bind-phase=success is broken,
+ * as is an expired one (its owner, if still bind-phase=allocating, is reported: the device
+ * plugin never answered) and a malformed one seen unchanged for longer than the timeout. One
+ * more rule, for a new leadership term that began at `before` (unix seconds): a lock taken
+ * before it whose owner pod is not bound is broken — the Bind that took it cannot finish. */
+enum vs_err vs_nodelock_repair(struct vs_nodelock *l, int64_t before, struct vs_nodelock_repair *r,
+                               struct vs_errbuf *eb);
+
 /* Go's time.Duration.String() for whole seconds: 300 -> "5m0s", 28 -> "28s", 3600 -> "1h0m0s". */
 void vs_duration_string(int64_t secs, char *out, unsigned len);
 

@@ -52,6 +52,14 @@ const char *const vs_reason_words[VS_REASON_COUNT] = {
     "ResourceQuotaNotFit",
 };
 
+/* Pods whose usage a view leaves out: the pod's own previous reservation and, for a preemption
+ * what-if, the victims. */
+struct gone {
+    const struct vs_podent *own;
+    const struct vs_podent *const *v;
+    size_t n;
+};
+
 /* What one Filter call knows about the pod, shared by all node evaluations. */
 struct fit_ctx {
     const struct vs_pod *pod;
@@ -62,6 +70,7 @@ struct fit_ctx {
     struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
     const char *vgpu_mode;       /* NULL when absent */
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
+    struct gone gone;            /* own plus vs_sched_opts.without */
     const struct vs_quota *quota;
     int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
     const struct vs_req *quick;       /* the request quick_scan can decide, NULL if none */
@@ -111,8 +120,33 @@ static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
     return true;
 }
 
-/* Base view of a node's cards, without the pod's own previous reservation. */
-static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own,
+static bool is_gone(const struct gone *g, const struct vs_podent *pe)
+{
+    if (pe == g->own)
+        return pe != NULL;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i] == pe)
+            return true;
+    return false;
+}
+
+static void subtract_usage(struct vs_scard *s, const struct vs_node *n, const struct vs_podent *pe)
+{
+    if (!pe || pe->on != n)
+        return;
+    for (size_t u = 0; u < pe->n_usage; u++) {
+        for (size_t i = 0; i < n->n_cards; i++) {
+            if (strcmp(n->cards[i].uuid, pe->usage[u].uuid) == 0) {
+                s[i].used -= pe->usage[u].slots;
+                s[i].usedmem -= pe->usage[u].mem;
+                s[i].usedcores -= pe->usage[u].cores;
+            }
+        }
+    }
+}
+
+/* Base view of a node's cards, without the pods in g. */
+static struct vs_scard *snapshot(const struct vs_node *n, const struct gone *g,
                                  struct vs_scard *buf)
 {
     struct vs_scard *s = scards_alloc(n->n_cards, buf);
@@ -127,7 +161,7 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
         s[i].usedcores = c->usedcores;
         s[i].unhealthy = c->mig_unhealthy;
         for (size_t k = 0; k < c->n_occ; k++) {
-            if (c->occ[k].owner == own)
+            if (g && is_gone(g, c->occ[k].owner))
                 continue;
             if (!occ_push(&s[i], c->occ[k].placement)) {
                 scards_free(s, n->n_cards, buf);
@@ -135,16 +169,11 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
             }
         }
     }
-    if (own && own->on == n) {
-        for (size_t u = 0; u < own->n_usage; u++) {
-            for (size_t i = 0; i < n->n_cards; i++) {
-                if (strcmp(n->cards[i].uuid, own->usage[u].uuid) == 0) {
-                    s[i].used -= own->usage[u].slots;
-                    s[i].usedmem -= own->usage[u].mem;
-                    s[i].usedcores -= own->usage[u].cores;
-                }
-            }
-        }
+    if (g) {
+        subtract_usage(s, n, g->own);
+        for (size_t k = 0; k < g->n; k++)
+            if (g->v[k] != g->own)
+                subtract_usage(s, n, g->v[k]);
     }
     return s;
 }
@@ -829,7 +858,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                 return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
                                   pe->error);
     }
-    if (x->quick && !n->has_mig && !(x->own && x->own->on == n)) {
+    if (x->quick && !n->has_mig && !(x->own && x->own->on == n) && !x->gone.n) {
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
@@ -849,7 +878,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
     size_t nc = n->n_cards;
     struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
-    struct vs_scard *base = snapshot(n, x->own, base_buf);
+    struct vs_scard *base = snapshot(n, &x->gone, base_buf);
     if (!base)
         return VS_ERR_NOMEM;
     size_t n_init = x->req.n_init, n_ctrs = x->req.n_ctrs;
@@ -930,12 +959,35 @@ static void ctx_cleanup(struct fit_ctx *x)
 struct best_ctx {
     const struct vs_filter_result *r;
     const struct vs_node_policy *policy;
+    const struct vs_sched_opts *o;
+    bool cur_busy;  /* the candidate being evaluated is busy */
+    bool best_busy; /* the best so far is busy */
 };
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+static bool is_busy(const struct vs_sched_opts *o, const char *node)
+{
+    return o->n_busy && bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
+}
+
+/* Whether a fitting node with `score` beats the best so far: a busy node never beats one that
+ * is not, then the node policy. */
+static bool beats_best(const struct best_ctx *b, float score)
+{
+    if (b->r->best < 0)
+        return true;
+    if (b->cur_busy != b->best_busy)
+        return b->best_busy;
+    return b->policy->better(score, b->r->nodes[b->r->best].score);
+}
 
 static bool would_be_best(void *ctx, float score)
 {
-    const struct best_ctx *b = ctx;
-    return b->r->best < 0 || b->policy->better(score, b->r->nodes[b->r->best].score);
+    return beats_best(ctx, score);
 }
 
 static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
@@ -1004,6 +1056,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     }
     x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
     x.own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
+    x.gone = (struct gone){.own = x.own, .v = o->without, .n = o->n_without};
     x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
     if (x.quota) {
         x.q_mem_used = x.quota->mem_used;
@@ -1011,10 +1064,14 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         r->quota_checked = x.quota->has_mem || x.quota->has_cores;
         r->quota_mem_used = x.quota->mem_used;
         r->quota_cores_used = x.quota->cores_used;
-        if (x.own && strcmp(x.own->ns, pod->ns ? pod->ns : "") == 0) {
-            for (size_t i = 0; i < x.own->n_usage; i++) {
-                x.q_mem_used -= x.own->usage[i].mem;
-                x.q_cores_used -= x.own->usage[i].cores;
+        for (size_t k = 0; k <= o->n_without; k++) {
+            const struct vs_podent *pe = k < o->n_without ? o->without[k] : x.own;
+            if (!pe || (k < o->n_without && pe == x.own) ||
+                strcmp(pe->ns, pod->ns ? pod->ns : "") != 0)
+                continue;
+            for (size_t i = 0; i < pe->n_usage; i++) {
+                x.q_mem_used -= pe->usage[i].mem;
+                x.q_cores_used -= pe->usage[i].cores;
             }
         }
     }
@@ -1032,7 +1089,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     vs_model_nodes(m, cands, n_cands, nodes);
-    struct best_ctx bc = {.r = r, .policy = node_policy};
+    struct best_ctx bc = {.r = r, .policy = node_policy, .o = o};
     for (size_t i = 0; i < n_cands; i++) {
         /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */
         if (i + 8 < n_cands && nodes[i + 8]) {
@@ -1042,11 +1099,13 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         if (i + 4 < n_cands && nodes[i + 4])
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
+        bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
-        if (r->nodes[i].fit &&
-            (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
+        if (r->nodes[i].fit && beats_best(&bc, r->nodes[i].score)) {
             r->best = (long)i;
+            bc.best_busy = bc.cur_busy;
+        }
     }
     /* No node fits: the refusals left pending get their reasons now, from their tallies. */
     for (size_t i = 0; lz && r->best < 0 && i < n_cands; i++) {

@@ -3,6 +3,7 @@
 #include "serve.h"
 
 #include "async.h"
+#include "bindq.h"
 #include "devcfg.h"
 #include "extender.h"
 #include "kube.h"
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,7 +68,10 @@ static const struct flag flags[] = {
     {"kube-timeout", NULL, F_DUR, O(c.kube_timeout_ms), "API request timeout (0 = none)"},
     {"profiling", NULL, F_BOOL, O(profiling), "accepted for compatibility (no pprof in C)"},
     {"node-lock-timeout", NULL, F_DUR, O(c.lock_timeout_ms), "node lock expiry"},
-    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms), "PodGroup lock retry window"},
+    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms),
+     "longest wait of a Bind for a locked node (0 = fail at once)"},
+    {"bind-queue-depth", NULL, F_INT, O(c.bind_queue_depth),
+     "Binds queued or in flight that rank a node after the others (0 = off)"},
     {"force-overwrite-default-scheduler", NULL, F_BOOL, O(c.force_overwrite),
      "webhook replaces default-scheduler"},
     {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
@@ -80,6 +86,7 @@ static const struct flag flags[] = {
     {"log-format", NULL, F_STR, O(log_format), "text | json"},
     {"reservation-ttl", NULL, F_DUR, O(c.reservation_ttl_ms), "expiry of unbound reservations"},
     {"http-threads", NULL, F_INT, O(c.http_threads), "HTTP thread pool size"},
+    {"gpu-preemption", NULL, F_STR, O(c.gpu_preemption), "auto | verb | filter | off"},
 };
 
 /* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
@@ -311,15 +318,41 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->gpu_policy = "spread";
     c->metrics_bind = ":9395";
     c->scheduler_name = "";
-    /* kube-scheduler's own client defaults: the API is never our bottleneck at HAMi's 5/10. */
-    c->kube_qps = 50;
-    c->kube_burst = 100;
+    /* A Bind costs about six API requests and two Events: with kube-scheduler's own client
+     * defaults (50/100) a 200-pod burst queued behind the limiter for half a minute. */
+    c->kube_qps = 300;
+    c->kube_burst = 600;
     c->lock_timeout_ms = 5 * 60 * 1000;
     c->lock_retry_ms = 28 * 1000;
     c->reservation_ttl_ms = 5 * 60 * 1000;
     c->http_threads = 8;
     c->bind_wait_ms = 30000;
+    c->bind_queue_depth = 4;
     c->force_overwrite = true;
+    c->gpu_preemption = "auto";
+}
+
+/* --gpu-preemption=auto: `verb` when the API server is v1.38 or later (kube-scheduler then asks
+ * extenders about nodes short only of their resources), else `filter`. */
+static enum vs_gpu_preemption preemption_auto(struct vs_kube *k)
+{
+    json_t *v = NULL;
+    struct vs_errbuf eb;
+    if (vs_kube_get(k, "/version", &v, &eb)) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "gpu_preemption", "mode=filter reason=%s",
+               vs_log_quote(eb.msg, q, sizeof(q)));
+        return VS_GPU_PREEMPT_FILTER;
+    }
+    const char *maj = json_string_value(json_object_get(v, "major"));
+    const char *min = json_string_value(json_object_get(v, "minor"));
+    long major = maj ? strtol(maj, NULL, 10) : 0, minor = min ? strtol(min, NULL, 10) : 0;
+    enum vs_gpu_preemption m =
+        major > 1 || (major == 1 && minor >= 38) ? VS_GPU_PREEMPT_VERB : VS_GPU_PREEMPT_FILTER;
+    vs_log(VS_LOG_INFO, "gpu_preemption", "mode=%s apiserver=%s.%s",
+           m == VS_GPU_PREEMPT_VERB ? "verb" : "filter", maj ? maj : "?", min ? min : "?");
+    json_decref(v);
+    return m;
 }
 
 struct vs_service {
@@ -330,31 +363,102 @@ struct vs_service {
     struct vs_store *store;
     struct vs_leader *leader;
     struct vs_nodelock *lock;
+    struct vs_bindq *bindq;
+    struct vs_holds *holds;
     struct vs_async *async;
     struct vs_metrics *metrics;
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
-    struct vs_route routes[5];
+    struct vs_route routes[6];
     struct vs_route mroutes[2];
+    bool leader_elect;
+    uint64_t resync_req; /* the current term's store resync (monitor thread only) */
+    int64_t term_began;  /* unix seconds, when the current term started (monitor thread only) */
 };
+
+/* Leadership-term hooks (leader.h): a term rebuilds the store from the API before it serves,
+ * repairs what a crashed leader left, and its reservations die with it. */
+static void term_start(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    s->term_began = now_s();
+    /* Without --leader-elect the first term is the process's start: the initial lists are the
+     * rebuild. */
+    s->resync_req = term == 1 && !s->leader_elect ? 0 : vs_store_resync(s->store);
+}
+
+static bool term_ready(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    return vs_store_resynced(s->store, s->resync_req);
+}
+
+static void term_serving(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    struct vs_nodelock_repair r;
+    struct vs_errbuf eb;
+    char q[VS_ERRBUF_SIZE + 8];
+    enum vs_err err = vs_nodelock_repair(s->lock, s->term_began, &r, &eb);
+    vs_log(err ? VS_LOG_WARN : VS_LOG_INFO, "node_lock_repair",
+           "term=%llu locked=%u broken=%u kept=%u stuck_allocating=%u failed=%u error=%s",
+           (unsigned long long)term, r.locked, r.broken, r.kept, r.stuck_allocating, r.failed,
+           err ? vs_log_quote(eb.msg, q, sizeof(q)) : "\"\"");
+}
+
+static void term_end(void *ctx, uint64_t term)
+{
+    struct vs_service *s = ctx;
+    size_t n = vs_store_drop_reservations(s->store);
+    /* Binds queued in this term die with it; the queue opens again for the next term. */
+    if (s->bindq)
+        vs_bindq_fail_all(s->bindq, "vgpu-sched lost leadership");
+    vs_log(VS_LOG_INFO, "term_state_dropped", "term=%llu reservations=%zu",
+           (unsigned long long)term, n);
+}
 
 void vs_service_stop(struct vs_service *s)
 {
     if (!s)
         return;
-    vs_server_stop(s->srv);
+    if (s->bindq)
+        vs_bindq_close(s->bindq, "vgpu-sched is shutting down");
+    vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
     vs_async_free(s->async);
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
     vs_kube_free(s->kube);
     vs_kube_config_cleanup(&s->kc);
     vs_memapi_stop(s->mem);
     vs_metrics_free(s->metrics);
+    vs_holds_free(s->holds);
     vs_devcfg_cleanup(&s->cfg);
     free(s);
+}
+
+void vs_service_fail_binds(struct vs_service *s, const char *why)
+{
+    if (s && s->bindq)
+        vs_bindq_fail_all(s->bindq, why);
+}
+
+static void hook_node(void *ctx, const char *name, const char *lock, bool deleted, bool relist)
+{
+    vs_bindq_node_event(ctx, name, lock, deleted, relist);
+}
+
+static void hook_pod(void *ctx, const char *uid, const char *ns, const char *name, bool deleted)
+{
+    vs_bindq_pod_event(ctx, uid, ns, name, deleted);
+}
+
+static void hook_expired(void *ctx)
+{
+    vs_bindq_recheck(ctx);
 }
 
 int vs_service_port(const struct vs_service *s)
@@ -367,9 +471,15 @@ int vs_service_metrics_port(const struct vs_service *s)
     return s->msrv ? vs_server_port(s->msrv) : 0;
 }
 
+const char *vs_service_api_url(const struct vs_service *s)
+{
+    return s->kc.server;
+}
+
 bool vs_service_synced(const struct vs_service *s)
 {
-    return vs_store_synced(s->store);
+    /* Without --leader-elect the replica's one term serves once the initial lists are in. */
+    return vs_store_synced(s->store) && (s->leader_elect || vs_leader_term(s->leader, NULL));
 }
 
 struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit_code,
@@ -388,6 +498,22 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     if (vs_policy_parse_node(c->node_policy, "--node-scheduler-policy", &np, eb) ||
         vs_policy_parse_gpu(c->gpu_policy, "--gpu-scheduler-policy", &gp, eb))
         return NULL;
+    enum vs_gpu_preemption pmode = VS_GPU_PREEMPT_FILTER;
+    bool pauto = false;
+    const char *gpm = c->gpu_preemption ? c->gpu_preemption : "auto";
+    if (strcasecmp(gpm, "auto") == 0)
+        pauto = true;
+    else if (strcasecmp(gpm, "verb") == 0)
+        pmode = VS_GPU_PREEMPT_VERB;
+    else if (strcasecmp(gpm, "filter") == 0)
+        pmode = VS_GPU_PREEMPT_FILTER;
+    else if (strcasecmp(gpm, "off") == 0)
+        pmode = VS_GPU_PREEMPT_OFF;
+    else {
+        vs_err_set(eb, VS_ERR_INVAL,
+                   "invalid --gpu-preemption \"%s\" (want auto, verb, filter or off)", gpm);
+        return NULL;
+    }
     if (c->cluster && c->kubeconfig) {
         vs_err_set(eb, VS_ERR_INVAL, "--cluster and --kubeconfig exclude each other");
         return NULL;
@@ -418,10 +544,27 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     *exit_code = 1;
     if (!(s->kube = vs_kube_new(&s->kc, &ko, eb)))
         goto fail;
+    if (pauto)
+        pmode = preemption_auto(s->kube);
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
-                               .reservation_ttl = c->reservation_ttl_ms / 1000};
-    if (!(s->store = vs_store_new(s->kube, &so, eb)) || vs_store_start(s->store, eb))
+                               .reservation_ttl = c->reservation_ttl_ms / 1000,
+                               .watch_pdbs = pmode == VS_GPU_PREEMPT_FILTER};
+    s->metrics = vs_metrics_new();
+    struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
+                               .depth = (int)c->bind_queue_depth,
+                               .expect_ttl_s = c->reservation_ttl_ms / 1000,
+                               .metrics = s->metrics};
+    if (!s->metrics || !(s->bindq = vs_bindq_new(&bo))) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (!(s->store = vs_store_new(s->kube, &so, eb)))
+        goto fail;
+    struct vs_store_hooks hooks = {
+        .node = hook_node, .pod = hook_pod, .expired = hook_expired, .ctx = s->bindq};
+    vs_store_set_hooks(s->store, &hooks);
+    if (vs_store_start(s->store, eb))
         goto fail;
     struct vs_leader_opts lo = {.enabled = c->leader_elect,
                                 .lease_name = c->lease_name,
@@ -432,25 +575,33 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         *exit_code = 2;
         goto fail;
     }
-    if (vs_leader_start(s->leader, eb))
-        goto fail;
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
-    s->metrics = vs_metrics_new();
+    s->leader_elect = c->leader_elect;
+    struct vs_leader_hooks lhooks = {.ctx = s,
+                                     .start = term_start,
+                                     .ready = term_ready,
+                                     .serving = term_serving,
+                                     .end = term_end};
+    vs_leader_set_hooks(s->leader, &lhooks);
+    if (!s->lock || vs_leader_start(s->leader, eb))
+        goto fail;
     s->app = (struct vs_app){.store = s->store,
                              .kube = s->kube,
                              .lock = s->lock,
+                             .bindq = s->bindq,
                              .leader = s->leader,
                              .metrics = s->metrics,
                              .cfg = &s->cfg,
                              .scheduler_name = c->scheduler_name,
                              .node_policy = c->node_policy,
                              .gpu_policy = c->gpu_policy,
-                             .lock_retry_timeout_ms = c->lock_retry_ms,
                              .bind_wait_ms = (int)c->bind_wait_ms,
                              .legacy_metrics = c->legacy_metrics,
+                             .preemption = pmode,
+                             .holds = s->holds = vs_holds_new(),
                              .now = now_s};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (!s->lock || !s->metrics || !s->async ||
+    if (!s->lock || !s->metrics || !s->async || !s->holds ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -462,13 +613,14 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                      .quota = quota_cb,
                                      .quota_ctx = s->store};
     s->app.webhook = &s->wo;
-    s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true};
-    s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true};
-    s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true};
-    s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
-    s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false};
-    s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false};
-    s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
+    s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true, false};
+    s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true, true};
+    s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true, false};
+    s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
+    s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false, false};
+    s->routes[5] = (struct vs_route){"POST", "/preempt", vs_ext_preempt, &s->app, true, false};
+    s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false, false};
+    s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     struct vs_server_opts sopts = {.bind = c->http_bind,
                                    .cert_file = c->cert_file,
                                    .key_file = c->key_file,
@@ -477,7 +629,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                    .tls_cipher_suites = c->tls_cipher_suites,
                                    .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
                                    .routes = s->routes,
-                                   .n_routes = 5,
+                                   .n_routes = 6,
                                    .name = "main"};
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))
@@ -523,6 +675,12 @@ int vs_serve_main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Every waiting Bind keeps a connection open: allow as many as the hard limit. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     struct vs_errbuf eb;
     struct vs_service *s = vs_service_start(&o.c, &rc, &eb);
     if (!s) {

@@ -5,6 +5,7 @@
 
 #include "k8s_codec.h"
 #include "log.h"
+#include "preempt.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,7 +21,7 @@ struct sset {
     UT_hash_handle hh;
 };
 
-enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_COUNT };
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_COUNT };
 
 struct informer {
     struct vs_store *s;
@@ -30,6 +31,9 @@ struct informer {
     atomic_bool synced;
     struct sset *seen; /* names (nodes), uids (pods), ns/name (quotas) seen since begin() */
     bool listing;
+    volatile int stop;               /* ends this informer's run: store stop or a resync */
+    atomic_uint_fast64_t begin_gen;  /* s->resync_req when the current list began */
+    atomic_uint_fast64_t synced_gen; /* begin_gen of the last completed list */
 };
 
 struct quota_key {
@@ -45,11 +49,15 @@ struct vs_store {
     pthread_rwlock_t mu; /* guards model, informer seen-sets, quotas */
     struct vs_model *model;
     struct quota_key *quotas;
+    struct vs_pdb *pdbs; /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
+    size_t n_pdbs, cap_pdbs;
     struct informer inf[INF_COUNT];
     volatile int stop;
     pthread_t expiry;
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
+    atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
+    struct vs_store_hooks hooks;
 };
 
 static void sset_add(struct sset **set, const char *key)
@@ -108,6 +116,11 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
         s->inf[i].which = i;
     }
     return s;
+}
+
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h)
+{
+    s->hooks = *h;
 }
 
 /* ------------------------------------------------------------------ applying objects */
@@ -258,9 +271,62 @@ enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t
     return err;
 }
 
+static long pdb_find(const struct vs_store *s, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        if (strcmp(s->pdbs[i].ns, ns ? ns : "") == 0 &&
+            strcmp(s->pdbs[i].name, name ? name : "") == 0)
+            return (long)i;
+    return -1;
+}
+
+static void pdb_drop(struct vs_store *s, long i)
+{
+    vs_pdb_cleanup(&s->pdbs[i]);
+    s->pdbs[i] = s->pdbs[--s->n_pdbs];
+}
+
+static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t *obj,
+                             struct vs_errbuf *eb)
+{
+    const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+    long i = pdb_find(s, ns && *ns ? ns : "default", name);
+    if (strcmp(type, "DELETED") == 0) {
+        if (i >= 0)
+            pdb_drop(s, i);
+        return VS_OK;
+    }
+    struct vs_pdb d;
+    enum vs_err err = vs_codec_pdb_from_json(obj, &d, eb);
+    if (err) {
+        vs_pdb_cleanup(&d);
+        return err;
+    }
+    if (i >= 0) {
+        vs_pdb_cleanup(&s->pdbs[i]);
+        s->pdbs[i] = d;
+        return VS_OK;
+    }
+    if (s->n_pdbs == s->cap_pdbs) {
+        size_t nc = s->cap_pdbs ? s->cap_pdbs * 2 : 8;
+        struct vs_pdb *g = realloc(s->pdbs, nc * sizeof(*g));
+        if (!g) {
+            vs_pdb_cleanup(&d);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        s->pdbs = g;
+        s->cap_pdbs = nc;
+    }
+    s->pdbs[s->n_pdbs++] = d;
+    return VS_OK;
+}
+
 static const char *kind_of(int which)
 {
-    return which == INF_NODES ? "Node" : which == INF_PODS ? "Pod" : "ResourceQuota";
+    return which == INF_NODES    ? "Node"
+           : which == INF_PODS   ? "Pod"
+           : which == INF_QUOTAS ? "ResourceQuota"
+                                 : "PodDisruptionBudget";
 }
 
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
@@ -274,6 +340,8 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_pod(s, type, obj, eb);
     else if (strcmp(kind, "ResourceQuota") == 0)
         err = apply_quota(s, type, obj, eb);
+    else if (strcmp(kind, "PodDisruptionBudget") == 0)
+        err = apply_pdb(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     pthread_rwlock_unlock(&s->mu);
@@ -286,6 +354,7 @@ static void on_begin(void *ctx)
 {
     struct informer *inf = ctx;
     atomic_store(&inf->synced, false);
+    atomic_store(&inf->begin_gen, atomic_load(&inf->s->resync_req));
     atomic_fetch_add(&inf->s->relists, 1);
     pthread_rwlock_wrlock(&inf->s->mu);
     sset_clear(&inf->seen);
@@ -304,6 +373,24 @@ static void on_other(void *ctx, const char *text, size_t len)
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=Pod error=%s",
                vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
+static void call_hooks(struct vs_store *s, int which, const char *type, const json_t *obj,
+                       bool listing)
+{
+    const struct vs_store_hooks *h = &s->hooks;
+    bool deleted = strcmp(type, "DELETED") == 0;
+    if (which == INF_NODES && h->node) {
+        const char *lock = json_string_value(json_object_get(
+            json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
+        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
+    } else if (which == INF_PODS && h->pod) {
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        if (deleted || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
+                   deleted);
     }
 }
 
@@ -328,9 +415,13 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_node(s, type, obj, &eb);
     else if (inf->which == INF_PODS)
         err = apply_pod(s, type, obj, &eb);
-    else
+    else if (inf->which == INF_QUOTAS)
         err = apply_quota(s, type, obj, &eb);
+    else
+        err = apply_pdb(s, type, obj, &eb);
+    bool listing = inf->listing;
     pthread_rwlock_unlock(&s->mu);
+    call_hooks(s, inf->which, type, obj, listing);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
@@ -390,6 +481,13 @@ static void on_synced(void *ctx)
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
         swept = vs_model_account_sweep(s->model);
+    } else if (inf->which == INF_PDBS) {
+        for (size_t i = s->n_pdbs; i-- > 0;) {
+            char key[512];
+            snprintf(key, sizeof(key), "%s/%s", s->pdbs[i].ns, s->pdbs[i].name);
+            if (!sset_has(inf->seen, key))
+                pdb_drop(s, (long)i);
+        }
     } else {
         struct quota_key *qk, *t;
         HASH_ITER(hh, s->quotas, qk, t)
@@ -407,9 +505,15 @@ static void on_synced(void *ctx)
     sset_clear(&inf->seen);
     inf->listing = false;
     pthread_rwlock_unlock(&s->mu);
-    for (size_t i = 0; i < sw.n; i++)
+    for (size_t i = 0; i < sw.n; i++) {
+        if (inf->which == INF_NODES && s->hooks.node)
+            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, true, true);
+        else if (inf->which == INF_PODS && s->hooks.pod)
+            s->hooks.pod(s->hooks.ctx, sw.gone[i], "", "", true);
         free(sw.gone[i]);
+    }
     free(sw.gone);
+    atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
            sw.n + swept);
@@ -439,12 +543,19 @@ static void *informer_main(void *arg)
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node",
                                                    .list_other = on_other};
-    const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
-                       : inf->which == INF_PODS ? "/api/v1/pods"
-                                                : "/api/v1/resourcequotas";
+    const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
+                       : inf->which == INF_PODS   ? "/api/v1/pods"
+                       : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
+                                                  : "/apis/policy/v1/poddisruptionbudgets";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
-    vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
-                         &inf->s->stop);
+    /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
+    while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&inf->stop, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST))
+            break;
+        vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
+                             &inf->stop);
+    }
     return NULL;
 }
 
@@ -459,6 +570,8 @@ static void *expiry_main(void *arg)
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
         pthread_rwlock_unlock(&s->mu);
+        if (n && s->hooks.expired)
+            s->hooks.expired(s->hooks.ctx);
         if (n) {
             atomic_fetch_add(&s->expired, n);
             vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,
@@ -471,6 +584,10 @@ static void *expiry_main(void *arg)
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
 {
     for (int i = 0; i < INF_COUNT; i++) {
+        if (i == INF_PDBS && !s->o.watch_pdbs) {
+            atomic_store(&s->inf[i].synced, true); /* not watched: nothing to wait for */
+            continue;
+        }
         if (pthread_create(&s->inf[i].thread, NULL, informer_main, &s->inf[i]) != 0)
             return vs_err_set(eb, VS_ERR_NOMEM, "cannot start informer thread");
         s->inf[i].started = true;
@@ -487,6 +604,8 @@ void vs_store_free(struct vs_store *s)
         return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < INF_COUNT; i++)
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < INF_COUNT; i++)
         if (s->inf[i].started)
             pthread_join(s->inf[i].thread, NULL);
     if (s->expiry_started)
@@ -502,6 +621,9 @@ void vs_store_free(struct vs_store *s)
         free(qk->name);
         free(qk);
     }
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        vs_pdb_cleanup(&s->pdbs[i]);
+    free(s->pdbs);
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -547,6 +669,156 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
             return err;
         atomic_fetch_add(&s->conflicts, 1);
         vs_filter_result_cleanup(r);
+    }
+}
+
+struct uids {
+    char **v;
+    size_t n, cap;
+};
+
+static void collect_reservation(void *ctx, const struct vs_podent *pe)
+{
+    struct uids *u = ctx;
+    if (!pe->reservation)
+        return;
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 16;
+        char **v = realloc(u->v, nc * sizeof(*v));
+        if (!v)
+            return;
+        u->v = v;
+        u->cap = nc;
+    }
+    if ((u->v[u->n] = strdup(pe->uid)))
+        u->n++;
+}
+
+/* Under the write lock. */
+static size_t drop_reservations(struct vs_store *s)
+{
+    struct uids u = {0};
+    vs_model_each_pod(s->model, collect_reservation, &u);
+    for (size_t i = 0; i < u.n; i++) {
+        vs_model_remove_pod(s->model, u.v[i]);
+        free(u.v[i]);
+    }
+    free(u.v);
+    return u.n;
+}
+
+size_t vs_store_drop_reservations(struct vs_store *s)
+{
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    return n;
+}
+
+uint64_t vs_store_resync(struct vs_store *s)
+{
+    uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
+    pthread_rwlock_wrlock(&s->mu);
+    size_t n = drop_reservations(s);
+    pthread_rwlock_unlock(&s->mu);
+    /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
+    for (int i = INF_NODES; i <= INF_PODS; i++) {
+        atomic_store(&s->inf[i].synced, false);
+        __atomic_store_n(&s->inf[i].stop, 1, __ATOMIC_SEQ_CST);
+    }
+    vs_log(VS_LOG_INFO, "store_resync", "request=%llu reservations_dropped=%zu",
+           (unsigned long long)req, n);
+    return req;
+}
+
+bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    for (int i = INF_NODES; i <= INF_PODS; i++)
+        if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
+            return false;
+    return vs_store_synced(s);
+}
+
+void vs_store_plan_cleanup(struct vs_store_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->victims[i].ns);
+        free(p->victims[i].name);
+        free(p->victims[i].uid);
+    }
+    free(p->victims);
+    free(p->node);
+    free(p->alloc);
+    memset(p, 0, sizeof(*p));
+}
+
+static enum vs_err plan_copy(const struct vs_preempt_plan *pl, struct vs_store_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->node = strdup(pl->node);
+    out->victims = calloc(pl->n ? pl->n : 1, sizeof(*out->victims));
+    out->alloc = vs_annot_format_devices(&pl->fit.nodes[0].devs);
+    if (!out->node || !out->victims || !out->alloc)
+        return VS_ERR_NOMEM;
+    for (size_t i = 0; i < pl->n; i++) {
+        struct vs_store_victim *v = &out->victims[out->n++];
+        v->ns = strdup(pl->victims[i]->ns);
+        v->name = strdup(pl->victims[i]->name);
+        v->uid = strdup(pl->victims[i]->uid);
+        if (!v->ns || !v->name || !v->uid)
+            return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, int64_t now,
+                             struct vs_store_plan *out, bool *found)
+{
+    struct vs_preempt_opts po = {.sched = o, .bound_only = true};
+    struct vs_errbuf eb;
+    memset(out, 0, sizeof(*out));
+    *found = false;
+    for (int attempt = 0;; attempt++) {
+        /* After a few conflicts, plan under the write lock so the commit cannot fail. */
+        bool exclusive = attempt >= MAX_OPTIMISTIC;
+        if (exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        else
+            pthread_rwlock_rdlock(&s->mu);
+        struct vs_preempt_plan *plans = NULL;
+        size_t np = 0;
+        po.pdbs = s->pdbs;
+        po.n_pdbs = s->n_pdbs;
+        enum vs_err err = vs_preempt_plans(s->model, pod, cands, n, &po, &plans, &np);
+        if (!err && np)
+            err = plan_copy(&plans[0], out);
+        if (!exclusive)
+            pthread_rwlock_unlock(&s->mu);
+        if (err || np == 0) {
+            if (exclusive)
+                pthread_rwlock_unlock(&s->mu);
+            vs_preempt_plans_free(plans, np);
+            if (err)
+                vs_store_plan_cleanup(out);
+            return err;
+        }
+        if (!exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
+        pthread_rwlock_unlock(&s->mu);
+        vs_preempt_plans_free(plans, np);
+        if (err == VS_OK) {
+            *found = true;
+            return VS_OK;
+        }
+        vs_store_plan_cleanup(out);
+        if (err != VS_ERR_CONFLICT)
+            return err;
+        atomic_fetch_add(&s->conflicts, 1);
     }
 }
 

@@ -20,6 +20,8 @@ struct vs_store_opts {
     const char *node_label_selector; /* "k=v,k2=v2" or NULL */
     const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
     int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
+    bool watch_pdbs; /* also list/watch PodDisruptionBudgets (filter-mode preemption ranks by
+                      * them) */
 };
 
 struct vs_store_stats {
@@ -34,6 +36,20 @@ struct vs_store;
 
 struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
                               struct vs_errbuf *eb);
+/* Called on informer threads after an event is applied, outside the store's lock (the bind
+ * queue's wake-ups). node: every Node event, with its hami.io/mutex.lock value (NULL when
+ * none), deleted for DELETED and for nodes a relist no longer shows, relist for objects of a
+ * list; pod: a Pod DELETED (also by a relist sweep) or in phase Succeeded/Failed; expired: the
+ * expiry thread dropped reservations. Each may be NULL. */
+struct vs_store_hooks {
+    void (*node)(void *ctx, const char *name, const char *lock, bool deleted, bool relist);
+    void (*pod)(void *ctx, const char *uid, const char *ns, const char *name, bool deleted);
+    void (*expired)(void *ctx);
+    void *ctx;
+};
+/* Before vs_store_start; h is copied. */
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h);
+
 /* Starts the informer threads and the reservation-expiry thread. */
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb);
 void vs_store_free(struct vs_store *s); /* stops threads first */
@@ -46,6 +62,36 @@ bool vs_store_synced(const struct vs_store *s);
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r);
+/* Drops every reservation Filter made that no API event has confirmed yet (a leadership term
+ * ended: its decisions are void). Returns how many. */
+size_t vs_store_drop_reservations(struct vs_store *s);
+/* Rebuilds usage from the API for a new leadership term: drops unconfirmed reservations and
+ * makes the node and pod informers list again (the store is not synced until they have).
+ * Returns the request number for vs_store_resynced. */
+uint64_t vs_store_resync(struct vs_store *s);
+/* True once both lists that began after resync request `req` have been applied. */
+bool vs_store_resynced(const struct vs_store *s, uint64_t req);
+
+/* A preemption decision: the node and the victims (copies). */
+struct vs_store_victim {
+    char *ns, *name, *uid;
+};
+struct vs_store_plan {
+    char *node;
+    struct vs_store_victim *victims;
+    size_t n;
+    char *alloc; /* the devices held for the preemptor on node */
+};
+void vs_store_plan_cleanup(struct vs_store_plan *p);
+
+/* Filter-time preemption for a pod no candidate fits: the best plan over cands (only bound,
+ * lower-priority pods as victims), committed as the pod's reservation on the plan's node while
+ * the victims still count, so no other pod takes the capacity they free; the reservation expires
+ * like any (--reservation-ttl). A concurrent change of that node re-plans. *found false: no
+ * plan. Returns VS_ERR_NOMEM only. */
+enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, int64_t now,
+                             struct vs_store_plan *out, bool *found);
 /* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
 

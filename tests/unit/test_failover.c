@@ -1,0 +1,344 @@
+/* test_failover: leadership terms and what a crash leaves behind. The term monitor's hooks run
+ * in order (start, ready until true, serving, end) and Filter/Bind see no term the moment the
+ * Lease names another pod; a store resync drops the reservations of the old term and lists the
+ * API again; the lock repair breaks locks whose owner is gone, terminated or already
+ * allocated, breaks expired ones (reporting an owner stuck `allocating`) and keeps live ones. */
+#include "fakeapi.h"
+#include "harness.h"
+#include "k8s_codec.h"
+#include "kube.h"
+#include "leader.h"
+#include "nodelock.h"
+#include "store.h"
+
+#include "annot.h"
+
+#include <criterion/criterion.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ terms */
+
+struct hooklog {
+    char text[512];
+    bool ready;
+};
+
+static void logf_(struct hooklog *h, const char *what, uint64_t term)
+{
+    char b[32];
+    snprintf(b, sizeof(b), "%s%llu ", what, (unsigned long long)term);
+    strcat(h->text, b);
+}
+
+static void h_start(void *ctx, uint64_t t)
+{
+    logf_(ctx, "start", t);
+}
+
+static bool h_ready(void *ctx, uint64_t t)
+{
+    struct hooklog *h = ctx;
+    logf_(h, h->ready ? "ready" : "notready", t);
+    return h->ready;
+}
+
+static void h_serving(void *ctx, uint64_t t)
+{
+    logf_(ctx, "serving", t);
+}
+
+static void h_end(void *ctx, uint64_t t)
+{
+    logf_(ctx, "end", t);
+}
+
+static enum vs_term_state state_of(struct vs_leader *l, uint64_t *term)
+{
+    enum vs_term_state st;
+    *term = vs_leader_term(l, &st);
+    return st;
+}
+
+Test(failover, term_hooks_in_order)
+{
+    struct vs_leader_opts o = {.enabled = true,
+                               .lease_name = "hami-scheduler",
+                               .lease_ns = "kube-system",
+                               .pod_name = "sched-a"};
+    struct vs_errbuf eb;
+    struct vs_leader *l = vs_leader_new(NULL, &o, &eb);
+    cr_assert_not_null(l, "%s", eb.msg);
+    struct hooklog h = {.text = "", .ready = false};
+    struct vs_leader_hooks hooks = {
+        .ctx = &h, .start = h_start, .ready = h_ready, .serving = h_serving, .end = h_end};
+    vs_leader_set_hooks(l, &hooks);
+    long long now = (long long)time(NULL);
+    uint64_t term;
+
+    vs_leader_tick(l, now); /* no Lease yet */
+    cr_assert_eq(state_of(l, &term), VS_TERM_FOLLOWER);
+    cr_assert_eq(term, 0);
+
+    /* A prefix of the holder is not enough (HAMi's bug): still a follower. */
+    vs_leader_observe(l, "sched-ab_1", 15, now);
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_FOLLOWER);
+
+    vs_leader_observe(l, "sched-a_1", 15, now);
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_STARTING);
+    cr_assert_eq(term, 0);
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_STARTING);
+    h.ready = true;
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_SERVING);
+    cr_assert_eq(term, 1);
+    vs_leader_tick(l, now);
+    vs_leader_tick(l, now); /* serving runs once */
+
+    /* The Lease moves on: refused at once, before the monitor's next step. */
+    vs_leader_observe(l, "sched-b_2", 15, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_FOLLOWER);
+    cr_assert_eq(term, 0);
+    vs_leader_tick(l, now);
+
+    /* Back again: a new term, rebuilt again before it serves. */
+    vs_leader_observe(l, "sched-a_3", 15, now);
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_STARTING);
+    vs_leader_tick(l, now);
+    cr_assert_eq(state_of(l, &term), VS_TERM_SERVING);
+    cr_assert_eq(term, 2);
+    /* The Lease is not renewed within its duration: the term ends. */
+    vs_leader_tick(l, now + 16);
+    vs_leader_tick(l, now + 16);
+    cr_assert_str_eq(h.text, "start1 notready1 ready1 serving1 end1 start2 ready2 end2 ");
+    vs_leader_free(l);
+}
+
+Test(failover, no_leader_election_is_one_term)
+{
+    struct vs_leader_opts o = {.enabled = false};
+    struct vs_leader *l = vs_leader_new(NULL, &o, NULL);
+    cr_assert_not_null(l);
+    struct hooklog h = {.text = "", .ready = true};
+    struct vs_leader_hooks hooks = {
+        .ctx = &h, .start = h_start, .ready = h_ready, .serving = h_serving, .end = h_end};
+    vs_leader_set_hooks(l, &hooks);
+    uint64_t term;
+    cr_assert_eq(state_of(l, &term), VS_TERM_FOLLOWER); /* before the first step */
+    for (int i = 0; i < 5; i++)
+        vs_leader_tick(l, 1000 + i * 1000);
+    cr_assert_eq(state_of(l, &term), VS_TERM_SERVING);
+    cr_assert_eq(term, 1);
+    cr_assert_str_eq(h.text, "start1 ready1 serving1 ");
+    vs_leader_free(l);
+    /* No leader object at all (tests, simulate): term 1 serving. */
+    enum vs_term_state st;
+    cr_assert_eq(vs_leader_term(NULL, &st), 1);
+    cr_assert_eq(st, VS_TERM_SERVING);
+}
+
+/* ------------------------------------------------------------------ API-backed tests */
+
+static struct vs_fakeapi *api;
+static struct vs_kube *kube;
+static struct vs_devcfg cfg;
+
+static void setup(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct vs_fakeapi_opts o = {.port = 0, .quiet = true, .bookmark_ms = 200};
+    api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    struct vs_kube_config kc = {0};
+    kc.server = (char *)vs_fakeapi_url(api);
+    struct vs_kube_opts ko = {.qps = 0, .burst = 0, .timeout_s = 10};
+    struct vs_errbuf eb;
+    kube = vs_kube_new(&kc, &ko, &eb);
+    cr_assert_not_null(kube, "%s", eb.msg);
+    vs_devcfg_init(&cfg);
+}
+
+static void teardown(void)
+{
+    vs_kube_free(kube);
+    vs_fakeapi_stop(api);
+    vs_devcfg_cleanup(&cfg);
+}
+
+TestSuite(failover_api, .init = setup, .fini = teardown, .timeout = 60);
+
+static void put(char *json)
+{
+    cr_assert_neq(vs_fakeapi_put(api, json), 0, "fake API refused %s", json);
+    free(json);
+}
+
+static void find_in_model(void *ctx, const struct vs_model *m)
+{
+    *(bool *)ctx = vs_model_pod(m, "uid-r") != NULL;
+}
+
+Test(failover_api, resync_drops_reservations_and_lists_again)
+{
+    put(vs_harness_node("n1", 1, 16000));
+    struct vs_store_opts so = {.cfg = &cfg, .reservation_ttl = 3600};
+    struct vs_errbuf eb;
+    struct vs_store *s = vs_store_new(kube, &so, &eb);
+    cr_assert_not_null(s);
+    cr_assert_eq(vs_store_start(s, &eb), VS_OK, "%s", eb.msg);
+    for (int i = 0; i < 250 && !vs_store_synced(s); i++)
+        usleep(20 * 1000);
+    cr_assert(vs_store_synced(s));
+
+    /* A Filter of this term reserves the card. */
+    char *pj = vs_harness_pod("r", "uid-r", "16000", "100");
+    json_t *pod_json = json_loads(pj, 0, NULL);
+    free(pj);
+    struct vs_pod pod;
+    cr_assert_eq(vs_codec_pod_from_json(pod_json, &pod, &eb), VS_OK, "%s", eb.msg);
+    json_decref(pod_json);
+    const char *cands[] = {"n1"};
+    struct vs_sched_opts opts = {.cfg = &cfg};
+    struct vs_filter_result r;
+    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &opts, (int64_t)time(NULL), &r), VS_OK);
+    cr_assert_eq(r.best, 0);
+    vs_filter_result_cleanup(&r);
+    cr_assert_eq(vs_store_reservation(s, "uid-r"), VS_RES_OK);
+
+    unsigned lists_before = vs_fakeapi_count(api, "list", "/api/v1/nodes");
+    uint64_t req = vs_store_resync(s);
+    cr_assert_eq(req, 1);
+    /* The old term's reservation is gone at once... */
+    cr_assert_eq(vs_store_reservation(s, "uid-r"), VS_RES_MISSING);
+    bool present = true;
+    vs_store_read(s, find_in_model, &present);
+    cr_assert_not(present);
+    /* ... and the card is free again for the new term once the lists are in. */
+    for (int i = 0; i < 250 && !vs_store_resynced(s, req); i++)
+        usleep(20 * 1000);
+    cr_assert(vs_store_resynced(s, req));
+    cr_assert_gt(vs_fakeapi_count(api, "list", "/api/v1/nodes"), lists_before);
+    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &opts, (int64_t)time(NULL), &r), VS_OK);
+    cr_assert_eq(r.best, 0);
+    vs_filter_result_cleanup(&r);
+    /* A term's end drops what it reserved, without a relist. */
+    cr_assert_eq(vs_store_drop_reservations(s), 1);
+    cr_assert_eq(vs_store_reservation(s, "uid-r"), VS_RES_MISSING);
+    cr_assert_eq(vs_store_drop_reservations(s), 0);
+    vs_pod_cleanup(&pod);
+    vs_store_free(s);
+}
+
+static int64_t fixed_now(void)
+{
+    return 2000000000;
+}
+
+/* A node carrying a lock taken `age` seconds before fixed_now by default/<owner>. */
+static void put_locked_node(const char *name, const char *owner, int64_t age)
+{
+    char *j = vs_harness_node(name, 1, 16000);
+    json_t *n = json_loads(j, 0, NULL);
+    free(j);
+    if (owner) {
+        char *v = vs_annot_format_lock(fixed_now() - age, "default", owner);
+        json_t *md = json_object_get(n, "metadata");
+        if (!json_object_get(md, "annotations"))
+            json_object_set_new(md, "annotations", json_object());
+        json_object_set_new(json_object_get(md, "annotations"), VS_ANNO_LOCK, json_string(v));
+        free(v);
+    }
+    put(json_dumps(n, JSON_COMPACT));
+    json_decref(n);
+}
+
+static void put_owner(const char *name, const char *bind_phase, const char *node)
+{
+    char *j = vs_harness_pod(name, name, "1000", "10");
+    json_t *p = json_loads(j, 0, NULL);
+    free(j);
+    if (node)
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+    json_t *md = json_object_get(p, "metadata");
+    if (!json_object_get(md, "annotations"))
+        json_object_set_new(md, "annotations", json_object());
+    json_object_set_new(json_object_get(md, "annotations"), VS_ANNO_BIND_PHASE,
+                        json_string(bind_phase));
+    put(json_dumps(p, JSON_COMPACT));
+    json_decref(p);
+}
+
+static const char *lock_of(const char *node)
+{
+    static char buf[256];
+    json_t *n = vs_fakeapi_get(api, "Node", NULL, node);
+    cr_assert_not_null(n);
+    const char *v = json_string_value(json_object_get(
+        json_object_get(json_object_get(n, "metadata"), "annotations"), VS_ANNO_LOCK));
+    snprintf(buf, sizeof(buf), "%s", v ? v : "(none)");
+    json_decref(n);
+    return buf;
+}
+
+Test(failover_api, repair_breaks_what_a_crash_left)
+{
+    put_owner("done", "success", "n-done");
+    put_owner("stuck", "allocating", "n-stuck");
+    put_owner("busy", "allocating", "n-busy");
+    put_owner("orphan", "allocating", NULL);
+    put_owner("fresh", "", NULL);
+    put_locked_node("n-done", "done", 10);      /* owner allocated: broken */
+    put_locked_node("n-stuck", "stuck", 600);   /* expired, owner still allocating: reported */
+    put_locked_node("n-busy", "busy", 200);     /* bound, device plugin at work: kept */
+    put_locked_node("n-ghost", "ghost", 10);    /* owner gone: broken */
+    put_locked_node("n-free", NULL, 0);         /* no lock */
+    put_locked_node("n-orphan", "orphan", 200); /* before the term, owner unbound: broken */
+    put_locked_node("n-fresh", "fresh", 50);    /* this term's own Bind at work: kept */
+    char busy_lock[256], fresh_lock[256];
+    snprintf(busy_lock, sizeof(busy_lock), "%s", lock_of("n-busy"));
+    snprintf(fresh_lock, sizeof(fresh_lock), "%s", lock_of("n-fresh"));
+
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
+    struct vs_nodelock_repair r;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 6);
+    cr_assert_eq(r.broken, 4);
+    cr_assert_eq(r.kept, 2);
+    cr_assert_eq(r.stuck_allocating, 1);
+    cr_assert_eq(r.failed, 0);
+    cr_assert_str_eq(lock_of("n-done"), "(none)");
+    cr_assert_str_eq(lock_of("n-stuck"), "(none)");
+    cr_assert_str_eq(lock_of("n-ghost"), "(none)");
+    cr_assert_str_eq(lock_of("n-busy"), busy_lock);
+    cr_assert_str_eq(lock_of("n-free"), "(none)");
+    cr_assert_str_eq(lock_of("n-orphan"), "(none)");
+    cr_assert_str_eq(lock_of("n-fresh"), fresh_lock);
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.broken, 4);
+    /* A second pass finds only the live locks. */
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 2);
+    cr_assert_eq(r.broken, 0);
+    cr_assert_eq(r.kept, 2);
+    vs_nodelock_free(l);
+}
+
+Test(failover_api, repair_reports_api_failure)
+{
+    put_locked_node("n1", "x", 10);
+    vs_fakeapi_fault(api, "list", "/api/v1/nodes", 500, 20);
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
+    struct vs_nodelock_repair r;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_ERR_KUBE);
+    cr_assert(strstr(eb.msg, "500 injected fault"), "%s", eb.msg);
+    cr_assert_eq(r.locked, 0);
+    cr_assert_eq(r.broken, 0);
+    cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    vs_nodelock_free(l);
+}
