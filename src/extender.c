@@ -368,8 +368,10 @@ static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json
         if (!names[i])
             names[i] = "";
     }
-    struct vs_sched_opts so = {
-        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    struct vs_sched_opts so = {.cfg = a->cfg,
+                               .node_policy = a->node_policy,
+                               .gpu_policy = a->gpu_policy,
+                               .frag_stats = a->frag_stats};
     struct vs_filter_result r;
     if (vs_sched_filter(m, pod, names, n, &so, &r))
         goto out;
@@ -606,7 +608,8 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     struct vs_sched_opts so = {.cfg = a->cfg,
                                .node_policy = a->node_policy,
                                .gpu_policy = a->gpu_policy,
-                               .lazy_reasons = true};
+                               .lazy_reasons = true,
+                               .frag_stats = a->frag_stats};
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
     if (a->bindq)
         so.n_busy = vs_bindq_busy(a->bindq, &busy);

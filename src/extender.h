@@ -25,6 +25,7 @@ struct vs_holds;
 
 /* --gpu-preemption after `auto` is resolved. */
 enum vs_gpu_preemption { VS_GPU_PREEMPT_OFF, VS_GPU_PREEMPT_VERB, VS_GPU_PREEMPT_FILTER };
+struct vs_frag_stats;
 
 struct vs_app {
     struct vs_store *store;
@@ -44,6 +45,7 @@ struct vs_app {
     int64_t (*now)(void);                  /* unix seconds */
     enum vs_gpu_preemption preemption;
     struct vs_holds *holds; /* filter-mode preemptors holding freed capacity (NULL: none) */
+    struct vs_frag_stats *frag_stats; /* request shapes seen (policy fragmentation) */
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */

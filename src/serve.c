@@ -6,6 +6,7 @@
 #include "bindq.h"
 #include "devcfg.h"
 #include "extender.h"
+#include "fragmentation.h"
 #include "kube.h"
 #include "leader.h"
 #include "loader.h"
@@ -367,6 +368,7 @@ struct vs_service {
     struct vs_holds *holds;
     struct vs_async *async;
     struct vs_metrics *metrics;
+    struct vs_frag_stats *frag;
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
@@ -436,6 +438,7 @@ void vs_service_stop(struct vs_service *s)
     vs_memapi_stop(s->mem);
     vs_metrics_free(s->metrics);
     vs_holds_free(s->holds);
+    vs_frag_stats_free(s->frag);
     vs_devcfg_cleanup(&s->cfg);
     free(s);
 }
@@ -576,6 +579,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         goto fail;
     }
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
+    s->frag = vs_frag_stats_new();
     s->leader_elect = c->leader_elect;
     struct vs_leader_hooks lhooks = {.ctx = s,
                                      .start = term_start,
@@ -599,9 +603,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .legacy_metrics = c->legacy_metrics,
                              .preemption = pmode,
                              .holds = s->holds = vs_holds_new(),
-                             .now = now_s};
+                             .now = now_s,
+                             .frag_stats = s->frag};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (!s->lock || !s->metrics || !s->async || !s->holds ||
+    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;

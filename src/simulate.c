@@ -5,6 +5,7 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "fragmentation.h"
 #include "kfilter.h"
 #include "loader.h"
 #include "model.h"
@@ -435,6 +436,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_model *m = NULL;
     struct vs_sim_pod *res = NULL;
     const char **names = NULL;
+    struct vs_frag_stats *frag = NULL;
     size_t n_res = 0;
     rc = 2;
     if (vs_devcfg_init(&cfg)) {
@@ -488,10 +490,14 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
                     eb.msg);
     }
     /* Reasons are reported only for pods no node takes. */
+    /* The workload policy `fragmentation` learns from: the pods scheduled so far. */
+    if (!(frag = vs_frag_stats_new()))
+        goto oom;
     struct vs_sched_opts so = {.cfg = &cfg,
                                .node_policy = o.node_policy,
                                .gpu_policy = o.gpu_policy,
-                               .lazy_reasons = true};
+                               .lazy_reasons = true,
+                               .frag_stats = frag};
     /* Summarised reasons are counted words: the extender need not write them out. */
     bool table = strcmp(o.output, "table") == 0;
     so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
@@ -562,6 +568,7 @@ out:
     free(res);
     free(names);
     vs_model_free(m);
+    vs_frag_stats_free(frag);
     vs_objset_cleanup(&cl);
     vs_objset_cleanup(&pods);
     vs_devcfg_cleanup(&cfg);
