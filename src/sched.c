@@ -1299,7 +1299,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         float score = f->score;
         memset(f, 0, sizeof(*f));
         f->node = cands[r->best];
-        if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL)))
+        if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL, 0)))
             goto out;
         f->frag = fr;
         f->score = score;
