@@ -186,6 +186,23 @@ static void holds_put(struct vs_holds *h, const char *uid, const char *node, con
     pthread_mutex_unlock(&h->mu);
 }
 
+/* Drops the holds whose reservation is gone (the preemptor was deleted, or its hold expired
+ * after --reservation-ttl, or was placed elsewhere and expired there) so the table stays as
+ * small as the set of waiting preemptors. Called before each new hold. */
+static void holds_sweep(struct vs_holds *h, struct vs_store *store)
+{
+    pthread_mutex_lock(&h->mu);
+    struct hold *e, *t;
+    HASH_ITER(hh, h->by_uid, e, t)
+    {
+        if (vs_store_reservation(store, e->uid) == VS_RES_OK)
+            continue;
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
 /* Removes the pod's hold; returns seconds since its evictions, or -1 when it had none. */
 static double holds_take(struct vs_holds *h, const char *uid)
 {
@@ -523,6 +540,7 @@ static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const cha
             pod_event(a, pod->ns, pod->name, pod->uid, "Normal", "Preempting",
                       em.data ? em.data : "Preempting");
             vs_buf_cleanup(&em);
+            holds_sweep(a->holds, a->store);
             holds_put(a->holds, pod->uid, plan.node, text.data ? text.data : "");
             *node = strdup(plan.node);
             *victims = text.data ? strdup(text.data) : strdup("");
@@ -975,9 +993,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
     }
-    ok = true;
-    if (locked && a->bindq)
-        vs_bindq_bound(a->bindq, node, uid);
+    ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
     if (a->holds && uid && *uid) {

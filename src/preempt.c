@@ -1,6 +1,8 @@
 /* preempt: victim selection and plan ranking (see preempt.h). */
 #include "preempt.h"
 
+#include "request.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,7 +157,62 @@ struct search {
     int64_t *allowed;                 /* scratch, np */
     const struct vs_podent **without; /* scratch for vs_sched_opts.without */
     size_t evals, budget;
+    /* Counting precheck (nodes without MIG cards): a set is evaluated only if every container
+     * could find enough cards with room once the set is gone. */
+    const struct vs_node *n;
+    bool pre;
+    struct vs_pod_req req;
+    int64_t *base; /* 3 per card: used, usedmem, usedcores without the pod's own reservation */
+    int64_t *scratch;
 };
+
+static void sub_usage(const struct vs_node *n, const struct vs_podent *pe, int64_t *v)
+{
+    for (size_t u = 0; u < pe->n_usage; u++) {
+        for (size_t c = 0; c < n->n_cards; c++) {
+            if (strcmp(n->cards[c].uuid, pe->usage[u].uuid) == 0) {
+                v[3 * c] -= pe->usage[u].slots;
+                v[3 * c + 1] -= pe->usage[u].mem;
+                v[3 * c + 2] -= pe->usage[u].cores;
+            }
+        }
+    }
+}
+
+/* A necessary condition of Fit with the pods of `in` gone: every container asking for k cards
+ * finds k cards with a free slot, its memory and its cores. Type, UUID, NUMA, exclusivity and
+ * quota rules only refuse more, so a set failing this cannot fit. */
+static bool may_fit(struct search *s, const bool *in)
+{
+    if (!s->pre)
+        return true;
+    const struct vs_node *n = s->n;
+    memcpy(s->scratch, s->base, 3 * n->n_cards * sizeof(*s->scratch));
+    for (size_t i = 0; i < s->n_all; i++)
+        if (in[i])
+            sub_usage(n, s->all[i], s->scratch);
+    size_t nr = s->req.n_init + s->req.n_ctrs;
+    for (size_t k = 0; k < nr; k++) {
+        const struct vs_req *r =
+            k < s->req.n_init ? &s->req.init[k] : &s->req.ctrs[k - s->req.n_init];
+        if (r->nums <= 0)
+            continue;
+        int64_t cores = r->cores > 100 ? 100 : r->cores;
+        int32_t ok = 0;
+        for (size_t c = 0; c < n->n_cards && ok < r->nums; c++) {
+            const struct vs_card *cd = &n->cards[c];
+            int64_t mem = r->memreq > 0            ? r->memreq
+                          : r->pct != VS_PCT_UNSET ? (int64_t)cd->devmem * r->pct / 100
+                                                   : 0;
+            if (cd->count - s->scratch[3 * c] >= 1 && cd->devmem - s->scratch[3 * c + 1] >= mem &&
+                cd->devcore - s->scratch[3 * c + 2] >= cores)
+                ok++;
+        }
+        if (ok < r->nums)
+            return false;
+    }
+    return true;
+}
 
 /* The rank of the set `in` (flags over all). */
 static struct rank rank_of(struct search *s, const bool *in)
@@ -193,6 +250,10 @@ static struct rank rank_of(struct search *s, const bool *in)
  * *res (else cleaned up). */
 static enum vs_err fits(struct search *s, const bool *in, bool *ok, struct vs_filter_result *res)
 {
+    if (!res && !may_fit(s, in)) {
+        *ok = false;
+        return VS_OK;
+    }
     size_t n = 0;
     for (size_t i = 0; i < s->n_all; i++)
         if (in[i])
@@ -227,6 +288,9 @@ static bool is_candidate(const struct vs_podent *pe, const struct vs_pod *pod,
 
 static void search_free(struct search *s)
 {
+    vs_pod_req_cleanup(&s->req);
+    free(s->base);
+    free(s->scratch);
     free(s->all);
     free(s->order);
     free(s->pdbs);
@@ -372,6 +436,25 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
             }
         }
     }
+    /* The counting precheck (not for MIG nodes, whose placements it does not model). */
+    struct vs_errbuf reb;
+    s.n = n;
+    if (!o->no_precheck && !n->has_mig && n->n_cards &&
+        !vs_request_build(pod, o->sched->cfg, &s.req, &reb)) {
+        s.base = calloc(3 * n->n_cards, sizeof(*s.base));
+        s.scratch = calloc(3 * n->n_cards, sizeof(*s.scratch));
+        if (!s.base || !s.scratch)
+            goto out;
+        for (size_t c = 0; c < n->n_cards; c++) {
+            s.base[3 * c] = n->cards[c].used;
+            s.base[3 * c + 1] = n->cards[c].usedmem;
+            s.base[3 * c + 2] = n->cards[c].usedcores;
+        }
+        const struct vs_podent *own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
+        if (own && own->on == n)
+            sub_usage(n, own, s.base);
+        s.pre = true;
+    }
     size_t n_match = s.n_all * s.np;
     s.match = calloc(n_match ? n_match : 1, sizeof(*s.match));
     s.allowed = calloc(s.np ? s.np : 1, sizeof(*s.allowed));
@@ -433,6 +516,14 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
         if (best.pdb == 0 &&
             (low_max > best.max_prio || (low_max == best.max_prio && low_sum > best.sum)))
             break;
+        /* With no PDB violation to beat, a pod above the best plan's highest priority can never
+         * be in a better set: enumerate only the candidates up to it. */
+        size_t ne = nc;
+        if (best.pdb == 0)
+            while (ne > 0 && s.all[n_forced + ne - 1]->priority > best.max_prio)
+                ne--;
+        if (k > ne)
+            break;
         for (size_t i = 0; i < k; i++)
             c[i] = i;
         for (;;) {
@@ -453,9 +544,9 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
                     memcpy(best_in, in, s.n_all * sizeof(*in));
                 }
             }
-            /* next combination of k out of nc */
+            /* next combination of k out of ne */
             size_t i = k;
-            while (i > 0 && c[i - 1] == nc - k + i - 1)
+            while (i > 0 && c[i - 1] == ne - k + i - 1)
                 i--;
             if (i == 0)
                 break;
@@ -489,6 +580,18 @@ out:
     return err;
 }
 
+/* Whether some pod on the node could be a victim (most nodes of a busy cluster have none for
+ * a pod of the common priority: they are skipped without a fit evaluation). */
+static bool any_candidate(const struct vs_model *m, const struct vs_pod *pod, const char *node,
+                          const struct vs_preempt_opts *o)
+{
+    const struct vs_node *n = vs_model_node(m, node);
+    for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
+        if (is_candidate(pe, pod, o))
+            return true;
+    return false;
+}
+
 struct ranked {
     struct vs_preempt_plan plan;
     size_t pos;
@@ -514,8 +617,10 @@ enum vs_err vs_preempt_plans(const struct vs_model *m, const struct vs_pod *pod,
     if (!rs)
         return VS_ERR_NOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < n_cands; i++) {
+    for (size_t i = 0; i < n_cands && vs_preempt_allowed(pod); i++) {
         bool found;
+        if (!any_candidate(m, pod, cands[i], o))
+            continue;
         if (vs_preempt_node(m, pod, cands[i], NULL, 0, o, &rs[n].plan, &found)) {
             for (size_t k = 0; k < n; k++)
                 vs_preempt_plan_cleanup(&rs[k].plan);

@@ -55,8 +55,9 @@ struct vs_preempt_opts {
     const struct vs_sched_opts *sched; /* Filter's options (without/n_without must be unset) */
     const struct vs_pdb *pdbs;
     size_t n_pdbs;
-    bool bound_only; /* only pods bound to the node (spec.nodeName) may be victims */
-    size_t budget;   /* fit evaluations per node for the enumeration; 0 = 1024 */
+    bool bound_only;  /* only pods bound to the node (spec.nodeName) may be victims */
+    size_t budget;    /* fit evaluations per node for the enumeration; 0 = 1024 */
+    bool no_precheck; /* for tests: evaluate every set with Fit (the reference) */
 };
 
 struct vs_preempt_plan {
