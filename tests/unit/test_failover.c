@@ -9,11 +9,13 @@
 #include "kube.h"
 #include "leader.h"
 #include "nodelock.h"
+#include "serve.h"
 #include "store.h"
 
 #include "annot.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <time.h>
 
 /* ------------------------------------------------------------------ terms */
@@ -341,4 +343,124 @@ Test(failover_api, repair_reports_api_failure)
     cr_assert_eq(r.broken, 0);
     cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
     vs_nodelock_free(l);
+}
+
+/* ------------------------------------------------------------------ a Bind outliving its term */
+
+static void put_lease(const char *holder)
+{
+    char j[512];
+    snprintf(
+        j, sizeof(j),
+        "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"
+        "\"hami-scheduler\",\"namespace\":\"kube-system\"},\"spec\":{\"holderIdentity\":\"%s\","
+        "\"leaseDurationSeconds\":15}}",
+        holder);
+    cr_assert_neq(vs_fakeapi_put(api, j), 0);
+}
+
+struct bind_call {
+    struct vs_harness *h;
+    int port;
+    char *out;
+    long status;
+};
+
+static void *bind_thread(void *arg)
+{
+    struct bind_call *b = arg;
+    const char *body = "{\"PodName\":\"p\",\"PodNamespace\":\"default\",\"PodUID\":\"uid-p\","
+                       "\"Node\":\"n1\"}";
+    b->status = vs_harness_call(b->h, b->port, "POST", "/bind", "application/json", body,
+                                strlen(body), &b->out);
+    return NULL;
+}
+
+Test(failover_api, bind_refused_when_its_term_ends)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    put(vs_harness_node("n1", 1, 16000));
+    char *pod = vs_harness_pod("p", "uid-p", "1000", "10");
+    cr_assert_neq(vs_fakeapi_put(api, pod), 0);
+    put_lease("sched-a_1");
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = h.cert;
+    c.key_file = h.key;
+    c.kubeconfig = h.kubeconfig;
+    c.lock_retry_ms = 0;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = "sched-a";
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    int port = vs_service_port(svc);
+    char *out = NULL, body[4096];
+    snprintf(body, sizeof(body), "{\"Pod\":%s,\"NodeNames\":[\"n1\"]}", pod);
+    bool placed = false;
+    for (int i = 0; i < 100 && !placed; i++) {
+        cr_assert_eq(vs_harness_call(&h, port, "POST", "/filter", "application/json", body,
+                                     strlen(body), &out),
+                     200);
+        placed = strstr(out, "\"NodeNames\":[\"n1\"]") != NULL;
+        free(out);
+        if (!placed)
+            usleep(50 * 1000);
+    }
+    cr_assert(placed, "the replica never served its term");
+    /* Filter's patch lands; then the Bind's bind-phase PATCH hangs for 3 s, after the lock. */
+    for (int i = 0; i < 100; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+        bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                    VS_ANNO_VGPU_NODE) != NULL;
+        json_decref(o);
+        if (done)
+            break;
+        usleep(20 * 1000);
+    }
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 3000);
+    struct bind_call b = {.h = &h, .port = port};
+    pthread_t t;
+    pthread_create(&t, NULL, bind_thread, &b);
+    /* Wait until the lock is on the node (the Bind is in its hanging PATCH)... */
+    bool locked = false;
+    for (int i = 0; i < 100 && !locked; i++) {
+        locked = strcmp(lock_of("n1"), "(none)") != 0;
+        if (!locked)
+            usleep(20 * 1000);
+    }
+    cr_assert(locked, "the Bind never took the node lock");
+    /* ... then the Lease moves to another replica, seen while the Bind still hangs. */
+    put_lease("sched-b_2");
+    bool refused = false;
+    for (int i = 0; i < 100 && !refused; i++) {
+        long st = vs_harness_call(&h, port, "GET", "/readyz", NULL, NULL, 0, &out);
+        refused = st == 503 && strcmp(out, "{\"error\":\"not the leader\"}") == 0;
+        free(out);
+        if (!refused)
+            usleep(20 * 1000);
+    }
+    cr_assert(refused, "the Lease change was not seen");
+    pthread_join(t, NULL);
+    cr_assert_eq(b.status, 200, "%s", b.out);
+    cr_assert_str_eq(b.out, "{\"Error\":\"the leadership term of this vgpu-sched replica ended "
+                            "during the bind; it does not bind\"}");
+    free(b.out);
+    /* Nothing half-done: the lock is released and the pod is not bound. */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 0);
+    cr_assert_str_eq(lock_of("n1"), "(none)");
+    json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+    cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    json_decref(o);
+    vs_service_stop(svc);
+    free(pod);
+    vs_harness_cleanup(&h);
 }
