@@ -464,3 +464,146 @@ Test(failover_api, bind_refused_when_its_term_ends)
     free(pod);
     vs_harness_cleanup(&h);
 }
+
+/* ------------------------------------------------------------------ two replicas, one Lease */
+
+static struct vs_service *start_replica(struct vs_harness *h, const char *pod_name)
+{
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = h->cert;
+    c.key_file = h->key;
+    c.kubeconfig = h->kubeconfig;
+    c.lock_retry_ms = 0;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = pod_name;
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *s = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(s, "%s", eb.msg);
+    return s;
+}
+
+/* Filter of stored pod `name` on n1 through replica `s`; returns the answer (new string). */
+static char *filter_on(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", name);
+    cr_assert_not_null(pod);
+    char *pj = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    char body[8192], *out;
+    snprintf(body, sizeof(body), "{\"Pod\":%s,\"NodeNames\":[\"n1\"]}", pj);
+    free(pj);
+    cr_assert_eq(vs_harness_call(h, vs_service_port(s), "POST", "/filter", "application/json", body,
+                                 strlen(body), &out),
+                 200);
+    return out;
+}
+
+static char *bind_on(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    char body[512], *out;
+    snprintf(body, sizeof(body),
+             "{\"PodName\":\"%s\",\"PodNamespace\":\"default\",\"PodUID\":\"uid-%s\","
+             "\"Node\":\"n1\"}",
+             name, name);
+    cr_assert_eq(vs_harness_call(h, vs_service_port(s), "POST", "/bind", "application/json", body,
+                                 strlen(body), &out),
+                 200);
+    return out;
+}
+
+/* Filter until the replica serves (its answer is not a term refusal). */
+static char *filter_when_serving(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    for (int i = 0; i < 200; i++) {
+        char *out = filter_on(h, s, name);
+        if (!strstr(out, "leader"))
+            return out;
+        free(out);
+        usleep(50 * 1000);
+    }
+    cr_assert_fail("replica never served");
+    return NULL;
+}
+
+static void wait_annotated(const char *name)
+{
+    for (int i = 0; i < 100; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", name);
+        bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                    VS_ANNO_VGPU_NODE) != NULL;
+        json_decref(o);
+        if (done)
+            return;
+        usleep(20 * 1000);
+    }
+    cr_assert_fail("pod %s never annotated", name);
+}
+
+Test(failover_api, two_replicas_hand_over)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    put(vs_harness_node("n1", 1, 16000));
+    put(vs_harness_pod("p1", "uid-p1", "6000", "10"));
+    put(vs_harness_pod("p2", "uid-p2", "6000", "10"));
+    put(vs_harness_pod("p3", "uid-p3", "6000", "10"));
+    put_lease("sched-a_1");
+    struct vs_service *a = start_replica(&h, "sched-a"), *b = start_replica(&h, "sched-b");
+    char *out = filter_when_serving(&h, a, "p1");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    out = filter_on(&h, b, "p1");
+    cr_assert(strstr(out, "\"Error\":\"this vgpu-sched replica is not the leader and does not "
+                          "schedule\""),
+              "%s", out);
+    free(out);
+    out = bind_on(&h, a, "p1");
+    cr_assert_str_eq(out, "{\"Error\":\"\"}");
+    free(out);
+    /* The device plugin takes p1 (the lock it left is then breakable). */
+    json_t *p1 = vs_fakeapi_get(api, "Pod", "default", "p1");
+    json_object_set_new(json_object_get(json_object_get(p1, "metadata"), "annotations"),
+                        VS_ANNO_BIND_PHASE, json_string("success"));
+    put(json_dumps(p1, JSON_COMPACT));
+    json_decref(p1);
+    /* A filters p2 (reserved and annotated) but the Lease moves before it binds. */
+    out = filter_on(&h, a, "p2");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    wait_annotated("p2");
+    put_lease("sched-b_2");
+    /* B rebuilds from the API: p1 bound and p2 annotated hold 12000 of 16000 MiB, so p3 does
+     * not fit — the hand-over never double-books the card. */
+    out = filter_when_serving(&h, b, "p3");
+    cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    free(out);
+    /* A refuses at once; B binds p2 after filtering it again (its entry replaced, not added). */
+    out = bind_on(&h, a, "p2");
+    cr_assert_str_eq(out, "{\"Error\":\"this vgpu-sched replica is not the leader and does not "
+                          "bind\"}");
+    free(out);
+    out = filter_on(&h, b, "p2");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    out = bind_on(&h, b, "p2");
+    cr_assert_str_eq(out, "{\"Error\":\"\"}");
+    free(out);
+    out = filter_on(&h, b, "p3");
+    cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    free(out);
+    json_t *p2 = vs_fakeapi_get(api, "Pod", "default", "p2");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(p2, "spec"), "nodeName")),
+                     "n1");
+    json_decref(p2);
+    vs_service_stop(a);
+    vs_service_stop(b);
+    vs_harness_cleanup(&h);
+}
