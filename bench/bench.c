@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +50,8 @@ struct opts {
     long iters, https_iters;
     bool skip_https;
     uint64_t seed;
+    bool bind_throughput; /* only the bind-throughput phase */
+    long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
 };
 
 struct card_model {
@@ -475,8 +480,22 @@ static int apply_item(void *ctx, json_t *item)
     return 0;
 }
 
+static int apply_other(void *ctx, const char *text, size_t len)
+{
+    struct apply_ctx *a = ctx;
+    struct vs_errbuf eb;
+    double t0 = now_s();
+    if (vs_store_apply_pod_text(a->s, text, len, &eb) != VS_OK) {
+        fprintf(stderr, "apply Pod text: %s\n", eb.msg);
+        exit(1);
+    }
+    a->apply += now_s() - t0;
+    return 0;
+}
+
 /* A pod page the way the service's pod informer reads it (kube_list.c, vs_kube_list_matching): the
- * page is scanned for its items and only those mentioning vgpu-node are decoded and applied. */
+ * page is scanned for its items; those mentioning vgpu-node are decoded and applied, the others
+ * go to the store's lean requests-only decoder (vs_store_apply_pod_text). */
 static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_t len,
                                      struct ingest_time *t)
 {
@@ -485,7 +504,7 @@ static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_
     enum vs_err rc = VS_OK;
     struct vs_errbuf eb;
     double t0 = now_s();
-    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, &a, &meta,
+    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, apply_other, &a, &meta,
                                        "LIST /api/v1/pods", &rc, &eb);
     json_decref(meta);
     double t1 = now_s();
@@ -1071,12 +1090,290 @@ static void run_https(const struct opts *o, char **names, struct https *h)
         fprintf(stderr, "cannot remove %s\n", dir);
 }
 
+/* ------------------------------------------------------------------ bind throughput */
+
+/* N clients (kube-scheduler's binding goroutines) filter and bind bind_pods Pending pods over
+ * bind_nodes nodes of the embedded service; an emulated device plugin per node releases the
+ * node lock hold_ms after each successful Bind (the Bind leaves it held, as in HAMi). The
+ * ceiling is one allocation per node per hold: bind_nodes / hold pods/s. */
+static void print_load(const char *when);
+
+struct plugin {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    double due[8]; /* release times queued (one per lock taken; at most one is held) */
+    int n;
+    bool stop;
+    const char *node;
+    struct vs_kube *k;
+    pthread_t t;
+};
+
+static void *plugin_main(void *arg)
+{
+    struct plugin *p = arg;
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", p->node);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->n && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->n)
+            break;
+        double due = p->due[0];
+        memmove(p->due, p->due + 1, (size_t)(p->n - 1) * sizeof(double));
+        p->n--;
+        pthread_mutex_unlock(&p->mu);
+        double wait = due - now_s();
+        if (wait > 0)
+            usleep((useconds_t)(wait * 1e6));
+        json_t *patch = json_pack("{s:{s:{s:n}}}", "metadata", "annotations", VS_ANNO_LOCK);
+        struct vs_errbuf eb;
+        if (vs_kube_merge_patch(p->k, path, patch, NULL, &eb))
+            fprintf(stderr, "bench: release %s: %s\n", p->node, eb.msg);
+        json_decref(patch);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+struct bt {
+    const struct opts *o;
+    int port;
+    const char *ca;
+    char **names;
+    struct plugin *plugins;
+    atomic_long next, ok, bad, contention;
+    char first_error[512];
+    pthread_mutex_t err_mu;
+    double t_last;
+    pthread_mutex_t last_mu;
+};
+
+static void bt_pod_ids(long j, char name[40], char uid[37])
+{
+    snprintf(name, 40, "bt-%05ld", j);
+    uuid_of(6, (uint64_t)j, uid);
+}
+
+static void bt_error(struct bt *b, const char *what, const char *resp)
+{
+    pthread_mutex_lock(&b->err_mu);
+    if (!b->first_error[0])
+        snprintf(b->first_error, sizeof(b->first_error), "%s: %.400s", what,
+                 resp ? resp : "(no response)");
+    pthread_mutex_unlock(&b->err_mu);
+}
+
+static void *bt_client(void *arg)
+{
+    struct bt *b = arg;
+    struct client cl = {.h = curl_easy_init(), .port = b->port};
+    cl.hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    cl.hdr = curl_slist_append(cl.hdr, "Expect:");
+    curl_easy_setopt(cl.h, CURLOPT_CAINFO, b->ca);
+    curl_easy_setopt(cl.h, CURLOPT_HTTPHEADER, cl.hdr);
+    curl_easy_setopt(cl.h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(cl.h, CURLOPT_WRITEDATA, &cl.resp);
+    curl_easy_setopt(cl.h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(cl.h, CURLOPT_TIMEOUT, 120L);
+    struct https dummy;
+    memset(&dummy, 0, sizeof(dummy));
+    for (;;) {
+        long j = atomic_fetch_add(&b->next, 1);
+        if (j >= b->o->bind_pods)
+            break;
+        char name[40], uid[37], node[64];
+        bt_pod_ids(j, name, uid);
+        struct vs_buf pb;
+        vs_buf_init(&pb);
+        gen_pending_pod("bench", name, uid, true, &pb);
+        char *args = filter_args(pb.data, (const char *const *)b->names, (size_t)b->o->bind_nodes);
+        vs_buf_cleanup(&pb);
+        double us;
+        const char *resp = post(&cl, "/filter", args, strlen(args), &us);
+        free(args);
+        if (!filter_answer(resp, node, sizeof(node), &dummy)) {
+            atomic_fetch_add(&b->bad, 1);
+            bt_error(b, "filter", resp);
+            continue;
+        }
+        char bargs[512];
+        snprintf(
+            bargs, sizeof(bargs),
+            "{\"PodName\":\"%s\",\"PodNamespace\":\"bench\",\"PodUID\":\"%s\",\"Node\":\"%s\"}",
+            name, uid, node);
+        resp = post(&cl, "/bind", bargs, strlen(bargs), &us);
+        json_error_t je;
+        json_t *r = resp ? json_loads(resp, 0, &je) : NULL;
+        const char *err = json_string_value(json_object_get(r, "Error"));
+        if (err && !*err) {
+            atomic_fetch_add(&b->ok, 1);
+            double t = now_s();
+            pthread_mutex_lock(&b->last_mu);
+            if (t > b->t_last)
+                b->t_last = t;
+            pthread_mutex_unlock(&b->last_mu);
+            long ni = strtol(node + strlen("node-"), NULL, 10);
+            struct plugin *p = &b->plugins[ni];
+            pthread_mutex_lock(&p->mu);
+            if (p->n < 8)
+                p->due[p->n++] = t + (double)b->o->hold_ms / 1000.0;
+            pthread_cond_signal(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+        } else {
+            atomic_fetch_add(&b->bad, 1);
+            if (err && strstr(err, "node lock contention"))
+                atomic_fetch_add(&b->contention, 1);
+            bt_error(b, "bind", resp);
+        }
+        json_decref(r);
+    }
+    curl_slist_free_all(cl.hdr);
+    curl_easy_cleanup(cl.h);
+    free(cl.resp.data);
+    return NULL;
+}
+
+static int run_bind_throughput(const struct opts *o0)
+{
+    struct opts o = *o0;
+    o.nodes = o.bind_nodes;
+    o.pods = 0;
+    char dir[64] = "/tmp/vs-bench-XXXXXX", path[128], cert[128], key[128], ca[128];
+    if (!mkdtemp(dir))
+        die("mkdtemp failed");
+    snprintf(path, sizeof(path), "%s/cluster.json", dir);
+    snprintf(cert, sizeof(cert), "%s/tls.pem", dir);
+    snprintf(key, sizeof(key), "%s/tls.key", dir);
+    snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+    if (!make_certs(dir))
+        die("openssl failed to make the throwaway certificates");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("cannot write the cluster file");
+    struct vs_buf b;
+    vs_buf_init(&b);
+    fputs("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[\n", f);
+    long total = o.nodes + o.bind_pods;
+    for (long k = 0; k < total; k++) {
+        b.len = 0;
+        if (k < o.nodes) {
+            gen_node(&o, k, true, &b);
+        } else {
+            char name[40], uid[37];
+            bt_pod_ids(k - o.nodes, name, uid);
+            gen_pending_pod("bench", name, uid, true, &b);
+        }
+        fwrite(b.data, 1, b.len, f);
+        fputs(k + 1 < total ? ",\n" : "\n", f);
+    }
+    fputs("]}\n", f);
+    vs_buf_cleanup(&b);
+    if (fclose(f) != 0)
+        die("cannot write the cluster file");
+
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = cert;
+    c.key_file = key;
+    c.cluster = path;
+    c.scheduler_name = "hami-scheduler";
+    c.kube_qps = 0;
+    c.lock_retry_ms = 120000;
+    c.bind_queue_depth = o.queue_depth;
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    if (!svc) {
+        fprintf(stderr, "service start: %s\n", eb.msg);
+        return 1;
+    }
+    while (!vs_service_synced(svc))
+        usleep(20 * 1000);
+    struct vs_kube_config kc = {.server = (char *)vs_service_api_url(svc)};
+    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 30};
+    struct vs_kube *k = vs_kube_new(&kc, &ko, &eb);
+    if (!k)
+        die("kube client");
+    char **names = xcalloc((size_t)o.nodes, sizeof(char *));
+    struct plugin *plugins = xcalloc((size_t)o.nodes, sizeof(*plugins));
+    for (long i = 0; i < o.nodes; i++) {
+        names[i] = xcalloc(24, 1);
+        node_name(i, names[i]);
+        pthread_mutex_init(&plugins[i].mu, NULL);
+        pthread_cond_init(&plugins[i].cv, NULL);
+        plugins[i].node = names[i];
+        plugins[i].k = k;
+        pthread_create(&plugins[i].t, NULL, plugin_main, &plugins[i]);
+    }
+    struct bt bt = {
+        .o = &o, .port = vs_service_port(svc), .ca = ca, .names = names, .plugins = plugins};
+    pthread_mutex_init(&bt.err_mu, NULL);
+    pthread_mutex_init(&bt.last_mu, NULL);
+    pthread_t *cl = xcalloc((size_t)o.bind_clients, sizeof(pthread_t));
+    print_load("before bind throughput");
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    double t0 = now_s();
+    for (long i = 0; i < o.bind_clients; i++)
+        pthread_create(&cl[i], NULL, bt_client, &bt);
+    for (long i = 0; i < o.bind_clients; i++)
+        pthread_join(cl[i], NULL);
+    double secs = bt.t_last > t0 ? bt.t_last - t0 : now_s() - t0;
+    getrusage(RUSAGE_SELF, &ru1);
+    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+                 (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                 (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+    double rate = (double)atomic_load(&bt.ok) / secs;
+    double limit = (double)o.nodes / ((double)o.hold_ms / 1000.0);
+    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, hold %ld ms: "
+           "%ld bound, %ld "
+           "failed (%ld for lock contention) in %.2f s: %.1f pods/s; limit nodes/hold %.0f "
+           "pods/s; %.1f %% of it\n",
+           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth, o.hold_ms, atomic_load(&bt.ok),
+           atomic_load(&bt.bad), atomic_load(&bt.contention), secs, rate, limit,
+           100.0 * rate / limit);
+    printf("bind throughput: CPU of the whole process (service, in-process API server, clients, "
+           "plugins): %.2f s, %.1f ms per pod, %.2f cores busy on average\n",
+           cpu, atomic_load(&bt.ok) ? 1000.0 * cpu / (double)atomic_load(&bt.ok) : 0.0,
+           secs > 0 ? cpu / secs : 0.0);
+    if (bt.first_error[0])
+        printf("bind throughput: first error: %s\n", bt.first_error);
+    print_load("after bind throughput");
+    for (long i = 0; i < o.nodes; i++) {
+        pthread_mutex_lock(&plugins[i].mu);
+        plugins[i].stop = true;
+        pthread_cond_signal(&plugins[i].cv);
+        pthread_mutex_unlock(&plugins[i].mu);
+        pthread_join(plugins[i].t, NULL);
+        free(names[i]);
+    }
+    free(plugins);
+    free(names);
+    free(cl);
+    vs_kube_free(k);
+    vs_service_stop(svc);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+    return atomic_load(&bt.ok) == o.bind_pods ? 0 : 1;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
-               "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n");
+    fprintf(f,
+            "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
+            "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
+            "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
+            "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 4]\n");
 }
 
 static bool parse_long(const char *s, long min, long max, long *out)
@@ -1098,7 +1395,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .gpu_share = 0.3,
                        .iters = 2000,
                        .https_iters = 500,
-                       .seed = 42};
+                       .seed = 42,
+                       .bind_nodes = 50,
+                       .bind_pods = 1000,
+                       .bind_clients = 64,
+                       .hold_ms = 20,
+                       .queue_depth = 4};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
@@ -1106,6 +1408,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         if (strcmp(a, "--skip-https") == 0) {
             o->skip_https = true;
             continue;
+        } else if (strcmp(a, "--bind-throughput") == 0) {
+            o->bind_throughput = true;
+            continue;
+        } else if (strcmp(a, "--bind-nodes") == 0) {
+            ok = ok && parse_long(v, 1, 100000, &o->bind_nodes);
+        } else if (strcmp(a, "--bind-pods") == 0) {
+            ok = ok && parse_long(v, 1, 1000000, &o->bind_pods);
+        } else if (strcmp(a, "--bind-clients") == 0) {
+            ok = ok && parse_long(v, 1, 4096, &o->bind_clients);
+        } else if (strcmp(a, "--bind-queue-depth") == 0) {
+            ok = ok && parse_long(v, 0, 100000, &o->queue_depth);
+        } else if (strcmp(a, "--hold-ms") == 0) {
+            ok = ok && parse_long(v, 1, 600000, &o->hold_ms);
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -1169,6 +1484,12 @@ int main(int argc, char **argv)
     /* Per-request info lines (and the expected 404 patch warnings of the HTTPS Filter pods)
      * would measure stderr, not the scheduler. */
     vs_log_setup(VS_LOG_ERROR, false, 2);
+    if (o.bind_throughput) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        rc = run_bind_throughput(&o);
+        curl_global_cleanup();
+        return rc;
+    }
     struct vs_devcfg cfg;
     if (vs_devcfg_init(&cfg))
         die("out of memory");

@@ -52,13 +52,16 @@ step "tests (asan,ubsan)" asan_tests
 
 tsan_stress() {
   build build-tsan -DVS_SANITIZE=thread -DVS_TESTS=OFF || return 1
-  cmake --build build-tsan -j"$jobs" --target stress_service >/dev/null 2>&1 || true
-  [ -x build-tsan/stress_service ] || { echo "stress_service not built"; return 1; }
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/stress_service \
-    > build-tsan/stress.log 2>&1
-  local rc=$?
-  grep '^stress: ' build-tsan/stress.log | tail -3
-  [ $rc -eq 0 ] || grep -A30 'WARNING: ThreadSanitizer' build-tsan/stress.log | head -60
+  cmake --build build-tsan -j"$jobs" --target stress_service stress_bindq >/dev/null 2>&1 || true
+  local prog rc=0
+  for prog in stress_service stress_bindq; do
+    [ -x build-tsan/$prog ] || { echo "$prog not built"; return 1; }
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/$prog \
+      > build-tsan/$prog.log 2>&1
+    local r=$?
+    grep '^stress: ' build-tsan/$prog.log | tail -3
+    [ $r -eq 0 ] || { grep -A30 'WARNING: ThreadSanitizer' build-tsan/$prog.log | head -60; rc=$r; }
+  done
   return $rc
 }
 step "concurrency stress (tsan)" tsan_stress

@@ -338,6 +338,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     struct vs_filter_args fa;
     struct vs_filter_result r;
     memset(&r, 0, sizeof(r));
+    char **busy = NULL;
     struct vs_errbuf eb;
     if (vs_extargs_filter(req->body, req->len, &fa, &eb)) {
         set_json(resp, 400, filter_result(NULL, NULL, NULL, eb.msg));
@@ -385,6 +386,10 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                .node_policy = a->node_policy,
                                .gpu_policy = a->gpu_policy,
                                .lazy_reasons = true};
+    /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
+    if (a->bindq)
+        so.n_busy = vs_bindq_busy(a->bindq, &busy);
+    so.busy = (const char *const *)busy;
     int64_t now = a->now();
     if (vs_store_filter(a->store, &fa.pod, cands, nc, &so, now, &r)) {
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
@@ -426,6 +431,8 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
+        if (a->bindq && r.any_regular)
+            vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
         succeed_event(a, &fa, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
@@ -439,6 +446,7 @@ out:
         vs_log(VS_LOG_INFO, "filter_error", "pod=%s/%s", fa.pod.ns ? fa.pod.ns : "",
                fa.pod.name ? fa.pod.name : "");
     vs_metrics_filter(a->metrics, outcome, mono() - t0);
+    free(busy);
     vs_filter_result_cleanup(&r);
     vs_filter_args_cleanup(&fa);
 }
@@ -450,33 +458,46 @@ static json_t *bind_result(const char *err)
     return json_pack("{s:s}", "Error", err ? err : "");
 }
 
-static bool pod_group_member(const json_t *pod)
+struct bind_try {
+    struct vs_app *a;
+    const char *node, *ns, *name, *uid;
+};
+
+static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
 {
-    const char *pg = json_string_value(json_object_get(
-        json_object_get(json_object_get(pod, "metadata"), "labels"), VS_LABEL_POD_GROUP));
-    const char *sg = json_string_value(json_object_get(
-        json_object_get(json_object_get(pod, "spec"), "schedulingGroup"), "podGroupName"));
-    return (pg && *pg) || (sg && *sg);
+    struct bind_try *t = ctx;
+    return vs_nodelock_acquire(t->a->lock, t->node, t->ns, t->name, eb);
+}
+
+/* A waiting Bind whose reservation expired leaves the queue (the pod is filtered again). */
+static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
+{
+    struct bind_try *t = ctx;
+    enum vs_reservation_state rs = vs_store_reservation(t->a->store, t->uid);
+    if (rs == VS_RES_OK)
+        return VS_OK;
+    return vs_err_set(eb, VS_ERR_CONFLICT,
+                      "the reservation of pod %s/%s %s while its Bind waited for node %s's lock; "
+                      "the pod will be filtered again",
+                      t->ns, t->name, rs == VS_RES_EXPIRED ? "expired" : "is gone", t->node);
 }
 
 static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
-                                const char *name, bool group, struct vs_errbuf *eb)
+                                const char *name, const char *uid, double *waited,
+                                struct vs_errbuf *eb)
 {
-    double deadline = mono() + (double)a->lock_retry_timeout_ms / 1000.0;
-    for (;;) {
-        enum vs_err err = vs_nodelock_acquire(a->lock, node, ns, name, eb);
-        if (err != VS_ERR_CONFLICT || !group || a->lock_retry_timeout_ms <= 0)
-            return err;
-        if (mono() >= deadline) {
-            char d[32];
-            vs_duration_string(a->lock_retry_timeout_ms / 1000, d, sizeof(d));
-            return vs_err_set(eb, VS_ERR_CONFLICT,
-                              "timed out after %s waiting for node %s to be unlocked: node lock "
-                              "contention",
-                              d, node);
-        }
-        usleep(100 * 1000);
-    }
+    struct bind_try t = {.a = a, .node = node, .ns = ns, .name = name, .uid = uid};
+    *waited = 0;
+    if (!a->bindq)
+        return take_lock(&t, eb);
+    struct vs_bindq_req r = {.node = node,
+                             .uid = uid,
+                             .ns = ns,
+                             .name = name,
+                             .take = take_lock,
+                             .check = *uid ? check_reservation : NULL,
+                             .ctx = &t};
+    return vs_bindq_lock(a->bindq, &r, waited, eb);
 }
 
 void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
@@ -486,6 +507,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     json_t *pod = NULL;
     char *path = NULL;
     bool locked = false, ok = false;
+    double waited = 0;
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -552,7 +574,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto fail;
     }
     if (needs_lock) {
-        if ((err = acquire_lock(a, node, ns, name, pod_group_member(pod), &eb))) {
+        if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
             goto fail;
         }
@@ -585,21 +607,32 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto fail;
     }
     ok = true;
+    if (locked && a->bindq)
+        vs_bindq_bound(a->bindq, node, uid);
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
-    vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d", ns, name, node, locked);
+    vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d wait_s=%.3f", ns, name, node, locked,
+           waited);
+    if (!locked && a->bindq)
+        vs_bindq_forget(a->bindq, uid);
     set_json(resp, 200, bind_result(NULL));
     goto out;
 fail:
-    if (locked && vs_nodelock_release(a->lock, node, ns, name, false, &eb)) {
-        char q[VS_ERRBUF_SIZE + 8];
-        vs_log(VS_LOG_ERROR, "node_lock_release_failed", "node=%s pod=%s/%s error=%s", node, ns,
-               name, vs_log_quote(eb.msg, q, sizeof(q)));
+    if (locked) {
+        if (vs_nodelock_release(a->lock, node, ns, name, false, &eb)) {
+            char q[VS_ERRBUF_SIZE + 8];
+            vs_log(VS_LOG_ERROR, "node_lock_release_failed", "node=%s pod=%s/%s error=%s", node, ns,
+                   name, vs_log_quote(eb.msg, q, sizeof(q)));
+        } else if (a->bindq) {
+            vs_bindq_released(a->bindq, node, uid);
+        }
+    } else if (a->bindq && ba.uid) {
+        vs_bindq_forget(a->bindq, ba.uid);
     }
     {
         char q[sizeof(msg) + 8];
-        vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s error=%s", ns, name, node,
-               vs_log_quote(msg, q, sizeof(q)));
+        vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s wait_s=%.3f error=%s", ns, name, node,
+               waited, vs_log_quote(msg, q, sizeof(q)));
     }
     pod_event(a, ns, name, uid, "Warning", "BindingFailed", msg);
     set_json(resp, 200, bind_result(msg));
@@ -687,6 +720,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.relists = ss.relists;
     x.leader = vs_leader_term(a->leader, NULL) != 0;
     x.synced = vs_store_synced(a->store);
+    x.binds_waiting = a->bindq ? vs_bindq_waiting(a->bindq) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
     resp->status = rc.out ? 200 : 500;

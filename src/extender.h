@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "async.h"
+#include "bindq.h"
 #include "devcfg.h"
 #include "kube.h"
 #include "leader.h"
@@ -23,6 +24,7 @@ struct vs_app {
     struct vs_store *store;
     struct vs_kube *kube;
     struct vs_nodelock *lock;
+    struct vs_bindq *bindq; /* per-node bind queue; NULL: one lock try, fail on contention */
     struct vs_async *async;
     struct vs_leader *leader;
     struct vs_metrics *metrics;
@@ -30,8 +32,7 @@ struct vs_app {
     const char *scheduler_name; /* event source; "" -> "hami-scheduler" */
     const char *node_policy;    /* defaults (flags) */
     const char *gpu_policy;
-    int64_t lock_retry_timeout_ms; /* PodGroup lock retry window; 0 disables */
-    int bind_wait_ms;              /* how long Bind waits for Filter's pod patch */
+    int bind_wait_ms; /* how long Bind waits for Filter's pod patch */
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
     int64_t (*now)(void);                  /* unix seconds */

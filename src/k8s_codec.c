@@ -3,6 +3,8 @@
  * naming its JSON path. Map values also accept numbers and bools (YAML users leave them bare). */
 #include "k8s_codec.h"
 
+#include "annot.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -564,6 +566,41 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
         return rc;
     if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
         (rc = get_init_status(status, out, eb)) != VS_OK)
+        return rc;
+    return VS_OK;
+}
+
+enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb)
+{
+    const json_t *meta, *spec, *status, *ann;
+    enum vs_err rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = expect_object(obj, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "metadata", &meta, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "spec", &spec, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "status", &status, eb)) != VS_OK ||
+        (rc = get_obj(meta, "metadata", "annotations", &ann, eb)) != VS_OK)
+        return rc;
+    if ((rc = get_ns(meta, &out->ns, eb)) != VS_OK ||
+        (rc = get_name(meta, &out->name, eb)) != VS_OK ||
+        (rc = get_str(meta, "metadata", "uid", &out->uid, eb)) != VS_OK)
+        return rc;
+    const json_t *vn = member(ann, VS_ANNO_VGPU_NODE);
+    if (vn) {
+        char *v = NULL;
+        if ((rc = get_str(ann, "metadata.annotations", VS_ANNO_VGPU_NODE, &v, eb)) != VS_OK)
+            return rc;
+        rc = vs_kv_set(&out->annotations, VS_ANNO_VGPU_NODE, v) ? oom(eb) : VS_OK;
+        free(v);
+        if (rc != VS_OK)
+            return rc;
+    }
+    if ((rc = get_str(spec, "spec", "nodeName", &out->node_name, eb)) != VS_OK ||
+        (rc = get_containers(spec, "initContainers", &out->init, &out->n_init, eb)) != VS_OK ||
+        (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK ||
+        (rc = get_map(spec, "spec", "overhead", &out->overhead, eb)) != VS_OK ||
+        (rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK)
         return rc;
     return VS_OK;
 }

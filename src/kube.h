@@ -85,11 +85,13 @@ enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_
 
 /* The same, but items whose JSON text does not contain `needle` may be skipped without being
  * decoded (NULL: none are). For handlers that ignore such items anyway: most of a LIST's cost
- * is decoding items. */
+ * is decoding items. on_other (may be NULL) gets the skipped items' raw JSON text instead, for
+ * handlers that read a few fields of them with a cheaper decoder. */
 enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const char *label_selector,
                                   int limit, const char *needle,
-                                  int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
-                                  struct vs_errbuf *eb);
+                                  int (*on_item)(void *ctx, json_t *item),
+                                  int (*on_other)(void *ctx, const char *text, size_t len),
+                                  void *ctx, char **rv_out, struct vs_errbuf *eb);
 
 /* WATCH from resourceVersion rv with allowWatchBookmarks=true and timeoutSeconds. Calls
  * on_event(type, object) for ADDED/MODIFIED/DELETED (object borrowed); BOOKMARK events only
@@ -117,6 +119,8 @@ struct vs_informer_handlers {
     /* LIST items whose text lacks this string may be skipped undecoded (vs_kube_list_matching);
      * NULL: every item reaches object(). Watch events always do. */
     const char *list_needle;
+    /* LIST items list_needle skipped, as raw JSON text (NULL: they are dropped). */
+    void (*list_other)(void *ctx, const char *text, size_t len);
 };
 void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label_selector,
                           const struct vs_informer_handlers *h, void *ctx, volatile int *stop);

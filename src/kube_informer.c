@@ -27,6 +27,13 @@ static int informer_item(void *ctx, json_t *item)
     return 0;
 }
 
+static int informer_other(void *ctx, const char *text, size_t len)
+{
+    struct informer *in = ctx;
+    in->h->list_other(in->ctx, text, len);
+    return 0;
+}
+
 static int informer_event(void *ctx, const char *type, json_t *obj)
 {
     struct informer *in = ctx;
@@ -73,8 +80,9 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
                 h->begin(ctx);
             free(rv);
             rv = NULL;
-            enum vs_err rc = vs_kube_list_matching(k, path, label_selector, INFORMER_PAGE,
-                                                   h->list_needle, informer_item, &in, &rv, &eb);
+            enum vs_err rc = vs_kube_list_matching(
+                k, path, label_selector, INFORMER_PAGE, h->list_needle, informer_item,
+                h->list_other ? informer_other : NULL, &in, &rv, &eb);
             if (vs_kube_stopped(stop))
                 break;
             if (rc != VS_OK) {

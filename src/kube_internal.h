@@ -73,9 +73,11 @@ enum vs_err vs_kube_status_err(long code);
 /* One LIST page read with a needle (vs_kube_list_matching): 1 = handled, items whose text
  * holds the needle decoded and handed to on_item in order, *meta_out the decoded list metadata
  * (or NULL); 0 = not the expected shape, nothing handed over (decode the page whole instead);
- * -1 = a matching item is not valid JSON or on_item stopped (rc/eb set). */
+ * -1 = a matching item is not valid JSON or on_item stopped (rc/eb set). With on_other, the
+ * items without the needle are then handed to it as raw JSON text (not validated), in order. */
 int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
-                               int (*on_item)(void *ctx, json_t *item), void *ctx,
+                               int (*on_item)(void *ctx, json_t *item),
+                               int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
                                json_t **meta_out, const char *who, enum vs_err *rc,
                                struct vs_errbuf *eb);
 

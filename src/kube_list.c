@@ -53,17 +53,18 @@ static bool ps_skip_value(struct page_scan *s)
 /* See kube_internal.h. Items are handed over only once the whole page has been scanned and
  * every matching item decoded, so a page is taken whole or not at all. */
 int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
-                               int (*on_item)(void *ctx, json_t *item), void *ctx,
+                               int (*on_item)(void *ctx, json_t *item),
+                               int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
                                json_t **meta_out, const char *who, enum vs_err *rc,
                                struct vs_errbuf *eb)
 {
     struct page_scan s = {data, data + len};
-    size_t nlen = strlen(needle), n = 0, cap = 0;
+    size_t nlen = strlen(needle), n = 0, cap = 0, n_other = 0, cap_other = 0;
     struct span {
         const char *b;
         size_t len;
         json_t *item;
-    } *spans = NULL;
+    } *spans = NULL, *others = NULL;
     int result = 0;
     bool saw_items = false;
     *meta_out = NULL;
@@ -92,8 +93,23 @@ int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
                 const char *b = s.p;
                 if (s.p >= s.end || *s.p != '{' || !ps_skip_value(&s))
                     goto out;
-                if (!memmem(b, (size_t)(s.p - b), needle, nlen))
+                if (!memmem(b, (size_t)(s.p - b), needle, nlen)) {
+                    if (!on_other)
+                        continue;
+                    if (n_other == cap_other) {
+                        size_t nc = cap_other ? cap_other * 2 : 256;
+                        struct span *g = realloc(others, nc * sizeof(*g));
+                        if (!g) {
+                            *rc = vs_err_set(eb, VS_ERR_NOMEM, "%s: out of memory", who);
+                            result = -1;
+                            goto out;
+                        }
+                        others = g;
+                        cap_other = nc;
+                    }
+                    others[n_other++] = (struct span){b, (size_t)(s.p - b), NULL};
                     continue;
+                }
                 if (n == cap) {
                     size_t nc = cap ? cap * 2 : 64;
                     struct span *g = realloc(spans, nc * sizeof(*g));
@@ -138,7 +154,14 @@ int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
             break;
         }
     }
+    for (size_t i = 0; result == 1 && i < n_other; i++) {
+        if (on_other(ctx, others[i].b, others[i].len) != 0) {
+            *rc = vs_err_set(eb, VS_ERR_INVAL, "%s: stopped by the item handler", who);
+            result = -1;
+        }
+    }
 out:
+    free(others);
     for (size_t i = 0; i < n; i++)
         json_decref(spans[i].item);
     free(spans);
@@ -153,13 +176,15 @@ enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_
                          int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
                          struct vs_errbuf *eb)
 {
-    return vs_kube_list_matching(k, path, label_selector, limit, NULL, on_item, ctx, rv_out, eb);
+    return vs_kube_list_matching(k, path, label_selector, limit, NULL, on_item, NULL, ctx, rv_out,
+                                 eb);
 }
 
 enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const char *label_selector,
                                   int limit, const char *needle,
-                                  int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
-                                  struct vs_errbuf *eb)
+                                  int (*on_item)(void *ctx, json_t *item),
+                                  int (*on_other)(void *ctx, const char *text, size_t len),
+                                  void *ctx, char **rv_out, struct vs_errbuf *eb)
 {
     char who[320];
     char *cont = NULL, *rv = NULL;
@@ -195,8 +220,8 @@ enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const cha
         json_t *items, *meta;
         bool items_done = false;
         if (needle) {
-            int r = raw.data ? vs_kube_list_page_matching(raw.data, raw.len, needle, on_item, ctx,
-                                                          &page, who, &rc, eb)
+            int r = raw.data ? vs_kube_list_page_matching(raw.data, raw.len, needle, on_item,
+                                                          on_other, ctx, &page, who, &rc, eb)
                              : 0;
             if (r < 0) {
                 free(raw.data);

@@ -31,7 +31,7 @@ static const char *reason_word(size_t i)
 }
 
 struct vs_metrics {
-    struct hist filter_h, bind_h;
+    struct hist filter_h, bind_h, bind_wait_h, lock_hold_h;
     atomic_uint_fast64_t outcomes[VS_FILTER_OUTCOMES];
     atomic_uint_fast64_t reasons[NR];
     atomic_uint_fast64_t binds_ok, binds_failed;
@@ -86,6 +86,16 @@ void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds)
 {
     atomic_fetch_add(ok ? &m->binds_ok : &m->binds_failed, 1);
     observe(&m->bind_h, seconds);
+}
+
+void vs_metrics_bind_wait(struct vs_metrics *m, double seconds)
+{
+    observe(&m->bind_wait_h, seconds);
+}
+
+void vs_metrics_lock_hold(struct vs_metrics *m, double seconds)
+{
+    observe(&m->lock_hold_h, seconds);
 }
 
 static void count_word(struct vs_metrics *m, const char *w, size_t n)
@@ -377,6 +387,10 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     }
     render_hist(&b, "vgpu_sched_filter_duration_seconds", "Filter latency.", &m->filter_h);
     render_hist(&b, "vgpu_sched_bind_duration_seconds", "Bind latency.", &m->bind_h);
+    render_hist(&b, "vgpu_sched_bind_queue_wait_seconds",
+                "Time a Bind waited in its node's bind queue for the node lock.", &m->bind_wait_h);
+    render_hist(&b, "vgpu_sched_node_lock_hold_seconds",
+                "Time from a Bind taking a node lock to its release being seen.", &m->lock_hold_h);
     static const char *const oc[] = {"scheduled", "unschedulable", "error", "passthrough"};
     vs_buf_puts(&b, "# TYPE vgpu_sched_filter_total counter\n");
     for (int i = 0; i < VS_FILTER_OUTCOMES; i++)
@@ -421,11 +435,12 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       "# TYPE vgpu_sched_relists_total counter\n"
                       "vgpu_sched_relists_total %llu\n"
                       "# TYPE vgpu_sched_leader gauge\nvgpu_sched_leader %d\n"
-                      "# TYPE vgpu_sched_synced gauge\nvgpu_sched_synced %d\n",
+                      "# TYPE vgpu_sched_synced gauge\nvgpu_sched_synced %d\n"
+                      "# TYPE vgpu_sched_binds_waiting gauge\nvgpu_sched_binds_waiting %llu\n",
                       (unsigned long long)x->malformed_pods, (unsigned long long)x->malformed_nodes,
                       (unsigned long long)x->reservations_expired,
                       (unsigned long long)x->commit_conflicts, (unsigned long long)x->relists,
-                      x->leader ? 1 : 0, x->synced ? 1 : 0);
+                      x->leader ? 1 : 0, x->synced ? 1 : 0, (unsigned long long)x->binds_waiting);
     }
     return vs_buf_steal(&b);
 }

@@ -43,12 +43,17 @@ void vs_metrics_filter(struct vs_metrics *m, enum vs_filter_outcome o, double se
  * X and Y; node-level strings by their text up to ':'). */
 void vs_metrics_node_reasons(struct vs_metrics *m, const char *reason);
 void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds);
+/* Time one Bind spent in its node's bind queue (bindq.c), and how long a node lock taken by a
+ * Bind was held until its release was seen. */
+void vs_metrics_bind_wait(struct vs_metrics *m, double seconds);
+void vs_metrics_lock_hold(struct vs_metrics *m, double seconds);
 
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;
     uint64_t api_requests, api_errors[6];
     uint64_t malformed_pods, malformed_nodes, reservations_expired, commit_conflicts, relists;
+    uint64_t binds_waiting; /* Binds waiting in a node's bind queue now */
     bool leader;
     bool synced;
 };

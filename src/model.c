@@ -41,13 +41,16 @@ struct vs_model {
     int32_t memory_factor;
     struct res_slot *res; /* accounted pods, open addressing by uid hash (see res_slot) */
     size_t res_cap, res_n;
+    uint32_t res_epoch; /* stamped on every account; a sweep drops older entries */
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
 struct res_slot {
     uint64_t key;
     struct vs_node *on;
-    int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    int64_t mem, eph, nz_mem;
+    int32_t cpu, nz_cpu; /* millicores, saturated at INT32_MAX (2,147,483 cores) */
+    uint32_t epoch;
 };
 
 struct vs_model *vs_model_new(int32_t memory_factor)
@@ -1139,13 +1142,38 @@ enum vs_err vs_model_account(struct vs_model *m, const char *uid, const char *no
         s->on = n;
         m->res_n++;
     }
-    s->cpu = r->cpu;
+    s->cpu = r->cpu > INT32_MAX ? INT32_MAX : (int32_t)r->cpu;
     s->mem = r->mem;
     s->eph = r->eph;
-    s->nz_cpu = r->nz_cpu;
+    s->nz_cpu = r->nz_cpu > INT32_MAX ? INT32_MAX : (int32_t)r->nz_cpu;
     s->nz_mem = r->nz_mem;
+    s->epoch = m->res_epoch;
     res_apply(n, s, +1);
     return VS_OK;
+}
+
+void vs_model_account_mark(struct vs_model *m)
+{
+    m->res_epoch++;
+}
+
+size_t vs_model_account_sweep(struct vs_model *m)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < m->res_cap;) {
+        struct res_slot *s = &m->res[i];
+        if (!s->key || s->epoch == m->res_epoch) {
+            i++;
+            continue;
+        }
+        /* res_del may shift a later entry into slot i: look at i again. */
+        struct vs_node *n = s->on;
+        res_apply(n, s, -1);
+        res_del(m, i);
+        node_gc(m, n);
+        dropped++;
+    }
+    return dropped;
 }
 
 enum vs_err vs_model_account_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)

@@ -179,8 +179,9 @@ void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
  * vs_model_account counts pod uid's request r on node (created as a bucket if unknown),
  * replacing what the same uid counted before; node NULL or "" counts it nowhere (same as
  * vs_model_unaccount). Every pod that is on a node and neither Succeeded nor Failed should be
- * counted, GPU or not. Entries are keyed by a 64-bit hash of the uid (two UIDs colliding would
- * share one entry; about 1e-9 at 150,000 pods). Returns VS_ERR_NOMEM only. */
+ * counted, GPU or not. A request's cpu above INT32_MAX millicores counts as that much. Entries are
+ * keyed by a 64-bit hash of the uid (two UIDs colliding would share one entry; about 1e-9 at
+ * 150,000 pods). Returns VS_ERR_NOMEM only. */
 enum vs_err vs_model_account(struct vs_model *m, const char *uid, const char *node,
                              const struct vs_podres *r);
 void vs_model_unaccount(struct vs_model *m, const char *uid);
@@ -189,6 +190,11 @@ void vs_model_unaccount(struct vs_model *m, const char *uid);
  * Succeeded or Failed or on no node. VS_ERR_PARSE (message in eb) when its requests do not parse:
  * the pod is then counted nowhere. */
 enum vs_err vs_model_account_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);
+/* A relist's sweep: vs_model_account_mark before the list, vs_model_account_sweep after it
+ * drops every entry not accounted since the mark (pods deleted while the watch was down) and
+ * returns how many. */
+void vs_model_account_mark(struct vs_model *m);
+size_t vs_model_account_sweep(struct vs_model *m);
 /* How many pods are accounted (for tests and memory figures). */
 size_t vs_model_account_count(const struct vs_model *m);
 

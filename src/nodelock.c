@@ -153,14 +153,24 @@ static enum vs_err contention(struct vs_nodelock *l, const char *node, struct vs
                       "node %s has been locked within %s: node lock contention", node, d);
 }
 
-/* SetLock: up to 5 attempts, retrying non-contention errors. */
+/* SetLock: up to 5 attempts, retrying non-contention errors. rv0: the resourceVersion of a
+ * node just read without a lock (the first attempt patches against it instead of reading the
+ * node again; a change meanwhile is a 409, retried like any other failure). */
 static enum vs_err set_lock(struct vs_nodelock *l, const char *node, const char *ns,
-                            const char *name, struct vs_errbuf *eb)
+                            const char *name, const char *rv0, struct vs_errbuf *eb)
 {
     enum vs_err err = VS_ERR_KUBE;
     for (int attempt = 0; attempt < 5; attempt++) {
         if (attempt)
             sleep_backoff(attempt - 1);
+        if (attempt == 0 && rv0) {
+            char *value = vs_annot_format_lock(l->now(), ns, name);
+            err = value ? patch_lock(l, node, value, rv0, eb) : VS_ERR_NOMEM;
+            free(value);
+            if (!err || err == VS_ERR_NOMEM)
+                return err;
+            continue;
+        }
         json_t *nj = NULL;
         const char *lock, *rv;
         if ((err = get_node(l, node, &nj, &lock, &rv, eb))) {
@@ -259,7 +269,7 @@ enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const c
     if (err)
         goto out;
     if (!lock) {
-        err = set_lock(l, node, ns, name, eb);
+        err = set_lock(l, node, ns, name, rv, eb);
         goto out;
     }
     char value[1024];
@@ -315,7 +325,7 @@ enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const c
         goto out;
     free(nm->bad_value);
     nm->bad_value = NULL;
-    err = set_lock(l, node, ns, name, eb);
+    err = set_lock(l, node, ns, name, NULL, eb);
 out:
     if (!err)
         atomic_fetch_add(&l->acquired, 1);

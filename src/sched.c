@@ -909,12 +909,35 @@ static void ctx_cleanup(struct fit_ctx *x)
 struct best_ctx {
     const struct vs_filter_result *r;
     const struct vs_node_policy *policy;
+    const struct vs_sched_opts *o;
+    bool cur_busy;  /* the candidate being evaluated is busy */
+    bool best_busy; /* the best so far is busy */
 };
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+static bool is_busy(const struct vs_sched_opts *o, const char *node)
+{
+    return o->n_busy && bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
+}
+
+/* Whether a fitting node with `score` beats the best so far: a busy node never beats one that
+ * is not, then the node policy. */
+static bool beats_best(const struct best_ctx *b, float score)
+{
+    if (b->r->best < 0)
+        return true;
+    if (b->cur_busy != b->best_busy)
+        return b->best_busy;
+    return b->policy->better(score, b->r->nodes[b->r->best].score);
+}
 
 static bool would_be_best(void *ctx, float score)
 {
-    const struct best_ctx *b = ctx;
-    return b->r->best < 0 || b->policy->better(score, b->r->nodes[b->r->best].score);
+    return beats_best(ctx, score);
 }
 
 static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
@@ -1011,7 +1034,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     vs_model_nodes(m, cands, n_cands, nodes);
-    struct best_ctx bc = {.r = r, .policy = node_policy};
+    struct best_ctx bc = {.r = r, .policy = node_policy, .o = o};
     for (size_t i = 0; i < n_cands; i++) {
         /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */
         if (i + 8 < n_cands && nodes[i + 8]) {
@@ -1021,12 +1044,14 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         if (i + 4 < n_cands && nodes[i + 4])
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
+        bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc,
                              pending ? &pending[i] : NULL)))
             goto out;
-        if (r->nodes[i].fit &&
-            (r->best < 0 || node_policy->better(r->nodes[i].score, r->nodes[r->best].score)))
+        if (r->nodes[i].fit && beats_best(&bc, r->nodes[i].score)) {
             r->best = (long)i;
+            bc.best_busy = bc.cur_busy;
+        }
     }
     /* No node fits: the refusals left pending get their reasons now, from their tallies. */
     for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++) {

@@ -29,6 +29,12 @@ struct vs_sched_opts {
     /* For tests: evaluate every node the long way (no counting shortcut for plain requests),
      * the reference the shortcut is checked against. */
     bool full_walk;
+    /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
+     * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
+     * is not busy; among busy nodes, and among the others, the node policy decides as usual.
+     * With none, the choice is exactly the policy's. */
+    const char *const *busy;
+    size_t n_busy;
 };
 
 struct vs_node_fit {

@@ -3,6 +3,7 @@
 #include "serve.h"
 
 #include "async.h"
+#include "bindq.h"
 #include "devcfg.h"
 #include "extender.h"
 #include "kube.h"
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,7 +67,10 @@ static const struct flag flags[] = {
     {"kube-timeout", NULL, F_DUR, O(c.kube_timeout_ms), "API request timeout (0 = none)"},
     {"profiling", NULL, F_BOOL, O(profiling), "accepted for compatibility (no pprof in C)"},
     {"node-lock-timeout", NULL, F_DUR, O(c.lock_timeout_ms), "node lock expiry"},
-    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms), "PodGroup lock retry window"},
+    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms),
+     "longest wait of a Bind for a locked node (0 = fail at once)"},
+    {"bind-queue-depth", NULL, F_INT, O(c.bind_queue_depth),
+     "Binds queued or in flight that rank a node after the others (0 = off)"},
     {"force-overwrite-default-scheduler", NULL, F_BOOL, O(c.force_overwrite),
      "webhook replaces default-scheduler"},
     {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
@@ -311,14 +316,16 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->gpu_policy = "spread";
     c->metrics_bind = ":9395";
     c->scheduler_name = "";
-    /* kube-scheduler's own client defaults: the API is never our bottleneck at HAMi's 5/10. */
-    c->kube_qps = 50;
-    c->kube_burst = 100;
+    /* A Bind costs about six API requests and two Events: with kube-scheduler's own client
+     * defaults (50/100) a 200-pod burst queued behind the limiter for half a minute. */
+    c->kube_qps = 300;
+    c->kube_burst = 600;
     c->lock_timeout_ms = 5 * 60 * 1000;
     c->lock_retry_ms = 28 * 1000;
     c->reservation_ttl_ms = 5 * 60 * 1000;
     c->http_threads = 8;
     c->bind_wait_ms = 30000;
+    c->bind_queue_depth = 4;
     c->force_overwrite = true;
 }
 
@@ -330,6 +337,7 @@ struct vs_service {
     struct vs_store *store;
     struct vs_leader *leader;
     struct vs_nodelock *lock;
+    struct vs_bindq *bindq;
     struct vs_async *async;
     struct vs_metrics *metrics;
     struct vs_server *srv, *msrv;
@@ -376,6 +384,9 @@ static void term_end(void *ctx, uint64_t term)
 {
     struct vs_service *s = ctx;
     size_t n = vs_store_drop_reservations(s->store);
+    /* Binds queued in this term die with it; the queue opens again for the next term. */
+    if (s->bindq)
+        vs_bindq_fail_all(s->bindq, "vgpu-sched lost leadership");
     vs_log(VS_LOG_INFO, "term_state_dropped", "term=%llu reservations=%zu",
            (unsigned long long)term, n);
 }
@@ -384,11 +395,14 @@ void vs_service_stop(struct vs_service *s)
 {
     if (!s)
         return;
-    vs_server_stop(s->srv);
+    if (s->bindq)
+        vs_bindq_close(s->bindq, "vgpu-sched is shutting down");
+    vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
     vs_async_free(s->async);
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
     vs_kube_free(s->kube);
     vs_kube_config_cleanup(&s->kc);
@@ -396,6 +410,27 @@ void vs_service_stop(struct vs_service *s)
     vs_metrics_free(s->metrics);
     vs_devcfg_cleanup(&s->cfg);
     free(s);
+}
+
+void vs_service_fail_binds(struct vs_service *s, const char *why)
+{
+    if (s && s->bindq)
+        vs_bindq_fail_all(s->bindq, why);
+}
+
+static void hook_node(void *ctx, const char *name, const char *lock, bool deleted, bool relist)
+{
+    vs_bindq_node_event(ctx, name, lock, deleted, relist);
+}
+
+static void hook_pod(void *ctx, const char *uid, const char *ns, const char *name, bool deleted)
+{
+    vs_bindq_pod_event(ctx, uid, ns, name, deleted);
+}
+
+static void hook_expired(void *ctx)
+{
+    vs_bindq_recheck(ctx);
 }
 
 int vs_service_port(const struct vs_service *s)
@@ -406,6 +441,11 @@ int vs_service_port(const struct vs_service *s)
 int vs_service_metrics_port(const struct vs_service *s)
 {
     return s->msrv ? vs_server_port(s->msrv) : 0;
+}
+
+const char *vs_service_api_url(const struct vs_service *s)
+{
+    return s->kc.server;
 }
 
 bool vs_service_synced(const struct vs_service *s)
@@ -463,7 +503,21 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
                                .reservation_ttl = c->reservation_ttl_ms / 1000};
-    if (!(s->store = vs_store_new(s->kube, &so, eb)) || vs_store_start(s->store, eb))
+    s->metrics = vs_metrics_new();
+    struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
+                               .depth = (int)c->bind_queue_depth,
+                               .expect_ttl_s = c->reservation_ttl_ms / 1000,
+                               .metrics = s->metrics};
+    if (!s->metrics || !(s->bindq = vs_bindq_new(&bo))) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (!(s->store = vs_store_new(s->kube, &so, eb)))
+        goto fail;
+    struct vs_store_hooks hooks = {
+        .node = hook_node, .pod = hook_pod, .expired = hook_expired, .ctx = s->bindq};
+    vs_store_set_hooks(s->store, &hooks);
+    if (vs_store_start(s->store, eb))
         goto fail;
     struct vs_leader_opts lo = {.enabled = c->leader_elect,
                                 .lease_name = c->lease_name,
@@ -476,25 +530,24 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     }
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
     s->leader_elect = c->leader_elect;
-    struct vs_leader_hooks hooks = {.ctx = s,
-                                    .start = term_start,
-                                    .ready = term_ready,
-                                    .serving = term_serving,
-                                    .end = term_end};
-    vs_leader_set_hooks(s->leader, &hooks);
+    struct vs_leader_hooks lhooks = {.ctx = s,
+                                     .start = term_start,
+                                     .ready = term_ready,
+                                     .serving = term_serving,
+                                     .end = term_end};
+    vs_leader_set_hooks(s->leader, &lhooks);
     if (!s->lock || vs_leader_start(s->leader, eb))
         goto fail;
-    s->metrics = vs_metrics_new();
     s->app = (struct vs_app){.store = s->store,
                              .kube = s->kube,
                              .lock = s->lock,
+                             .bindq = s->bindq,
                              .leader = s->leader,
                              .metrics = s->metrics,
                              .cfg = &s->cfg,
                              .scheduler_name = c->scheduler_name,
                              .node_policy = c->node_policy,
                              .gpu_policy = c->gpu_policy,
-                             .lock_retry_timeout_ms = c->lock_retry_ms,
                              .bind_wait_ms = (int)c->bind_wait_ms,
                              .legacy_metrics = c->legacy_metrics,
                              .now = now_s};
@@ -511,13 +564,13 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                      .quota = quota_cb,
                                      .quota_ctx = s->store};
     s->app.webhook = &s->wo;
-    s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true};
-    s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true};
-    s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true};
-    s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
-    s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false};
-    s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false};
-    s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false};
+    s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true, false};
+    s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true, true};
+    s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true, false};
+    s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
+    s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false, false};
+    s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false, false};
+    s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     struct vs_server_opts sopts = {.bind = c->http_bind,
                                    .cert_file = c->cert_file,
                                    .key_file = c->key_file,
@@ -572,6 +625,12 @@ int vs_serve_main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Every waiting Bind keeps a connection open: allow as many as the hard limit. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     struct vs_errbuf eb;
     struct vs_service *s = vs_service_start(&o.c, &rc, &eb);
     if (!s) {

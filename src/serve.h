@@ -17,7 +17,7 @@ struct vs_service_config {
     const char *tls_min_version, *tls_cipher_suites;
     double kube_qps;
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
-    long long reservation_ttl_ms, http_threads, bind_wait_ms;
+    long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
     bool force_overwrite, leader_elect, legacy_metrics;
 };
 
@@ -32,6 +32,11 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
 int vs_service_port(const struct vs_service *s);
 int vs_service_metrics_port(const struct vs_service *s);
 bool vs_service_synced(const struct vs_service *s);
+/* URL of the API server the service talks to (embedded mode: the in-process one). Borrowed. */
+const char *vs_service_api_url(const struct vs_service *s);
+/* Fails every Bind waiting in a node's bind queue with `why` (e.g. leadership lost); later
+ * Binds queue as usual. vs_service_stop does the same with "vgpu-sched is shutting down". */
+void vs_service_fail_binds(struct vs_service *s, const char *why);
 void vs_service_stop(struct vs_service *s);
 
 /* Returns the exit code: 0 clean shutdown on SIGTERM/SIGINT, 2 bad flags or configuration,

@@ -45,12 +45,27 @@ struct vs_server {
     struct creds *cur;
     struct timespec cert_mtime, key_mtime;
     time_t last_check;
+    pthread_mutex_t job_mu; /* guards jobs */
+    pthread_cond_t job_cv;  /* signalled when jobs drops */
+    unsigned jobs;          /* own_thread handlers running */
 };
 
 struct req_ctx {
     char *body;
     size_t len, cap;
     bool too_large;
+    /* own_thread routes: 1 = handler running on its thread (connection suspended), 2 = its
+     * response is in resp */
+    int job;
+    struct vs_http_resp resp;
+};
+
+struct job {
+    struct vs_server *s;
+    struct MHD_Connection *c;
+    const struct vs_route *route;
+    struct req_ctx *rc;
+    char *method, *path;
 };
 
 void vs_http_error(struct vs_http_resp *resp, int status, const char *msg)
@@ -248,6 +263,79 @@ static bool client_cert_ok(struct vs_server *s, struct MHD_Connection *c)
     return status == 0;
 }
 
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    struct vs_server *s = j->s;
+    struct vs_http_req req = {.method = j->method,
+                              .path = j->path,
+                              .query = "",
+                              .body = j->rc->body ? j->rc->body : "",
+                              .len = j->rc->len};
+    struct vs_http_resp resp = {.status = 200, .body = NULL, .content_type = NULL};
+    j->route->fn(j->route->ctx, &req, &resp);
+    j->rc->resp = resp;
+    j->rc->job = 2;
+    /* The count drops before the resume: vs_server_stop waits for it, then stops the daemon,
+     * which needs no connection suspended; MHD_resume_connection is safe until then. */
+    struct MHD_Connection *c = j->c;
+    free(j->method);
+    free(j->path);
+    free(j);
+    pthread_mutex_lock(&s->job_mu);
+    MHD_resume_connection(c);
+    s->jobs--;
+    pthread_cond_broadcast(&s->job_cv);
+    pthread_mutex_unlock(&s->job_mu);
+    return NULL;
+}
+
+static enum MHD_Result start_job(struct vs_server *s, struct MHD_Connection *c,
+                                 const struct vs_route *route, struct req_ctx *rc,
+                                 const char *method, const char *url)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->method = strdup(method)) || !(j->path = strdup(url))) {
+        if (j)
+            free(j->method);
+        free(j);
+        return send_error(c, 500, "out of memory");
+    }
+    j->s = s;
+    j->c = c;
+    j->route = route;
+    j->rc = rc;
+    pthread_mutex_lock(&s->job_mu);
+    if (s->jobs >= s->o.max_own_threads) {
+        pthread_mutex_unlock(&s->job_mu);
+        free(j->method);
+        free(j->path);
+        free(j);
+        return send_error(c, 503, "too many requests in progress");
+    }
+    rc->job = 1;
+    MHD_suspend_connection(c);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 512 * 1024);
+    pthread_t t;
+    int rc_create = pthread_create(&t, &at, job_main, j);
+    pthread_attr_destroy(&at);
+    if (rc_create != 0) {
+        MHD_resume_connection(c);
+        pthread_mutex_unlock(&s->job_mu);
+        rc->job = 0;
+        free(j->method);
+        free(j->path);
+        free(j);
+        return send_error(c, 503, "cannot start a request thread");
+    }
+    s->jobs++;
+    pthread_mutex_unlock(&s->job_mu);
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -290,6 +378,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (rc->job == 2) {
+        struct vs_http_resp resp = rc->resp;
+        rc->resp.body = NULL;
+        rc->job = 0;
+        return send_resp(c, &resp);
+    }
+    if (rc->job)
+        return MHD_YES; /* resumed early: still running */
     if (rc->too_large)
         return send_error(c, 413, "request body too large");
     if (s->client_ca && !client_cert_ok(s, c))
@@ -318,6 +414,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!ct || strncasecmp(ct, "application/json", 16) != 0)
             return send_error(c, 415, "Content-Type must be application/json");
     }
+    if (match->own_thread)
+        return start_job(s, c, match, rc, method, url);
     struct vs_http_req req = {.method = method,
                               .path = url,
                               .query = "",
@@ -334,6 +432,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req_ctx *rc = *con_cls;
     if (rc) {
         free(rc->body);
+        free(rc->resp.body);
         free(rc);
     }
     *con_cls = NULL;
@@ -438,7 +537,11 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         s->o.max_body = DEFAULT_MAX_BODY;
     if (!s->o.threads)
         s->o.threads = 8;
+    if (!s->o.max_own_threads)
+        s->o.max_own_threads = 4096;
     pthread_mutex_init(&s->tls_mu, NULL);
+    pthread_mutex_init(&s->job_mu, NULL);
+    pthread_cond_init(&s->job_cv, NULL);
     struct sockaddr_storage ss;
     if (parse_bind(o->bind, &ss, eb))
         goto fail;
@@ -451,7 +554,7 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     /* Checked also without a certificate: a bad flag value is an error either way. */
     if (vs_tlsconf_build(o->tls_min_version, o->tls_cipher_suites, &s->tlsc, eb))
         goto fail;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 #ifdef MHD_USE_EPOLL
     flags |= MHD_USE_EPOLL;
 #endif
@@ -466,6 +569,10 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+#ifdef MHD_USE_EPOLL
+    /* Waiting Binds keep their connections open: with epoll there is no FD_SETSIZE cap. */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 16384, NULL};
+#endif
     if (s->tls) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, s->tlsc.priority};
@@ -513,11 +620,19 @@ void vs_server_stop(struct vs_server *s)
 {
     if (!s)
         return;
+    /* Handlers on their own threads finish first (callers make them leave any wait): the
+     * daemon must not stop with a connection suspended. */
+    pthread_mutex_lock(&s->job_mu);
+    while (s->jobs)
+        pthread_cond_wait(&s->job_cv, &s->job_mu);
+    pthread_mutex_unlock(&s->job_mu);
     if (s->d)
         MHD_stop_daemon(s->d);
     creds_free(s->cur);
     free(s->client_ca);
     vs_tlsconf_cleanup(&s->tlsc);
     pthread_mutex_destroy(&s->tls_mu);
+    pthread_mutex_destroy(&s->job_mu);
+    pthread_cond_destroy(&s->job_cv);
     free(s);
 }

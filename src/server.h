@@ -32,6 +32,10 @@ struct vs_route {
     vs_handler_fn fn;
     void *ctx;
     bool json_body; /* POST bodies must be application/json (415 otherwise) */
+    /* The handler may block for long (Bind waiting for a node lock): it runs on a thread of its
+     * own while the connection is suspended, so it never holds up a pool thread and the other
+     * connections that thread serves. */
+    bool own_thread;
 };
 
 struct vs_server_opts {
@@ -43,6 +47,7 @@ struct vs_server_opts {
     const char *tls_cipher_suites; /* --tls-cipher-suites (Go names, comma-separated) */
     size_t max_body;               /* default 8 MiB */
     unsigned threads;              /* thread pool size, default 8 */
+    unsigned max_own_threads; /* own_thread handlers running at once (default 4096); 503 past it */
     const struct vs_route *routes;
     size_t n_routes;
     const char *name; /* for logs: "main" / "metrics" */

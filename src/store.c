@@ -54,6 +54,7 @@ struct vs_store {
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
     atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
+    struct vs_store_hooks hooks;
 };
 
 static void sset_add(struct sset **set, const char *key)
@@ -114,6 +115,11 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
     return s;
 }
 
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h)
+{
+    s->hooks = *h;
+}
+
 /* ------------------------------------------------------------------ applying objects */
 
 static const char *meta_str(const json_t *obj, const char *key)
@@ -149,18 +155,45 @@ static enum vs_err apply_node(struct vs_store *s, const char *type, const json_t
     return err;
 }
 
+/* Counts a decoded pod's requests on its node; requests that do not parse are logged (the pod
+ * then counts nowhere, as the API server would not have admitted it). Write lock held. */
+static enum vs_err account_log(struct vs_store *s, const struct vs_pod *p)
+{
+    struct vs_errbuf ae;
+    enum vs_err err = vs_model_account_pod(s->model, p, &ae);
+    if (err == VS_ERR_PARSE) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "pod_requests_invalid", "pod=%s/%s error=%s", p->ns, p->name,
+               vs_log_quote(ae.msg, q, sizeof(q)));
+        err = VS_OK;
+    }
+    return err;
+}
+
+static enum vs_err account_only(struct vs_store *s, const json_t *obj, struct vs_errbuf *eb)
+{
+    struct vs_pod p;
+    enum vs_err err = vs_codec_pod_res_from_json(obj, &p, eb);
+    if (!err)
+        err = account_log(s, &p);
+    vs_pod_cleanup(&p);
+    return err;
+}
+
 static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t *obj,
                              struct vs_errbuf *eb)
 {
     const char *uid = meta_str(obj, "uid");
     if (strcmp(type, "DELETED") == 0) {
         vs_model_remove_pod(s->model, uid);
+        vs_model_unaccount(s->model, uid);
         return VS_OK;
     }
-    /* Cheap pre-check: pods the model would ignore are not decoded at all. */
+    /* Cheap pre-check: a pod without hami.io/vgpu-node only has its requests counted, from a
+     * decoder that reads just those fields. */
     const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
     if (!json_object_get(ann, VS_ANNO_VGPU_NODE))
-        return VS_OK;
+        return account_only(s, obj, eb);
     struct vs_pod p;
     enum vs_err err = vs_codec_pod_from_json(obj, &p, eb);
     if (err) {
@@ -168,6 +201,10 @@ static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t 
         return err;
     }
     struct vs_errbuf pe;
+    if (account_log(s, &p) == VS_ERR_NOMEM) {
+        vs_pod_cleanup(&p);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
     err = vs_model_upsert_pod(s->model, &p, &pe);
     if (err == VS_ERR_PARSE) {
         atomic_fetch_add(&s->malformed_pods, 1);
@@ -217,6 +254,20 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
     return err;
 }
 
+enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
+                                    struct vs_errbuf *eb)
+{
+    json_error_t je;
+    json_t *obj = json_loadb(text, len, 0, &je);
+    if (!obj)
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    pthread_rwlock_wrlock(&s->mu);
+    enum vs_err err = account_only(s, obj, eb);
+    pthread_rwlock_unlock(&s->mu);
+    json_decref(obj);
+    return err;
+}
+
 static const char *kind_of(int which)
 {
     return which == INF_NODES ? "Node" : which == INF_PODS ? "Pod" : "ResourceQuota";
@@ -250,7 +301,39 @@ static void on_begin(void *ctx)
     pthread_rwlock_wrlock(&inf->s->mu);
     sset_clear(&inf->seen);
     inf->listing = true;
+    if (inf->which == INF_PODS) /* every pod of the list re-stamps its requests' entry */
+        vs_model_account_mark(inf->s->model);
     pthread_rwlock_unlock(&inf->s->mu);
+}
+
+/* A pod LIST item without hami.io/vgpu-node: only its requests are counted. */
+static void on_other(void *ctx, const char *text, size_t len)
+{
+    struct informer *inf = ctx;
+    struct vs_errbuf eb;
+    if (vs_store_apply_pod_text(inf->s, text, len, &eb) != VS_OK) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "object_decode_failed", "kind=Pod error=%s",
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
+static void call_hooks(struct vs_store *s, int which, const char *type, const json_t *obj,
+                       bool listing)
+{
+    const struct vs_store_hooks *h = &s->hooks;
+    bool deleted = strcmp(type, "DELETED") == 0;
+    if (which == INF_NODES && h->node) {
+        const char *lock = json_string_value(json_object_get(
+            json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
+        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
+    } else if (which == INF_PODS && h->pod) {
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        if (deleted || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
+                   deleted);
+    }
 }
 
 static void on_object(void *ctx, const char *type, json_t *obj)
@@ -276,7 +359,9 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_pod(s, type, obj, &eb);
     else
         err = apply_quota(s, type, obj, &eb);
+    bool listing = inf->listing;
     pthread_rwlock_unlock(&s->mu);
+    call_hooks(s, inf->which, type, obj, listing);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
@@ -324,6 +409,7 @@ static void on_synced(void *ctx)
     struct informer *inf = ctx;
     struct vs_store *s = inf->s;
     struct sweep sw = {.seen = NULL};
+    size_t swept = 0; /* accounted pods (requests only) gone since the relist began */
     pthread_rwlock_wrlock(&s->mu);
     sw.seen = inf->seen;
     if (inf->which == INF_NODES) {
@@ -334,6 +420,7 @@ static void on_synced(void *ctx)
         vs_model_each_pod(s->model, sweep_pod, &sw);
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
+        swept = vs_model_account_sweep(s->model);
     } else {
         struct quota_key *qk, *t;
         HASH_ITER(hh, s->quotas, qk, t)
@@ -351,12 +438,18 @@ static void on_synced(void *ctx)
     sset_clear(&inf->seen);
     inf->listing = false;
     pthread_rwlock_unlock(&s->mu);
-    for (size_t i = 0; i < sw.n; i++)
+    for (size_t i = 0; i < sw.n; i++) {
+        if (inf->which == INF_NODES && s->hooks.node)
+            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, true, true);
+        else if (inf->which == INF_PODS && s->hooks.pod)
+            s->hooks.pod(s->hooks.ctx, sw.gone[i], "", "", true);
         free(sw.gone[i]);
+    }
     free(sw.gone);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
-    vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which), sw.n);
+    vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
+           sw.n + swept);
 }
 
 static void on_error(void *ctx, enum vs_err err, const char *msg)
@@ -372,14 +465,17 @@ static void *informer_main(void *arg)
     struct informer *inf = arg;
     static const struct vs_informer_handlers h = {
         .begin = on_begin, .object = on_object, .synced = on_synced, .error = on_error};
-    /* Pods: apply_pod ignores pods without hami.io/vgpu-node, and the relist sweep only drops
-     * tracked pods (which all carry it), so LIST pages need not decode the others; "vgpu-node"
-     * also matches the key written with an escaped slash. */
+    /* Pods: only pods with hami.io/vgpu-node are tracked whole, and the relist sweep of tracked
+     * pods only drops those (which all carry it), so LIST pages need not decode the others in
+     * full: their text goes to on_other, which reads just their requests (the accounting's
+     * sweep runs on epochs, not on `seen`). "vgpu-node" also matches the key written with an
+     * escaped slash. */
     static const struct vs_informer_handlers hp = {.begin = on_begin,
                                                    .object = on_object,
                                                    .synced = on_synced,
                                                    .error = on_error,
-                                                   .list_needle = "vgpu-node"};
+                                                   .list_needle = "vgpu-node",
+                                                   .list_other = on_other};
     const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
                        : inf->which == INF_PODS ? "/api/v1/pods"
                                                 : "/api/v1/resourcequotas";
@@ -406,6 +502,8 @@ static void *expiry_main(void *arg)
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
         pthread_rwlock_unlock(&s->mu);
+        if (n && s->hooks.expired)
+            s->hooks.expired(s->hooks.ctx);
         if (n) {
             atomic_fetch_add(&s->expired, n);
             vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,

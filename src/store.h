@@ -34,6 +34,20 @@ struct vs_store;
 
 struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
                               struct vs_errbuf *eb);
+/* Called on informer threads after an event is applied, outside the store's lock (the bind
+ * queue's wake-ups). node: every Node event, with its hami.io/mutex.lock value (NULL when
+ * none), deleted for DELETED and for nodes a relist no longer shows, relist for objects of a
+ * list; pod: a Pod DELETED (also by a relist sweep) or in phase Succeeded/Failed; expired: the
+ * expiry thread dropped reservations. Each may be NULL. */
+struct vs_store_hooks {
+    void (*node)(void *ctx, const char *name, const char *lock, bool deleted, bool relist);
+    void (*pod)(void *ctx, const char *uid, const char *ns, const char *name, bool deleted);
+    void (*expired)(void *ctx);
+    void *ctx;
+};
+/* Before vs_store_start; h is copied. */
+void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h);
+
 /* Starts the informer threads and the reservation-expiry thread. */
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb);
 void vs_store_free(struct vs_store *s); /* stops threads first */
@@ -69,6 +83,11 @@ void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):
  * kind "Node" / "Pod" / "ResourceQuota", type "ADDED" / "MODIFIED" / "DELETED". */
+/* A Pod LIST item the informer's needle skipped (no hami.io/vgpu-node), as raw JSON text:
+ * only its cpu/memory/ephemeral-storage requests are counted on its node (vs_model_account_pod).
+ * Takes the write lock. VS_ERR_PARSE when the text is not a pod (nothing counted). */
+enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
+                                    struct vs_errbuf *eb);
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
                            const json_t *obj, struct vs_errbuf *eb);
 

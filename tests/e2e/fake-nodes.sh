@@ -11,7 +11,9 @@
 #       FLAGS (see `vs-e2e nodes -h`): --cards 2 --split 10 --devmem 16384 --devcore 100
 #       --type 'NVIDIA-Tesla T4' --numa 1 --mode hami-core --unhealthy 1,3 --no-gpu
 #       --register RAW_JSON --label k=v --annotation k=v
-#   fake-nodes.sh agent DIR
+#   fake-nodes.sh agent DIR [FLAGS]
+#       FLAGS (see `vs-e2e agent -h`): --hold 20ms (the emulated device plugin's Allocate
+#       time, during which the node lock stays held), --workers 64.
 #       Start the node emulation loop in the background (PID in DIR/pids, so cluster.sh down
 #       stops it; log DIR/agent.log). For pods bound to fake nodes it does the HAMi device
 #       plugin's handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every
@@ -44,7 +46,7 @@ create)
     e2e_log "fake nodes ready: $*"
     ;;
 agent)
-    "$E2E_DIR/cluster.sh" spawn "$DIR" agent "$E2E_BIN/vs-e2e" agent --kubeconfig="$DIR/kubeconfig"
+    "$E2E_DIR/cluster.sh" spawn "$DIR" agent "$E2E_BIN/vs-e2e" agent --kubeconfig="$DIR/kubeconfig" "$@"
     deadline=$((SECONDS + 60))
     until grep -q 'running' "$DIR/agent.log" 2>/dev/null; do
         ((SECONDS < deadline)) || e2e_die "agent did not start (log: $DIR/agent.log)"

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *meta = NULL;
     enum vs_err rc = VS_OK;
     struct vs_errbuf eb;
-    int r = vs_kube_list_page_matching((const char *)data, size, "gpu", on_item, &g, &meta,
+    int r = vs_kube_list_page_matching((const char *)data, size, "gpu", on_item, NULL, &g, &meta,
                                        "LIST /fuzz", &rc, &eb);
     if (r == 1) {
         json_t *page = json_loadb((const char *)data, size, 0, NULL);

@@ -49,7 +49,7 @@ Test(list, matching_items_only, .timeout = 60)
         put_pod(api, "a", name, i % 3 == 0 ? "{\"x\":\"\\\"gpu-node-7\"}" : NULL, NULL);
     }
     cr_assert_eq(
-        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, &s, &rv, &eb),
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, NULL, &s, &rv, &eb),
         VS_OK, "%s", eb.msg);
     cr_assert_eq(s.n, 100, "%zu", s.n);
     for (size_t i = 0; i < s.n; i++) {
@@ -64,7 +64,7 @@ Test(list, matching_items_only, .timeout = 60)
     struct seen t = {.stop_after = 5};
     rv = NULL;
     cr_assert_eq(
-        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, &t, &rv, &eb),
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 40, "gpu-node", on_item, NULL, &t, &rv, &eb),
         VS_ERR_INVAL);
     cr_assert_str_eq(eb.msg, "LIST /api/v1/pods: stopped by the item handler");
     cr_assert_eq(t.n, 5);
@@ -88,8 +88,8 @@ Test(list, matching_falls_back_on_unexpected_pages)
                           "\"it\\u0065ms\":[{\"metadata\":{\"namespace\":\"a\",\"name\":\"p1\"}}]}",
                           -1);
     cr_assert_eq(
-        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, &s, &rv, &eb), VS_OK,
-        "%s", eb.msg);
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, NULL, &s, &rv, &eb),
+        VS_OK, "%s", eb.msg);
     cr_assert_eq(s.n, 1, "%zu", s.n);
     cr_assert_str_eq(s.names[0], "a/p1");
     cr_assert_str_eq(rv, "77");
@@ -101,7 +101,7 @@ Test(list, matching_falls_back_on_unexpected_pages)
     struct seen t = {0};
     rv = NULL;
     cr_assert_eq(
-        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, &t, &rv, &eb),
+        vs_kube_list_matching(k, "/api/v1/pods", NULL, 0, "gpu-node", on_item, NULL, &t, &rv, &eb),
         VS_ERR_PARSE);
     cr_assert(strncmp(eb.msg, "LIST /api/v1/pods: invalid JSON in the response at byte ", 56) == 0,
               "%s", eb.msg);

@@ -154,6 +154,75 @@ Test(loader, single_pod_with_init_containers_and_statuses)
     vs_objset_cleanup(&set);
 }
 
+Test(loader, scheduling_fields_of_pods_and_nodes)
+{
+    const char *text =
+        "kind: Node\nmetadata: {name: n1}\nspec:\n  taints:\n  - {key: gpu, value: \"yes\", "
+        "effect: NoSchedule}\n  - {key: bare, effect: NoExecute}\n---\n"
+        "kind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n"
+        "  overhead: {cpu: 250m, memory: 120Mi}\n"
+        "  tolerations:\n  - {key: gpu, operator: Equal, value: \"yes\", effect: NoSchedule, "
+        "tolerationSeconds: 30}\n  - {operator: Exists}\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n"
+        "        - matchExpressions:\n          - {key: gen, operator: Gt, values: [4]}\n"
+        "          - {key: zone, operator: Exists}\n"
+        "        - matchFields:\n          - {key: metadata.name, operator: In, values: [n1]}\n"
+        "  initContainers:\n  - {name: sc, restartPolicy: Always}\n  - {name: i}\n";
+    struct vs_objset set = {0};
+    struct warnings w = {0};
+    struct vs_errbuf eb;
+    cr_assert_eq(load_str(text, &set, &w, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(set.n_nodes, 1);
+    const struct vs_knode *n = &set.nodes[0];
+    cr_assert_eq(n->n_taints, 2);
+    cr_assert_str_eq(n->taints[0].key, "gpu");
+    cr_assert_str_eq(n->taints[0].value, "yes");
+    cr_assert_str_eq(n->taints[0].effect, "NoSchedule");
+    cr_assert_str_eq(n->taints[1].key, "bare");
+    cr_assert_str_eq(n->taints[1].value, "");
+    cr_assert_str_eq(n->taints[1].effect, "NoExecute");
+    cr_assert_eq(set.n_pods, 1);
+    const struct vs_pod *p = &set.pods[0];
+    cr_assert_str_eq(vs_kv_get(&p->overhead, "cpu"), "250m");
+    cr_assert_str_eq(vs_kv_get(&p->overhead, "memory"), "120Mi");
+    cr_assert_eq(p->n_tols, 2);
+    cr_assert_str_eq(p->tols[0].key, "gpu");
+    cr_assert_str_eq(p->tols[0].op, "Equal");
+    cr_assert_str_eq(p->tols[0].value, "yes");
+    cr_assert_str_eq(p->tols[0].effect, "NoSchedule");
+    cr_assert_str_eq(p->tols[1].key, "");
+    cr_assert_str_eq(p->tols[1].op, "Exists");
+    cr_assert(p->has_required_affinity);
+    cr_assert_eq(p->n_aff_terms, 2);
+    cr_assert_eq(p->aff_terms[0].n_exprs, 2);
+    cr_assert_str_eq(p->aff_terms[0].exprs[0].key, "gen");
+    cr_assert_str_eq(p->aff_terms[0].exprs[0].op, "Gt");
+    cr_assert_eq(p->aff_terms[0].exprs[0].n_values, 1);
+    cr_assert_str_eq(p->aff_terms[0].exprs[0].values[0], "4");
+    cr_assert_eq(p->aff_terms[0].exprs[1].n_values, 0);
+    cr_assert_eq(p->aff_terms[1].n_exprs, 0);
+    cr_assert_eq(p->aff_terms[1].n_fields, 1);
+    cr_assert_str_eq(p->aff_terms[1].fields[0].values[0], "n1");
+    cr_assert_eq(p->n_init, 2);
+    cr_assert(p->init[0].restart_always);
+    cr_assert(!p->init[1].restart_always);
+
+    /* Deep copies keep every field. */
+    struct vs_pod c;
+    cr_assert_eq(vs_pod_copy(&c, p), VS_OK);
+    cr_assert_str_eq(c.aff_terms[1].fields[0].key, "metadata.name");
+    cr_assert_str_eq(c.tols[0].value, "yes");
+    cr_assert_str_eq(vs_kv_get(&c.overhead, "cpu"), "250m");
+    cr_assert(c.init[0].restart_always);
+    vs_pod_cleanup(&c);
+    struct vs_knode kc;
+    cr_assert_eq(vs_knode_copy(&kc, n), VS_OK);
+    cr_assert_str_eq(kc.taints[1].effect, "NoExecute");
+    vs_knode_cleanup(&kc);
+    vs_objset_cleanup(&set);
+}
+
 Test(loader, yaml_stream_of_two_documents)
 {
     struct vs_objset set = {0};
@@ -683,6 +752,42 @@ ParameterizedTestParameters(loader, errors)
          "number, got array"},
         {"quota.yaml", "kind: ResourceQuota\nmetadata: {name: q, namespace: t}\nspec: {hard: x}\n",
          VS_ERR_PARSE, "quota.yaml: ResourceQuota t/q: spec.hard: expected an object, got string"},
+        {"tol.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: {key: a}}\n",
+         VS_ERR_PARSE, "tol.yaml: Pod default/p: spec.tolerations: expected an array, got object"},
+        {"tol2.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{key: a}, 3]}\n",
+         VS_ERR_PARSE,
+         "tol2.yaml: Pod default/p: spec.tolerations[1]: expected an object, got number"},
+        {"tol3.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{effect: [x]}]}\n",
+         VS_ERR_PARSE,
+         "tol3.yaml: Pod default/p: spec.tolerations[0].effect: expected a string, got array"},
+        {"taint.yaml", "kind: Node\nmetadata: {name: n}\nspec: {taints: [{key: {a: b}}]}\n",
+         VS_ERR_PARSE, "taint.yaml: Node n: spec.taints[0].key: expected a string, got object"},
+        {"aff.yaml",
+         "kind: Pod\nmetadata: {name: p}\nspec: {affinity: {nodeAffinity: "
+         "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+         "[{matchExpressions: [{key: z, operator: In, values: [a, [b]]}]}]}}}}\n",
+         VS_ERR_PARSE,
+         "aff.yaml: Pod default/p: spec.affinity.nodeAffinity."
+         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+         ".values[1]: expected a string, got array"},
+        {"aff2.yaml",
+         "kind: Pod\nmetadata: {name: p}\nspec: {affinity: {nodeAffinity: "
+         "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: "
+         "3}]}}}}\n",
+         VS_ERR_PARSE,
+         "aff2.yaml: Pod default/p: spec.affinity.nodeAffinity."
+         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields: "
+         "expected an array, got number"},
+        {"aff3.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {affinity: {nodeAffinity: [x]}}\n",
+         VS_ERR_PARSE,
+         "aff3.yaml: Pod default/p: spec.affinity.nodeAffinity: expected an object, got array"},
+        {"oh.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: [1]}}\n", VS_ERR_PARSE,
+         "oh.yaml: Pod default/p: spec.overhead[\"cpu\"]: expected a string or number, got array"},
+        {"rp.yaml",
+         "kind: Pod\nmetadata: {name: p}\nspec: {initContainers: [{restartPolicy: {a: b}}]}\n",
+         VS_ERR_PARSE,
+         "rp.yaml: Pod default/p: spec.initContainers[0].restartPolicy: expected a string, got "
+         "object"},
         {"kind.yaml", "kind: [Pod]\n", VS_ERR_PARSE,
          "kind.yaml: item 1: kind: expected a string, got array"},
         {"item.json", "[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}, 5]", VS_ERR_PARSE,

@@ -303,3 +303,32 @@ Test(metrics, legacy_on_adds_old_names_with_same_values)
     assert_families_contiguous(out);
     free(out);
 }
+
+Test(metrics, bind_queue_wait_lock_hold_and_waiting)
+{
+    vs_metrics_bind_wait(mx, 0);
+    vs_metrics_bind_wait(mx, 0.02);
+    vs_metrics_bind_wait(mx, 3);
+    vs_metrics_lock_hold(mx, 0.2);
+    struct vs_metrics_extra x;
+    memset(&x, 0, sizeof(x));
+    x.binds_waiting = 7;
+    char *out = vs_metrics_render(mx, NULL, &x, false);
+    cr_assert_not_null(out);
+    assert_families_contiguous(out);
+    assert_line(out, "# TYPE vgpu_sched_bind_queue_wait_seconds histogram");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"0.0001\"} 1");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"0.025\"} 2");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"2.5\"} 2");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"5\"} 3");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"+Inf\"} 3");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_sum 3.020000000");
+    assert_line(out, "vgpu_sched_bind_queue_wait_seconds_count 3");
+    assert_line(out, "# TYPE vgpu_sched_node_lock_hold_seconds histogram");
+    assert_line(out, "vgpu_sched_node_lock_hold_seconds_bucket{le=\"0.1\"} 0");
+    assert_line(out, "vgpu_sched_node_lock_hold_seconds_bucket{le=\"0.25\"} 1");
+    assert_line(out, "vgpu_sched_node_lock_hold_seconds_count 1");
+    assert_line(out, "# TYPE vgpu_sched_binds_waiting gauge");
+    assert_line(out, "vgpu_sched_binds_waiting 7");
+    free(out);
+}

@@ -966,3 +966,49 @@ Test(sched, a5_3_a5_4_occupancy_from_pods)
     cr_assert(c->mig_unhealthy);
     vs_pod_cleanup(&p);
 }
+
+/* --bind-queue-depth: a busy node that fits ranks after every fitting node that is not busy;
+ * among busy nodes (and among the others) the node policy decides; none busy = the policy. */
+static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
+                        const char *want)
+{
+    static struct vs_devcfg cfg;
+    static int init;
+    if (!init) {
+        vs_devcfg_init(&cfg);
+        init = 1;
+    }
+    struct vs_pod p;
+    tb_pod(&p, "default", "p", "uid-p");
+    tb_ctr(&p, 0, "c", "1", "1000", NULL, "30");
+    const char *cands[] = {"node1", "node2", "node3"};
+    struct vs_sched_opts o = {
+        .cfg = &cfg, .node_policy = policy, .gpu_policy = "spread", .busy = busy, .n_busy = n_busy};
+    struct vs_filter_result r;
+    cr_assert_eq(vs_sched_filter(m, &p, cands, 3, &o, &r), VS_OK);
+    cr_assert_geq(r.best, 0);
+    cr_assert_str_eq(r.nodes[r.best].node, want, "%s busy=%zu: %s", policy, n_busy,
+                     r.nodes[r.best].node);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+}
+
+Test(sched, busy_nodes_rank_after_the_others)
+{
+    one_card_node("node1", "uuid1", 8000);
+    one_card_node("node2", "uuid2", 8000);
+    one_card_node("node3", "uuid3", 8000);
+    tb_use(m, "u1", "node1", "uuid1", 5, 4000, 50); /* most used */
+    tb_use(m, "u2", "node2", "uuid2", 2, 2000, 20);
+    const char *n1[] = {"node1"}, *n12[] = {"node1", "node2"}, *all[] = {"node1", "node2", "node3"};
+    const char *n3[] = {"node3"};
+    filter_busy("binpack", NULL, 0, "node1");
+    filter_busy("binpack", n1, 1, "node2");
+    filter_busy("binpack", n12, 2, "node3");
+    filter_busy("binpack", all, 3, "node1");
+    filter_busy("spread", NULL, 0, "node3");
+    filter_busy("spread", n3, 1, "node2");
+    /* a busy node that does not fit changes nothing */
+    const char *ghost[] = {"node0"};
+    filter_busy("binpack", ghost, 1, "node1");
+}

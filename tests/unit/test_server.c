@@ -11,11 +11,13 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 static struct vs_fakeapi *api;
 static struct vs_service *svc;
 static struct vs_harness h;
+static long long retry_ms; /* --node-lock-retry-timeout of start_service (0: fail fast) */
 
 static void put(char *json)
 {
@@ -33,7 +35,7 @@ static void start_service(bool leader_elect, long long ttl_ms)
     c.key_file = h.key;
     c.kubeconfig = h.kubeconfig;
     c.scheduler_name = "hami-scheduler";
-    c.lock_retry_ms = 0;
+    c.lock_retry_ms = retry_ms;
     c.bind_wait_ms = 5000;
     if (ttl_ms)
         c.reservation_ttl_ms = ttl_ms;
@@ -517,4 +519,127 @@ Test(server, client_certificates_required)
     cr_assert_eq(call("GET", "/healthz", NULL, NULL, 0, &out), 200);
     free(out);
     h.client_cert = h.client_key = NULL;
+}
+
+/* ------------------------------------------------------------------ the bind queue */
+
+struct bg_bind {
+    const char *name, *uid, *node;
+    long status;
+    char *out;
+    atomic_bool done;
+    pthread_t t;
+};
+
+static void *bg_bind_main(void *arg)
+{
+    struct bg_bind *b = arg;
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"PodName\":\"%s\",\"PodNamespace\":\"default\",\"PodUID\":\"%s\","
+             "\"Node\":\"%s\"}",
+             b->name, b->uid, b->node);
+    b->status = vs_harness_call(&h, vs_service_port(svc), "POST", "/bind", "application/json", body,
+                                strlen(body), &b->out);
+    atomic_store(&b->done, true);
+    return NULL;
+}
+
+static char *metrics_text(void)
+{
+    struct vs_harness plain = h;
+    plain.scheme = "http";
+    char *out;
+    cr_assert_eq(vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL,
+                                 NULL, 0, &out),
+                 200);
+    return out;
+}
+
+static void set_lock(const char *node, const char *value)
+{
+    json_t *n = vs_fakeapi_get(api, "Node", NULL, node);
+    json_t *an = json_object_get(json_object_get(n, "metadata"), "annotations");
+    if (value)
+        json_object_set_new(an, VS_ANNO_LOCK, json_string(value));
+    else
+        json_object_del(an, VS_ANNO_LOCK);
+    char *t = json_dumps(n, JSON_COMPACT);
+    vs_fakeapi_put(api, t);
+    free(t);
+    json_decref(n);
+}
+
+/* A Bind for a locked node waits in the node's queue; meanwhile Filter answers and other nodes
+ * bind; the release seen by the node watch lets it take the lock (no BindingFailed). */
+Test(server, bind_waits_in_the_node_queue_without_blocking_others)
+{
+    retry_ms = 60000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("q1", "uid-q1", "1000", "10"));
+    const char *only2[] = {"n2"}, *only1[] = {"n1"};
+    json_decref(filter("q1", only2, 1));
+    json_decref(wait_anno("Pod", "default", "q1", VS_ANNO_ALLOCATED));
+    struct bg_bind b = {.name = "q1", .uid = "uid-q1", .node = "n2"};
+    cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
+    for (;;) { /* until the Bind is in n2's queue (the suite's timeout bounds this) */
+        char *m = metrics_text();
+        bool waiting = strstr(m, "\nvgpu_sched_binds_waiting 1\n") != NULL;
+        free(m);
+        if (waiting)
+            break;
+        usleep(10 * 1000);
+    }
+    /* Filter and a Bind to another node are answered while q1 waits. */
+    put(vs_harness_pod("q2", "uid-q2", "1000", "10"));
+    json_t *r = filter("q2", only1, 1);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
+    json_decref(r);
+    json_decref(wait_anno("Pod", "default", "q2", VS_ANNO_ALLOCATED));
+    char err[512];
+    cr_assert_str_eq(bind_pod("q2", "uid-q2", "n1", err, sizeof(err)), "");
+    cr_assert(!atomic_load(&b.done), "q1's Bind returned while n2 was locked: %s", b.out);
+    json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
+    cr_assert(strstr(anno(n2, VS_ANNO_LOCK), ",default,owner") != NULL);
+    json_decref(n2);
+    /* The device plugin releases owner's lock: q1 takes it and is bound. */
+    set_lock("n2", NULL);
+    pthread_join(b.t, NULL);
+    cr_assert_eq(b.status, 200);
+    cr_assert_str_eq(b.out, "{\"Error\":\"\"}");
+    free(b.out);
+    n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
+    cr_assert(strstr(anno(n2, VS_ANNO_LOCK), ",default,q1") != NULL);
+    json_decref(n2);
+    char *m = metrics_text();
+    cr_assert(strstr(m, "\nvgpu_sched_binds_waiting 0\n"), "%s", m);
+    cr_assert(strstr(m, "\nvgpu_sched_bind_queue_wait_seconds_count 2\n"), "%s", m);
+    free(m);
+}
+
+/* The wait is bounded: a lock that is never released fails the Bind with HAMi's message. */
+Test(server, bind_wait_times_out_with_hamis_message)
+{
+    retry_ms = 1000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    char lockv[256];
+    snprintf(lockv, sizeof(lockv), "%s", v);
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("t1", "uid-t1", "1000", "10"));
+    const char *only2[] = {"n2"};
+    json_decref(filter("t1", only2, 1));
+    json_decref(wait_anno("Pod", "default", "t1", VS_ANNO_ALLOCATED));
+    char err[512];
+    cr_assert_str_eq(bind_pod("t1", "uid-t1", "n2", err, sizeof(err)),
+                     "timed out after 1s waiting for node n2 to be unlocked: node lock contention");
+    json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
+    cr_assert_str_eq(anno(n2, VS_ANNO_LOCK), lockv); /* untouched */
+    json_decref(n2);
 }

@@ -240,3 +240,97 @@ Test(store, long_watch_many_updates)
     expect_fresh_equal(s);
     vs_store_free(s);
 }
+
+/* A pod with cpu/memory requests on `node`; `gpu_node` non-NULL adds hami.io/vgpu-node (then
+ * the informer decodes it whole), phase e.g. "Running". */
+static void put_plain(const char *name, const char *node, const char *cpu, const char *mem,
+                      const char *gpu_node, const char *phase)
+{
+    json_t *p =
+        json_pack("{s:s,s:{s:s,s:s,s:s,s:{}},s:{s:s,s:[{s:s,s:{s:{s:s,s:s}}}]},s:{s:s}}", "kind",
+                  "Pod", "metadata", "name", name, "namespace", "default", "uid", name,
+                  "annotations", "spec", "nodeName", node, "containers", "name", "c", "resources",
+                  "requests", "cpu", cpu, "memory", mem, "status", "phase", phase);
+    if (gpu_node)
+        json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
+                            VS_ANNO_VGPU_NODE, json_string(gpu_node));
+    char *t = json_dumps(p, JSON_COMPACT);
+    cr_assert_neq(vs_fakeapi_put(api, t), 0);
+    free(t);
+    json_decref(p);
+}
+
+static void dump_res(void *ctx, const struct vs_model *m)
+{
+    struct usage *u = ctx;
+    u->text[0] = '\0';
+    const char *nodes[] = {"n0", "n1", "n2"};
+    for (size_t i = 0; i < 3; i++) {
+        const struct vs_node *n = vs_model_node(m, nodes[i]);
+        char line[160];
+        snprintf(line, sizeof(line), "%s:%lldm/%lldMi/%lld ", nodes[i],
+                 n ? (long long)n->res.cpu : 0LL, n ? (long long)(n->res.mem >> 20) : 0LL,
+                 n ? (long long)n->res.pods : 0LL);
+        strcat(u->text, line);
+    }
+}
+
+static void expect_res(struct vs_store *s, const char *want)
+{
+    struct usage u;
+    for (int i = 0; i < 250; i++) {
+        vs_store_read(s, dump_res, &u);
+        if (strcmp(u.text, want) == 0)
+            return;
+        usleep(20 * 1000);
+    }
+    cr_assert_str_eq(u.text, want);
+}
+
+/* Every pod bound to a node counts its requests there, GPU or not: from LIST pages (pods
+ * without hami.io/vgpu-node through the lean text path), watch events, and a relist after 410
+ * that sweeps pods deleted meanwhile. */
+Test(store, node_requests_of_all_pods)
+{
+    put_plain("web", "n0", "1", "1Gi", NULL, "Running");
+    put_plain("gpu", "n0", "500m", "2Gi", "n0", "Running");
+    put_plain("done", "n1", "4", "4Gi", NULL, "Succeeded");
+    struct vs_store *s = start_store();
+    expect_res(s, "n0:1500m/3072Mi/2 n1:0m/0Mi/0 n2:0m/0Mi/0 ");
+    cr_assert(vs_fakeapi_wait_watchers(api, 3, 5000));
+    put_plain("web2", "n1", "2", "512Mi", NULL, "Running");
+    put_plain("web", "n0", "1", "1Gi", NULL, "Failed");
+    expect_res(s, "n0:500m/2048Mi/1 n1:2000m/512Mi/1 n2:0m/0Mi/0 ");
+    vs_fakeapi_delete(api, "Pod", "default", "gpu");
+    expect_res(s, "n0:0m/0Mi/0 n1:2000m/512Mi/1 n2:0m/0Mi/0 ");
+    /* Changes only a relist can see. */
+    vs_fakeapi_drop_watches(api);
+    vs_fakeapi_delete(api, "Pod", "default", "web2");
+    put_plain("late", "n2", "250m", "256Mi", NULL, "Running");
+    vs_fakeapi_expire(api, "pods");
+    expect_res(s, "n0:0m/0Mi/0 n1:0m/0Mi/0 n2:250m/256Mi/1 ");
+    vs_store_free(s);
+}
+
+Test(store, apply_pod_text_counts_requests_only)
+{
+    struct vs_store_opts so = {.cfg = &cfg, .reservation_ttl = 3600};
+    struct vs_errbuf eb;
+    struct vs_store *s = vs_store_new(NULL, &so, &eb);
+    cr_assert_not_null(s);
+    const char *pod = "{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"n0\","
+                      "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"cpu\":\"3\","
+                      "\"memory\":\"1Gi\"}}}]}}";
+    cr_assert_eq(vs_store_apply_pod_text(s, pod, strlen(pod), &eb), VS_OK, "%s", eb.msg);
+    expect_res(s, "n0:3000m/1024Mi/1 n1:0m/0Mi/0 n2:0m/0Mi/0 ");
+    cr_assert_eq(vs_store_apply_pod_text(s, "{\"metadata\":", 12, &eb), VS_ERR_PARSE);
+    cr_assert_str_eq(eb.msg, "invalid JSON in a pod: unexpected token near end of file");
+    const char *bad = "{\"metadata\":{\"name\":\"q\",\"uid\":\"u2\"},\"spec\":{\"nodeName\":\"n0\","
+                      "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+                      "\"x\"}}}]}}";
+    cr_assert_eq(vs_store_apply_pod_text(s, bad, strlen(bad), &eb), VS_OK); /* logged, skipped */
+    cr_assert_eq(vs_store_apply_pod_text(s, "{\"spec\":[]}", 11, &eb), VS_ERR_PARSE);
+    cr_assert_str_eq(eb.msg, "spec: expected an object, got array");
+    expect_res(s, "n0:3000m/1024Mi/1 n1:0m/0Mi/0 n2:0m/0Mi/0 ");
+    vs_store_free(s);
+}

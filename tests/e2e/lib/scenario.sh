@@ -28,8 +28,9 @@ e2e_spawn() { "$E2E_DIR/cluster.sh" spawn "$E2E_CLUSTER" "$@"; }
 # e2e_fake_nodes [FLAGS] NAME... : see fake-nodes.sh create.
 e2e_fake_nodes() { "$E2E_DIR/fake-nodes.sh" create "$E2E_CLUSTER" "$@"; }
 
-# e2e_agent_start : kubelet + HAMi device-plugin emulation for fake nodes (fake-nodes.sh agent).
-e2e_agent_start() { "$E2E_DIR/fake-nodes.sh" agent "$E2E_CLUSTER"; }
+# e2e_agent_start [FLAGS] : kubelet + HAMi device-plugin emulation for fake nodes (fake-nodes.sh
+# agent; FLAGS such as --hold 20ms go to vs-e2e agent).
+e2e_agent_start() { "$E2E_DIR/fake-nodes.sh" agent "$E2E_CLUSTER" "$@"; }
 
 e2e_skip() {
     e2e_log "SKIP: $*"

@@ -148,12 +148,15 @@ webhooks:
 EOF
 }
 
-# vs_setup : everything a vgpu-sched scenario needs after cluster.sh up.
+# vs_setup [AGENT FLAGS] : everything a vgpu-sched scenario needs after cluster.sh up; the
+# flags go to the node agent (e.g. --hold 200ms). VS_E2E_SERVE_FLAGS (words) are added to
+# vgpu-sched serve.
 vs_setup() {
     vs_kubeconfig_identity
-    vs_start
+    # shellcheck disable=SC2086  # words on purpose
+    vs_start ${VS_E2E_SERVE_FLAGS:-}
     vs_register_webhook
-    e2e_agent_start
+    e2e_agent_start "$@"
 }
 
 # vs_namespace NS : a namespace with its default ServiceAccount (no controller-manager here).
@@ -252,12 +255,14 @@ vs_capacity() {
     "$E2E_BIN/vs-e2e" capacity --kubeconfig "$KUBECONFIG" --metrics "$(vs_metrics_url)" "$@"
 }
 
-# vs_settle NS TIMEOUT : every pod of NS bound and Running or refused (vs-e2e settle).
+# vs_settle NS TIMEOUT [FLAGS] : every pod of NS bound and Running or refused (vs-e2e settle;
+# FLAGS such as --started UNIX_TIME go to it).
 vs_settle() {
-    local port
+    local port ns=$1 timeout=$2
+    shift 2
     port="$(awk -F= '$1 == "SCHED_PORT" { print $2 }' "$E2E_CLUSTER/env")"
-    "$E2E_BIN/vs-e2e" settle --kubeconfig "$KUBECONFIG" --namespace "$1" --timeout "$2" \
-        --scheduler-metrics "https://127.0.0.1:$port/metrics"
+    "$E2E_BIN/vs-e2e" settle --kubeconfig "$KUBECONFIG" --namespace "$ns" --timeout "$timeout" \
+        --scheduler-metrics "https://127.0.0.1:$port/metrics" "$@"
 }
 
 # vs_random_pods PREFIX COUNT SEED NODE-SELECTOR [NS] : COUNT pods with gpumem 1000..4000 MiB
@@ -272,4 +277,17 @@ vs_random_pods() {
         vs_pod_yaml "$prefix-$i" "{nvidia.com/gpu: 1, nvidia.com/gpumem: $mem, nvidia.com/gpucores: $cores}" \
             "{}" "$sel" "$ns"
     done
+}
+
+# vs_burst_report SETTLE-JSON TARGET-SECONDS LABEL : prints the settle time and bound pods/s
+# against the target, and fails when a Bind failed for node lock contention (vgpu-sched's log).
+vs_burst_report() {
+    local out=$1 target=$2 label=$3 settled bound contended verdict
+    settled="$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")"
+    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
+    contended="$(grep 'event=bind_failed' "$E2E_CLUSTER/vgpu-sched.log" | grep -c 'node lock contention' || true)"
+    verdict="met"
+    awk -v s="$settled" -v t="$target" 'BEGIN { exit !(s > t) }' && verdict="MISSED"
+    e2e_log "burst ($label): settled in ${settled}s (target ${target}s: $verdict), $bound pods bound, $(awk -v b="$bound" -v s="$settled" 'BEGIN { printf "%.1f", (s > 0 ? b / s : 0) }') pods/s, $contended Binds failed for lock contention"
+    e2e_expect_eq "Binds failed for node lock contention" "$contended" 0
 }

@@ -6,10 +6,12 @@
 # count), vgpu-sched's per-card metrics must equal those sums, and no refused pod may fit on any
 # card (no capacity held by pods that are not bound).
 #
-# Throughput is bounded by HAMi's one-pod-in-flight-per-node lock (hami-compat.md §6.2): a Bind
-# takes hami.io/mutex.lock and only the device plugin's handoff (the agent, driven by the pod
-# watch, no polling interval) releases it; a Bind to a locked node fails and kube-scheduler
-# retries the pod after its backoff (1 s doubling to 5 s in the e2e configuration).
+# HAMi's lock allows one allocation in flight per node (hami-compat.md §6.2): a Bind takes
+# hami.io/mutex.lock and only the device plugin's handoff releases it. The emulated plugin (the
+# agent) keeps the lock for VS_E2E_HOLD (default 20ms, HAMi's measured Allocate time; run again
+# with 200ms) before it hands off. A Bind to a locked node waits in vgpu-sched's per-node bind
+# queue (bindq.c), so no Bind may fail for lock contention; the scenario prints the settle time
+# and pods/s against the 10 s target (a miss is reported, not failed: it is a benchmark figure).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -28,14 +30,16 @@ scenario_burst() {
         burst-01 burst-02 burst-03 burst-04 burst-05
     e2e_fake_nodes --cards 4 --devmem 8192 --split 10 --label pool=burst \
         burst-06 burst-07 burst-08 burst-09 burst-10
-    vs_setup
+    vs_setup --hold "${VS_E2E_HOLD:-20ms}"
     vs_namespace "$ns"
     vs_random_pods b 200 20260101 '{pool: burst}' "$ns" >"$E2E_CLUSTER/burst-pods.yaml"
+    local t0
+    t0="$(date +%s.%N)"
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$E2E_CLUSTER/burst-pods.yaml"
 
-    # Settling takes 45-150 s here, most of it vgpu-sched's event backlog (README, "Known issue").
-    out="$(vs_settle "$ns" 5m)"
+    out="$(vs_settle "$ns" 5m --started "$t0")"
     e2e_log "settled: $out"
+    vs_burst_report "$out" 10 "hold ${VS_E2E_HOLD:-20ms}"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     refused="$(sed -E 's/.*"unschedulable":([0-9]+).*/\1/' <<<"$out")"
     e2e_expect_eq "bound + refused" "$((bound + refused))" 200

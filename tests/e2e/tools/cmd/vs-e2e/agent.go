@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ type agent struct {
 	nodes    corelisters.NodeLister
 	selector labels.Selector
 	queue    workqueue.TypedRateLimitingInterface[string]
+	hold     time.Duration
 }
 
 func cmdAgent(args []string) error {
@@ -46,8 +48,16 @@ func cmdAgent(args []string) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default $KUBECONFIG)")
 	sel := fs.String("node-selector", labelFakeNode+"=true", "label selector of the nodes to emulate")
 	resync := fs.Duration("resync", 5*time.Second, "re-examine all pods this often")
+	hold := fs.Duration("hold", 0, "how long the emulated device plugin keeps the node lock (Allocate time) before it hands off and releases it")
+	workers := fs.Int("workers", 64, "pods handled at once (a real node has its own device plugin: holds on different nodes overlap)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *workers < 1 {
+		return fmt.Errorf("--workers must be at least 1")
+	}
+	if *hold < 0 {
+		return fmt.Errorf("--hold must not be negative")
 	}
 	selector, err := labels.Parse(*sel)
 	if err != nil {
@@ -70,6 +80,7 @@ func cmdAgent(args []string) error {
 		pods:     podInf.Lister(),
 		nodes:    nodeInf.Lister(),
 		selector: selector,
+		hold:     *hold,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 	}
@@ -100,13 +111,21 @@ func cmdAgent(args []string) error {
 			return fmt.Errorf("cache of %v did not sync", typ)
 		}
 	}
-	logger.Printf("running (nodes %s)", selector)
+	logger.Printf("running (nodes %s, hold %s, %d workers)", selector, *hold, *workers)
 	go func() {
 		<-ctx.Done()
 		a.queue.ShutDown()
 	}()
-	for a.next(ctx) {
+	var wg sync.WaitGroup
+	for i := 0; i < *workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a.next(ctx) {
+			}
+		}()
 	}
+	wg.Wait()
 	logger.Printf("stopped")
 	return nil
 }
@@ -226,6 +245,14 @@ func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
 	mode := pod.Annotations[annoHandoff]
 	if mode == "hold" {
 		return nil
+	}
+	if a.hold > 0 {
+		// Allocate takes this long on the node; the lock stays held meanwhile.
+		select {
+		case <-time.After(a.hold):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	list := pod.Annotations[annoToAllocate]
 	patch := map[string]any{}

@@ -25,13 +25,15 @@ import (
 //
 // and kube-scheduler has nothing left to try (its scheduler_pending_pods gauges for the active
 // and backoff queues are 0), all of it unchanged for --stable. A pod that fails (phase Failed)
-// ends the wait with an error. Prints a JSON summary.
+// ends the wait with an error. Prints a JSON summary: "settled" is the time from the start
+// (--started, else the call) until that state was first seen, "seconds" adds the --stable window.
 
 type settleSummary struct {
 	Pods          int            `json:"pods"`
 	Bound         int            `json:"bound"`
 	Unschedulable int            `json:"unschedulable"`
 	Seconds       float64        `json:"seconds"`
+	Settled       float64        `json:"settled"`
 	Reasons       map[string]int `json:"reasons"`
 }
 
@@ -42,6 +44,7 @@ func cmdSettle(args []string) error {
 	selector := fs.String("selector", "", "label selector of the pods")
 	timeout := fs.Duration("timeout", 4*time.Minute, "give up after this long")
 	stable := fs.Duration("stable", 3*time.Second, "the settled state must hold this long")
+	started := fs.Float64("started", 0, "unix time (seconds, fractional) the clock starts at, e.g. when the pods were created (default: now)")
 	schedURL := fs.String("scheduler-metrics", "", "kube-scheduler /metrics URL (client certificate of the kubeconfig; server certificate not verified)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -57,6 +60,9 @@ func cmdSettle(args []string) error {
 		}
 	}
 	start := time.Now()
+	if *started > 0 {
+		start = time.Unix(0, int64(*started*1e9))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	var last string
@@ -85,6 +91,7 @@ func cmdSettle(args []string) error {
 					last, since = sig, time.Now()
 				} else if time.Since(since) >= *stable {
 					sum.Seconds = float64(time.Since(start).Milliseconds()) / 1000
+					sum.Settled = float64(since.Sub(start).Milliseconds()) / 1000
 					out, _ := json.Marshal(sum)
 					fmt.Println(string(out))
 					return nil

@@ -1,0 +1,718 @@
+/* bindq: one mutex over the table of nodes (each with its FIFO of waiters, its condition
+ * variable, the lock owner last seen by the watch and the lock this process holds there) and
+ * the table of expected pods. Waiters sleep on their node's condition variable until the
+ * deadline; they are woken by the node's watch events, by a waiter leaving the head, or by a
+ * failure aimed at them. take() and check() run with the mutex released. */
+#include "bindq.h"
+
+#include "annot.h"
+#include "log.h"
+#include "metrics.h"
+#include "nodelock.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uthash.h>
+
+struct waiter {
+    struct waiter *prev, *next;
+    const struct vs_bindq_req *r;
+    bool failed, recheck, tried;
+    uint64_t tried_gen;
+    enum vs_err err;
+    char msg[VS_ERRBUF_SIZE];
+};
+
+struct qnode;
+
+struct expect {
+    char *uid;
+    struct qnode *node;
+    double since;
+    bool active; /* waiting or holding: not swept by the TTL */
+    struct expect *older, *newer;
+    UT_hash_handle hh;
+};
+
+struct qnode {
+    char *name;
+    pthread_cond_t cv;
+    struct waiter *head, *tail;
+    size_t nwait;
+    uint64_t gen;     /* bumped on every change of the lock seen by the watch */
+    char *owner;      /* "ns/name" of the lock's owner as last seen, raw value if malformed */
+    char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
+    char *holder_key; /* its "ns/name" */
+    bool holder_seen; /* the watch showed the holder's own lock */
+    double taken_at;  /* monotonic seconds */
+    size_t expected;  /* expect entries on this node */
+    bool busy;        /* expected >= depth, linked in q->busy */
+    struct qnode *busy_prev, *busy_next;
+    UT_hash_handle hh;
+};
+
+struct vs_bindq {
+    struct vs_bindq_opts o;
+    pthread_mutex_t mu;
+    struct qnode *nodes;
+    struct expect *expects, *oldest, *newest;
+    struct qnode *busy;
+    size_t nbusy;
+    bool closed;
+    char close_msg[VS_ERRBUF_SIZE];
+    atomic_size_t waiting, nexpect;
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct vs_bindq *vs_bindq_new(const struct vs_bindq_opts *o)
+{
+    struct vs_bindq *q = calloc(1, sizeof(*q));
+    if (!q)
+        return NULL;
+    q->o = *o;
+    if (q->o.expect_ttl_s <= 0)
+        q->o.expect_ttl_s = 300;
+    pthread_mutex_init(&q->mu, NULL);
+    return q;
+}
+
+static void expect_unlink(struct vs_bindq *q, struct expect *e)
+{
+    if (e->older)
+        e->older->newer = e->newer;
+    else if (q->oldest == e)
+        q->oldest = e->newer;
+    if (e->newer)
+        e->newer->older = e->older;
+    else if (q->newest == e)
+        q->newest = e->older;
+    e->older = e->newer = NULL;
+}
+
+static void expect_push(struct vs_bindq *q, struct expect *e)
+{
+    e->older = q->newest;
+    e->newer = NULL;
+    if (q->newest)
+        q->newest->newer = e;
+    else
+        q->oldest = e;
+    q->newest = e;
+}
+
+static void busy_update(struct vs_bindq *q, struct qnode *n)
+{
+    bool busy = q->o.depth > 0 && n->expected >= (size_t)q->o.depth;
+    if (busy == n->busy)
+        return;
+    n->busy = busy;
+    if (busy) {
+        n->busy_prev = NULL;
+        n->busy_next = q->busy;
+        if (q->busy)
+            q->busy->busy_prev = n;
+        q->busy = n;
+        q->nbusy++;
+    } else {
+        if (n->busy_prev)
+            n->busy_prev->busy_next = n->busy_next;
+        else
+            q->busy = n->busy_next;
+        if (n->busy_next)
+            n->busy_next->busy_prev = n->busy_prev;
+        n->busy_prev = n->busy_next = NULL;
+        q->nbusy--;
+    }
+}
+
+static void expect_del(struct vs_bindq *q, struct expect *e)
+{
+    HASH_DEL(q->expects, e);
+    expect_unlink(q, e);
+    e->node->expected--;
+    busy_update(q, e->node);
+    atomic_fetch_sub(&q->nexpect, 1);
+    free(e->uid);
+    free(e);
+}
+
+void vs_bindq_free(struct vs_bindq *q)
+{
+    if (!q)
+        return;
+    struct expect *e, *et;
+    HASH_ITER(hh, q->expects, e, et)
+    {
+        HASH_DEL(q->expects, e);
+        free(e->uid);
+        free(e);
+    }
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        HASH_DEL(q->nodes, n);
+        pthread_cond_destroy(&n->cv);
+        free(n->name);
+        free(n->owner);
+        free(n->holder_uid);
+        free(n->holder_key);
+        free(n);
+    }
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+static struct qnode *node_get(struct vs_bindq *q, const char *name)
+{
+    struct qnode *n = NULL;
+    HASH_FIND_STR(q->nodes, name, n);
+    if (n)
+        return n;
+    n = calloc(1, sizeof(*n));
+    if (!n || !(n->name = strdup(name))) {
+        free(n);
+        return NULL;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&n->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    HASH_ADD_KEYPTR(hh, q->nodes, n->name, strlen(n->name), n);
+    return n;
+}
+
+/* Drops expectations older than the TTL that no Bind is using. */
+static void expect_sweep(struct vs_bindq *q, double now)
+{
+    while (q->oldest && now - q->oldest->since > (double)q->o.expect_ttl_s)
+        expect_del(q, q->oldest);
+}
+
+static struct expect *expect_set(struct vs_bindq *q, struct qnode *n, const char *uid, double now)
+{
+    struct expect *e = NULL;
+    HASH_FIND_STR(q->expects, uid, e);
+    if (e && e->node != n) {
+        e->node->expected--;
+        busy_update(q, e->node);
+        e->node = n;
+        n->expected++;
+        busy_update(q, n);
+    }
+    if (!e) {
+        e = calloc(1, sizeof(*e));
+        if (!e || !(e->uid = strdup(uid))) {
+            free(e);
+            return NULL;
+        }
+        e->node = n;
+        HASH_ADD_KEYPTR(hh, q->expects, e->uid, strlen(e->uid), e);
+        atomic_fetch_add(&q->nexpect, 1);
+        n->expected++;
+        busy_update(q, n);
+    } else {
+        expect_unlink(q, e);
+    }
+    e->since = now;
+    e->active = false;
+    expect_push(q, e);
+    return e;
+}
+
+static void expect_drop(struct vs_bindq *q, const char *uid)
+{
+    struct expect *e = NULL;
+    HASH_FIND_STR(q->expects, uid, e);
+    if (e)
+        expect_del(q, e);
+}
+
+void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid)
+{
+    if (!uid || !*uid)
+        return;
+    double now = mono();
+    pthread_mutex_lock(&q->mu);
+    expect_sweep(q, now);
+    struct qnode *n = node_get(q, node);
+    if (n)
+        expect_set(q, n, uid, now);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_forget(struct vs_bindq *q, const char *uid)
+{
+    if (!uid || !*uid || atomic_load(&q->nexpect) == 0)
+        return;
+    pthread_mutex_lock(&q->mu);
+    expect_drop(q, uid);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ------------------------------------------------------------------ waiting */
+
+static void unlink_waiter(struct qnode *n, struct waiter *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        n->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        n->tail = w->prev;
+    n->nwait--;
+}
+
+static void fail_waiter(struct waiter *w, enum vs_err err, const char *msg)
+{
+    if (w->failed)
+        return;
+    w->failed = true;
+    w->err = err;
+    snprintf(w->msg, sizeof(w->msg), "%s", msg);
+}
+
+static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
+{
+    if (!n->holder_uid)
+        return;
+    if (seen_release && q->o.metrics)
+        vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+    expect_drop(q, n->holder_uid);
+    free(n->holder_uid);
+    free(n->holder_key);
+    n->holder_uid = n->holder_key = NULL;
+    n->holder_seen = false;
+}
+
+/* Go's time.Duration.String() of a whole number of milliseconds ("28s", "1m30s", "500ms",
+ * "1.5s"), as HAMi prints --node-lock-retry-timeout. */
+static void duration_ms_string(int64_t ms, char *out, size_t len)
+{
+    if (ms % 1000 == 0) {
+        vs_duration_string(ms / 1000, out, (unsigned)len);
+        return;
+    }
+    if (ms < 1000) {
+        snprintf(out, len, "%lldms", (long long)ms);
+        return;
+    }
+    int64_t s = ms / 1000;
+    char frac[8];
+    snprintf(frac, sizeof(frac), "%03lld", (long long)(ms % 1000));
+    for (int i = 2; i > 0 && frac[i] == '0'; i--)
+        frac[i] = '\0';
+    if (s >= 60) {
+        char head[32];
+        vs_duration_string(s - s % 60, head, sizeof(head)); /* "1m0s" / "1h0m0s" */
+        head[strlen(head) - 2] = '\0';                      /* drop "0s" */
+        snprintf(out, len, "%s%lld.%ss", head, (long long)(s % 60), frac);
+    } else {
+        snprintf(out, len, "%lld.%ss", (long long)s, frac);
+    }
+}
+
+/* HAMi's message for a wait that ran out (spec/hami-compat.md §6.3). */
+static void timeout_msg(struct vs_bindq *q, const char *node, char *out, size_t len)
+{
+    char d[32];
+    duration_ms_string(q->o.wait_ms, d, sizeof(d));
+    snprintf(out, len,
+             "timed out after %s waiting for node %s to be unlocked: node lock contention", d,
+             node);
+}
+
+static struct timespec abs_deadline(double deadline)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)deadline;
+    ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, double *waited_s,
+                          struct vs_errbuf *eb)
+{
+    double t0 = mono(), deadline = t0 + (double)q->o.wait_ms / 1000.0;
+    struct waiter w;
+    memset(&w, 0, sizeof(w));
+    w.r = r;
+    enum vs_err err = VS_OK;
+    char last[VS_ERRBUF_SIZE];
+    last[0] = '\0';
+    pthread_mutex_lock(&q->mu);
+    if (q->closed) {
+        snprintf(w.msg, sizeof(w.msg), "%s", q->close_msg);
+        pthread_mutex_unlock(&q->mu);
+        if (waited_s)
+            *waited_s = 0;
+        return vs_err_set(eb, VS_ERR_CONFLICT, "%s", w.msg);
+    }
+    struct qnode *n = node_get(q, r->node);
+    struct expect *e = n ? expect_set(q, n, r->uid && *r->uid ? r->uid : "", t0) : NULL;
+    if (!n || !e) {
+        pthread_mutex_unlock(&q->mu);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    e->active = true;
+    expect_unlink(q, e); /* active entries are not swept */
+    w.prev = n->tail;
+    if (n->tail)
+        n->tail->next = &w;
+    else
+        n->head = &w;
+    n->tail = &w;
+    n->nwait++;
+    atomic_fetch_add(&q->waiting, 1);
+    for (;;) {
+        if (w.failed) {
+            err = w.err;
+            snprintf(last, sizeof(last), "%s", w.msg);
+            break;
+        }
+        if (w.recheck && r->check) {
+            w.recheck = false;
+            struct vs_errbuf ceb;
+            pthread_mutex_unlock(&q->mu);
+            enum vs_err ce = r->check(r->ctx, &ceb);
+            pthread_mutex_lock(&q->mu);
+            if (ce) {
+                fail_waiter(&w, ce, ceb.msg);
+                continue;
+            }
+        }
+        if (n->head == &w && !n->holder_uid && (!w.tried || w.tried_gen != n->gen)) {
+            uint64_t g = n->gen;
+            struct vs_errbuf teb;
+            teb.msg[0] = '\0';
+            pthread_mutex_unlock(&q->mu);
+            enum vs_err te = r->take(r->ctx, &teb);
+            pthread_mutex_lock(&q->mu);
+            if (te == VS_OK) {
+                free(n->holder_uid);
+                free(n->holder_key);
+                n->holder_uid = strdup(r->uid ? r->uid : "");
+                size_t kl = strlen(r->ns) + strlen(r->name) + 2;
+                n->holder_key = malloc(kl);
+                if (n->holder_key)
+                    snprintf(n->holder_key, kl, "%s/%s", r->ns, r->name);
+                n->holder_seen = n->owner && n->holder_key && strcmp(n->owner, n->holder_key) == 0;
+                n->taken_at = mono();
+                err = VS_OK;
+                break;
+            }
+            if (te != VS_ERR_CONFLICT || q->o.wait_ms <= 0) {
+                err = te;
+                snprintf(last, sizeof(last), "%s", teb.msg);
+                break;
+            }
+            snprintf(last, sizeof(last), "%s", teb.msg);
+            w.tried = true;
+            w.tried_gen = g;
+            continue; /* the lock may have changed while we tried */
+        }
+        if (mono() >= deadline) {
+            err = VS_ERR_CONFLICT;
+            timeout_msg(q, r->node, last, sizeof(last));
+            break;
+        }
+        struct timespec ts = abs_deadline(deadline);
+        pthread_cond_timedwait(&n->cv, &q->mu, &ts);
+    }
+    bool was_head = n->head == &w;
+    unlink_waiter(n, &w);
+    atomic_fetch_sub(&q->waiting, 1);
+    if (err) {
+        struct expect *x = NULL;
+        HASH_FIND_STR(q->expects, r->uid && *r->uid ? r->uid : "", x);
+        if (x && x->node == n)
+            expect_del(q, x);
+    }
+    if (was_head || err)
+        pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&q->mu);
+    double waited = mono() - t0;
+    if (waited_s)
+        *waited_s = waited;
+    if (q->o.metrics)
+        vs_metrics_bind_wait(q->o.metrics, waited);
+    if (err)
+        return vs_err_set(eb, err, "%s", last);
+    return VS_OK;
+}
+
+void vs_bindq_bound(struct vs_bindq *q, const char *node, const char *uid)
+{
+    (void)q;
+    (void)node;
+    (void)uid; /* stays in flight until node_event sees the release */
+}
+
+void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid)
+{
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n = NULL;
+    HASH_FIND_STR(q->nodes, node, n);
+    if (n && n->holder_uid && strcmp(n->holder_uid, uid ? uid : "") == 0) {
+        clear_holder(q, n, true);
+        n->gen++;
+        pthread_cond_broadcast(&n->cv);
+    } else {
+        expect_drop(q, uid ? uid : "");
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ------------------------------------------------------------------ events */
+
+/* "ns/name" of the lock's owner, the raw value when it does not parse; NULL for no lock. */
+static char *owner_of(const char *lock)
+{
+    if (!lock)
+        return NULL;
+    struct vs_lock l;
+    struct vs_errbuf eb;
+    if (vs_annot_parse_lock(lock, &l, &eb))
+        return strdup(lock);
+    size_t len = strlen(l.ns) + strlen(l.name) + 2;
+    char *k = malloc(len);
+    if (k)
+        snprintf(k, len, "%s/%s", l.ns, l.name);
+    vs_lock_cleanup(&l);
+    return k;
+}
+
+static bool same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock, bool deleted,
+                         bool relist)
+{
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n = NULL;
+    HASH_FIND_STR(q->nodes, node, n);
+    /* A locked node gets its entry now, so a later Bind knows the lock's owner. */
+    if (!n && lock && !deleted)
+        n = node_get(q, node);
+    if (!n) {
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    if (deleted) {
+        char msg[VS_ERRBUF_SIZE];
+        snprintf(msg, sizeof(msg), "node %s was deleted while the Bind waited for its lock", node);
+        for (struct waiter *w = n->head; w; w = w->next)
+            fail_waiter(w, VS_ERR_NOTFOUND, msg);
+        clear_holder(q, n, false);
+        struct expect *e, *t;
+        HASH_ITER(hh, q->expects, e, t)
+        if (e->node == n && !e->active)
+            expect_del(q, e);
+        free(n->owner);
+        n->owner = NULL;
+        n->gen++;
+        pthread_cond_broadcast(&n->cv);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    char *owner = owner_of(lock);
+    if (n->holder_uid && !n->holder_seen) {
+        bool ours = same(owner, n->holder_key);
+        free(n->owner);
+        n->owner = owner;
+        if (ours)
+            n->holder_seen = true; /* our own lock: nothing changed for the waiters */
+        if (ours || !relist) {
+            /* Not ours and not a relist: an event older than our lock (the previous owner's
+             * release arriving late). */
+            pthread_mutex_unlock(&q->mu);
+            return;
+        }
+        clear_holder(q, n, true); /* a relist no longer shows our lock: released meanwhile */
+        n->gen++;
+        pthread_cond_broadcast(&n->cv);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    /* No lock while the head waits: its failed try saw one the watch may never have shown (the
+     * node had no entry yet, or the lock came and went between two events). */
+    bool head_waits = !owner && n->head && !n->holder_uid;
+    if (same(owner, n->owner) && !head_waits) {
+        free(owner);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    free(n->owner);
+    n->owner = owner;
+    if (n->holder_uid)
+        clear_holder(q, n, true); /* the lock we took is released or replaced */
+    n->gen++;
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, const char *name,
+                        bool deleted)
+{
+    if (atomic_load(&q->waiting) == 0 && atomic_load(&q->nexpect) == 0)
+        return;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        bool hit = false;
+        if (deleted && uid && *uid) {
+            for (struct waiter *w = n->head; w; w = w->next) {
+                if (w->r->uid && strcmp(w->r->uid, uid) == 0) {
+                    char msg[VS_ERRBUF_SIZE];
+                    snprintf(msg, sizeof(msg),
+                             "pod %s was deleted while its Bind waited for node %s's lock", key,
+                             n->name);
+                    fail_waiter(w, VS_ERR_NOTFOUND, msg);
+                    hit = true;
+                }
+            }
+        }
+        /* The lock's owner is gone or terminal: the next try may break the lock. */
+        if (n->owner && strcmp(n->owner, key) == 0) {
+            if (n->holder_key && strcmp(n->holder_key, key) == 0)
+                clear_holder(q, n, false);
+            n->gen++;
+            hit = true;
+        }
+        if (hit)
+            pthread_cond_broadcast(&n->cv);
+    }
+    if (deleted && uid) {
+        struct expect *e = NULL;
+        HASH_FIND_STR(q->expects, uid, e);
+        if (e && !e->active)
+            expect_del(q, e);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_recheck(struct vs_bindq *q)
+{
+    if (atomic_load(&q->waiting) == 0)
+        return;
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        if (!n->head)
+            continue;
+        for (struct waiter *w = n->head; w; w = w->next)
+            w->recheck = true;
+        pthread_cond_broadcast(&n->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void fail_all_locked(struct vs_bindq *q, const char *why)
+{
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        if (!n->head)
+            continue;
+        for (struct waiter *w = n->head; w; w = w->next)
+            fail_waiter(w, VS_ERR_CONFLICT, why);
+        pthread_cond_broadcast(&n->cv);
+    }
+}
+
+void vs_bindq_fail_all(struct vs_bindq *q, const char *why)
+{
+    pthread_mutex_lock(&q->mu);
+    fail_all_locked(q, why);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_close(struct vs_bindq *q, const char *why)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closed = true;
+    snprintf(q->close_msg, sizeof(q->close_msg), "%s", why);
+    fail_all_locked(q, why);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_open(struct vs_bindq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closed = false;
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ------------------------------------------------------------------ Filter's view */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names)
+{
+    *names = NULL;
+    if (q->o.depth <= 0)
+        return 0;
+    pthread_mutex_lock(&q->mu);
+    expect_sweep(q, mono());
+    size_t count = q->nbusy, bytes = 0;
+    for (struct qnode *n = q->busy; n; n = n->busy_next)
+        bytes += strlen(n->name) + 1;
+    char **out = count ? malloc(count * sizeof(char *) + bytes) : NULL;
+    if (out) {
+        char *p = (char *)(out + count);
+        size_t i = 0;
+        for (struct qnode *n = q->busy; n; n = n->busy_next) {
+            size_t l = strlen(n->name) + 1;
+            memcpy(p, n->name, l);
+            out[i++] = p;
+            p += l;
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (!out)
+        return 0;
+    qsort(out, count, sizeof(char *), cmp_str);
+    *names = out;
+    return count;
+}
+
+size_t vs_bindq_load(struct vs_bindq *q, const char *node)
+{
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n = NULL;
+    HASH_FIND_STR(q->nodes, node, n);
+    size_t v = n ? n->expected : 0;
+    pthread_mutex_unlock(&q->mu);
+    return v;
+}
+
+size_t vs_bindq_waiting(struct vs_bindq *q)
+{
+    return atomic_load(&q->waiting);
+}

@@ -1,0 +1,96 @@
+/* bindq: the per-node bind queue. HAMi's node lock (`hami.io/mutex.lock`, nodelock.c) allows
+ * one allocation in flight per node; a Bind for a node whose lock is held waits its turn here,
+ * first come first served per node, instead of failing. Only the queue's head tries the lock,
+ * and it tries again only when the store's node watch shows the lock removed or replaced (or
+ * the lock's owner pod deleted, terminal or allocated, so nodelock may break it): no polling.
+ * Every wait is bounded by --node-lock-retry-timeout (0: one try, HAMi's fail-fast). A waiting
+ * Bind leaves at once, with a clear error, when its pod is deleted, its reservation expires,
+ * its node disappears, or the service stops or loses leadership (vs_bindq_fail_all).
+ *
+ * The queue also counts, per node, the Binds queued or in flight (Filter chose the node and
+ * the lock release of that pod has not been seen yet): Filter ranks a node with
+ * --bind-queue-depth of them after every fitting node with fewer (vs_bindq_busy).
+ *
+ * The lock itself is taken through a callback, so the queue is tested without an API. */
+#ifndef VS_BINDQ_H
+#define VS_BINDQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct vs_metrics;
+
+struct vs_bindq_opts {
+    int64_t wait_ms;            /* longest wait of one Bind; 0 = one try, fail at once */
+    int depth;                  /* queued + in-flight Binds that make a node busy; 0 = never busy */
+    int64_t expect_ttl_s;       /* a Filter decision whose Bind never came is forgotten after it */
+    struct vs_metrics *metrics; /* may be NULL; borrowed */
+};
+
+struct vs_bindq;
+
+struct vs_bindq *vs_bindq_new(const struct vs_bindq_opts *o);
+/* No Bind may be inside vs_bindq_lock any more (close, then stop the callers first). */
+void vs_bindq_free(struct vs_bindq *q);
+
+/* One Bind's request to lock its node. `take` tries the node lock once: VS_OK when taken,
+ * VS_ERR_CONFLICT when another pod holds it, anything else is final. `check` (may be NULL)
+ * runs on the waiting thread when reservations expired while it waited; an error makes the
+ * Bind leave with check's message. Both run without the queue's mutex. */
+struct vs_bindq_req {
+    const char *node, *uid, *ns, *name;
+    enum vs_err (*take)(void *ctx, struct vs_errbuf *eb);
+    enum vs_err (*check)(void *ctx, struct vs_errbuf *eb);
+    void *ctx;
+};
+
+/* Waits for the node's turn and takes its lock. VS_OK: the lock is ours; the caller then calls
+ * vs_bindq_bound or vs_bindq_released. Else the Bind is out of the queue and the error says
+ * why: the wait
+ * timed out ("timed out after <wait> waiting for node <n> to be unlocked: node lock
+ * contention", HAMi's words), take's own error (with wait_ms 0: its contention message),
+ * check's error, or the reason the Bind was made to leave.
+ * *waited_s (may be NULL) is the time spent in the queue. */
+enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, double *waited_s,
+                          struct vs_errbuf *eb);
+/* The Bind that took node's lock succeeded: the pod stays in flight on the node until the
+ * watch shows the lock released or replaced. */
+void vs_bindq_bound(struct vs_bindq *q, const char *node, const char *uid);
+/* The Bind that took node's lock failed and released the lock itself: the next Bind may try. */
+void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid);
+
+/* Filter chose node for pod uid (moves the pod if it was expected elsewhere). */
+void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid);
+/* The pod's Bind ended without holding a lock: it is no longer expected anywhere. */
+void vs_bindq_forget(struct vs_bindq *q, const char *uid);
+
+/* Watch events (from the store, outside its lock). lock is the node's hami.io/mutex.lock value
+ * or NULL; relist is true for objects of a (re)list. */
+void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock, bool deleted,
+                         bool relist);
+/* A pod was deleted (deleted) or reached phase Succeeded/Failed (!deleted): a lock it owns may
+ * now be broken (the head tries again), and a deleted pod's waiting Bind leaves. */
+void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, const char *name,
+                        bool deleted);
+/* Reservations expired: every waiting Bind runs its check. */
+void vs_bindq_recheck(struct vs_bindq *q);
+
+/* Every waiting Bind leaves with `why` (leadership lost). */
+void vs_bindq_fail_all(struct vs_bindq *q, const char *why);
+/* fail_all, and every later Bind fails at once with `why` (shutdown) until vs_bindq_open. */
+void vs_bindq_close(struct vs_bindq *q, const char *why);
+void vs_bindq_open(struct vs_bindq *q);
+
+/* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
+ * allocation: free(*names) frees all. Returns the count (0 and *names NULL when none). */
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names);
+/* Binds queued or in flight on node (queued: waiting; in flight: chosen by Filter, or holding
+ * the lock until its release is seen). */
+size_t vs_bindq_load(struct vs_bindq *q, const char *node);
+/* Binds waiting in any queue now. */
+size_t vs_bindq_waiting(struct vs_bindq *q);
+
+#endif

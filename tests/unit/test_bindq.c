@@ -1,0 +1,445 @@
+/* test_bindq: the per-node bind queue against an emulated node lock (one owner per node, taken
+ * and released by the test as HAMi's device plugin would, with the watch events the store
+ * would deliver). Threads stand for concurrent Binds; the test waits for them to be queued
+ * (vs_bindq_waiting) before it acts, so no assertion depends on timing. */
+#include "annot.h"
+#include "bindq.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ emulated node lock */
+
+#define MAXN 4
+
+static pthread_mutex_t api_mu = PTHREAD_MUTEX_INITIALIZER;
+static char owner[MAXN][64];   /* "ns/name" or "" per node n0..n3 */
+static bool owner_dead[MAXN];  /* the owner pod is gone: a try breaks the lock */
+static atomic_int tries[MAXN]; /* take() calls per node */
+static char order[64][64];     /* pods in the order they took a lock */
+static atomic_int n_order;
+static struct vs_bindq *q;
+
+static int node_ix(const char *node)
+{
+    return node[1] - '0';
+}
+
+struct bind {
+    const char *node, *uid, *ns, *name;
+    bool check_fails;
+    enum vs_err err;
+    char msg[VS_ERRBUF_SIZE];
+    pthread_t t;
+};
+
+static enum vs_err take(void *ctx, struct vs_errbuf *eb)
+{
+    struct bind *b = ctx;
+    int i = node_ix(b->node);
+    atomic_fetch_add(&tries[i], 1);
+    pthread_mutex_lock(&api_mu);
+    if (owner[i][0] && owner_dead[i]) {
+        owner[i][0] = '\0'; /* nodelock breaks a dead owner's lock */
+        owner_dead[i] = false;
+    }
+    if (owner[i][0]) {
+        pthread_mutex_unlock(&api_mu);
+        return vs_err_set(eb, VS_ERR_CONFLICT,
+                          "node %s has been locked within 5m0s: node lock contention", b->node);
+    }
+    snprintf(owner[i], sizeof(owner[i]), "%s/%s", b->ns, b->name);
+    pthread_mutex_unlock(&api_mu);
+    snprintf(order[atomic_fetch_add(&n_order, 1)], 64, "%s", b->name);
+    return VS_OK;
+}
+
+static enum vs_err check(void *ctx, struct vs_errbuf *eb)
+{
+    struct bind *b = ctx;
+    if (b->check_fails)
+        return vs_err_set(eb, VS_ERR_CONFLICT, "reservation of %s/%s expired", b->ns, b->name);
+    return VS_OK;
+}
+
+static void *bind_main(void *arg)
+{
+    struct bind *b = arg;
+    struct vs_bindq_req r = {.node = b->node,
+                             .uid = b->uid,
+                             .ns = b->ns,
+                             .name = b->name,
+                             .take = take,
+                             .check = check,
+                             .ctx = b};
+    struct vs_errbuf eb;
+    eb.msg[0] = '\0';
+    b->err = vs_bindq_lock(q, &r, NULL, &eb);
+    snprintf(b->msg, sizeof(b->msg), "%s", b->err ? eb.msg : "");
+    if (!b->err)
+        vs_bindq_bound(q, b->node, b->uid);
+    return NULL;
+}
+
+static void start(struct bind *b)
+{
+    cr_assert_eq(pthread_create(&b->t, NULL, bind_main, b), 0);
+}
+
+static void join(struct bind *b)
+{
+    pthread_join(b->t, NULL);
+}
+
+/* Waits (no time limit: the suite's timeout is the limit) until `n` Binds are queued. */
+static void wait_waiting(size_t n)
+{
+    while (vs_bindq_waiting(q) != n)
+        usleep(1000);
+}
+
+static void wait_tries(int node, int n)
+{
+    while (atomic_load(&tries[node]) < n)
+        usleep(1000);
+}
+
+/* The watch delivers the node's current lock. */
+static void watch(int node)
+{
+    char name[8];
+    snprintf(name, sizeof(name), "n%d", node);
+    pthread_mutex_lock(&api_mu);
+    char *value = NULL;
+    if (owner[node][0]) {
+        char ns[64];
+        snprintf(ns, sizeof(ns), "%s", owner[node]);
+        char *slash = strchr(ns, '/');
+        *slash = '\0';
+        value = vs_annot_format_lock(1767225600, ns, slash + 1);
+    }
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_node_event(q, name, value, false, false);
+    free(value);
+}
+
+/* The device plugin releases the lock; the watch shows it. */
+static void release(int node)
+{
+    pthread_mutex_lock(&api_mu);
+    owner[node][0] = '\0';
+    pthread_mutex_unlock(&api_mu);
+    watch(node);
+}
+
+static void hold(int node, const char *ns_name)
+{
+    pthread_mutex_lock(&api_mu);
+    snprintf(owner[node], sizeof(owner[node]), "%s", ns_name);
+    pthread_mutex_unlock(&api_mu);
+}
+
+static void setup_q(int64_t wait_ms, int depth)
+{
+    memset(owner, 0, sizeof(owner));
+    memset(owner_dead, 0, sizeof(owner_dead));
+    for (int i = 0; i < MAXN; i++)
+        atomic_store(&tries[i], 0);
+    atomic_store(&n_order, 0);
+    struct vs_bindq_opts o = {.wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300};
+    q = vs_bindq_new(&o);
+    cr_assert_not_null(q);
+}
+
+static void setup(void)
+{
+    setup_q(600000, 2);
+}
+
+static void teardown(void)
+{
+    vs_bindq_free(q);
+    q = NULL;
+}
+
+TestSuite(bindq, .init = setup, .fini = teardown, .timeout = 60);
+
+/* ------------------------------------------------------------------ tests */
+
+Test(bindq, free_lock_is_taken_without_waiting)
+{
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    cr_assert_str_eq(owner[0], "ns/a");
+    cr_assert_eq(atomic_load(&tries[0]), 1);
+    cr_assert_eq(vs_bindq_waiting(q), 0);
+}
+
+Test(bindq, fifo_per_node_one_try_per_release)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind b[4] = {{.node = "n0", .uid = "u0", .ns = "ns", .name = "p0"},
+                        {.node = "n0", .uid = "u1", .ns = "ns", .name = "p1"},
+                        {.node = "n0", .uid = "u2", .ns = "ns", .name = "p2"},
+                        {.node = "n0", .uid = "u3", .ns = "ns", .name = "p3"}};
+    for (int i = 0; i < 4; i++) {
+        start(&b[i]);
+        wait_waiting((size_t)i + 1);
+    }
+    wait_tries(0, 1); /* the head tried once and waits for the lock to change */
+    cr_assert_eq(atomic_load(&tries[0]), 1);
+    for (int i = 0; i < 4; i++) {
+        release(0);
+        join(&b[i]);
+        cr_assert_eq(b[i].err, VS_OK, "%s", b[i].msg);
+        char want[8];
+        snprintf(want, sizeof(want), "ns/p%d", i);
+        cr_assert_str_eq(owner[0], want);
+        watch(0); /* the watch shows the new owner's own lock: nobody tries */
+    }
+    /* One failed try by p0 before the first release, then one successful try per release. */
+    cr_assert_eq(atomic_load(&tries[0]), 5);
+    cr_assert_eq(atomic_load(&n_order), 4);
+    for (int i = 0; i < 4; i++) {
+        char want[8];
+        snprintf(want, sizeof(want), "p%d", i);
+        cr_assert_str_eq(order[i], want);
+    }
+}
+
+Test(bindq, other_nodes_never_wait)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    start(&a);
+    wait_waiting(1);
+    struct bind b = {.node = "n1", .uid = "u-b", .ns = "ns", .name = "b"};
+    struct bind c = {.node = "n2", .uid = "u-c", .ns = "ns", .name = "c"};
+    bind_main(&b);
+    bind_main(&c);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+    cr_assert_eq(vs_bindq_waiting(q), 1);
+    release(0);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+}
+
+Test(bindq, holder_blocks_the_next_until_its_release_is_seen)
+{
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK);
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    /* a stale event from before a's lock (no lock) must not let b try */
+    vs_bindq_node_event(q, "n0", NULL, false, false);
+    watch(0); /* a's own lock seen */
+    cr_assert_eq(atomic_load(&tries[0]), 1);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 2);
+    release(0);
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[0], "ns/b");
+    cr_assert_eq(atomic_load(&tries[0]), 2);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 1); /* a's release seen: only b in flight */
+}
+
+Test(bindq, failed_bind_released_lets_the_next_try)
+{
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    pthread_mutex_lock(&api_mu);
+    owner[0][0] = '\0'; /* a's Bind failed and released the lock itself */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_released(q, "n0", "u-a");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[0], "ns/b");
+}
+
+Test(bindq, wait_times_out_with_hamis_message_and_nothing_taken)
+{
+    vs_bindq_free(q);
+    setup_q(50, 2);
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_ERR_CONFLICT);
+    cr_assert_str_eq(
+        a.msg, "timed out after 50ms waiting for node n0 to be unlocked: node lock contention");
+    cr_assert_str_eq(owner[0], "other/x");
+    cr_assert_eq(vs_bindq_waiting(q), 0);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 0);
+}
+
+Test(bindq, wait_zero_fails_fast_with_the_lock_error)
+{
+    vs_bindq_free(q);
+    setup_q(0, 2);
+    hold(0, "other/x");
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_ERR_CONFLICT);
+    cr_assert_str_eq(a.msg, "node n0 has been locked within 5m0s: node lock contention");
+    cr_assert_eq(atomic_load(&tries[0]), 1);
+}
+
+Test(bindq, pod_deleted_while_queued_leaves_at_once)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&a);
+    wait_waiting(1);
+    start(&b);
+    wait_waiting(2);
+    vs_bindq_pod_event(q, "u-b", "ns", "b", true);
+    join(&b);
+    cr_assert_eq(b.err, VS_ERR_NOTFOUND);
+    cr_assert_str_eq(b.msg, "pod ns/b was deleted while its Bind waited for node n0's lock");
+    cr_assert_eq(vs_bindq_waiting(q), 1);
+    release(0);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK);
+}
+
+Test(bindq, node_deleted_while_queued_leaves_at_once)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    start(&a);
+    wait_waiting(1);
+    vs_bindq_node_event(q, "n0", NULL, true, false);
+    join(&a);
+    cr_assert_eq(a.err, VS_ERR_NOTFOUND);
+    cr_assert_str_eq(a.msg, "node n0 was deleted while the Bind waited for its lock");
+}
+
+Test(bindq, reservation_expired_while_queued_leaves)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b", .check_fails = true};
+    start(&a);
+    wait_waiting(1);
+    start(&b);
+    wait_waiting(2);
+    vs_bindq_recheck(q);
+    join(&b);
+    cr_assert_eq(b.err, VS_ERR_CONFLICT);
+    cr_assert_str_eq(b.msg, "reservation of ns/b expired");
+    release(0);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK);
+}
+
+Test(bindq, dead_owner_lock_is_broken_while_queued)
+{
+    hold(0, "gone/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    start(&a);
+    wait_waiting(1);
+    wait_tries(0, 1);
+    pthread_mutex_lock(&api_mu);
+    owner_dead[0] = true;
+    pthread_mutex_unlock(&api_mu);
+    /* No node event: the owner pod's deletion makes the head try again (and break the lock). */
+    vs_bindq_pod_event(q, "u-x", "gone", "x", true);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    cr_assert_str_eq(owner[0], "ns/a");
+    cr_assert_eq(atomic_load(&tries[0]), 2);
+}
+
+Test(bindq, shutdown_fails_waiters_and_later_binds)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    struct bind b = {.node = "n1", .uid = "u-b", .ns = "ns", .name = "b"};
+    hold(1, "other/y");
+    watch(1);
+    start(&a);
+    start(&b);
+    wait_waiting(2);
+    vs_bindq_close(q, "vgpu-sched is shutting down");
+    join(&a);
+    join(&b);
+    cr_assert_str_eq(a.msg, "vgpu-sched is shutting down");
+    cr_assert_str_eq(b.msg, "vgpu-sched is shutting down");
+    struct bind c = {.node = "n2", .uid = "u-c", .ns = "ns", .name = "c"};
+    bind_main(&c);
+    cr_assert_str_eq(c.msg, "vgpu-sched is shutting down");
+    cr_assert_eq(atomic_load(&tries[2]), 0);
+    vs_bindq_open(q);
+    bind_main(&c);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+}
+
+Test(bindq, fail_all_keeps_the_queue_open)
+{
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    start(&a);
+    wait_waiting(1);
+    vs_bindq_fail_all(q, "this vgpu-sched replica lost leadership");
+    join(&a);
+    cr_assert_str_eq(a.msg, "this vgpu-sched replica lost leadership");
+    release(0);
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+}
+
+Test(bindq, busy_nodes_by_depth)
+{
+    char **names;
+    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_null(names);
+    vs_bindq_expect(q, "n1", "u1");
+    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    vs_bindq_expect(q, "n1", "u2");
+    vs_bindq_expect(q, "n0", "u3");
+    vs_bindq_expect(q, "n0", "u4");
+    vs_bindq_expect(q, "n0", "u4"); /* the same pod again counts once */
+    cr_assert_eq(vs_bindq_load(q, "n0"), 2);
+    cr_assert_eq(vs_bindq_busy(q, &names), 2);
+    cr_assert_str_eq(names[0], "n0");
+    cr_assert_str_eq(names[1], "n1");
+    free(names);
+    vs_bindq_expect(q, "n2", "u2"); /* filtered again, elsewhere: moves */
+    cr_assert_eq(vs_bindq_load(q, "n1"), 1);
+    vs_bindq_forget(q, "u3");
+    vs_bindq_pod_event(q, "u4", "ns", "p4", true);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+}
+
+Test(bindq, depth_zero_never_busy)
+{
+    vs_bindq_free(q);
+    setup_q(1000, 0);
+    char **names;
+    vs_bindq_expect(q, "n1", "u1");
+    vs_bindq_expect(q, "n1", "u2");
+    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_null(names);
+}
