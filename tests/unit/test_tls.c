@@ -24,7 +24,7 @@ static void ok_handler(void *ctx, const struct vs_http_req *req, struct vs_http_
     resp->content_type = "text/plain";
 }
 
-static const struct vs_route routes[] = {{"GET", "/healthz", ok_handler, NULL, false}};
+static const struct vs_route routes[] = {{"GET", "/healthz", ok_handler, NULL, false, false}};
 
 static void setup(void)
 {
