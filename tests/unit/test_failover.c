@@ -607,3 +607,73 @@ Test(failover_api, two_replicas_hand_over)
     vs_service_stop(b);
     vs_harness_cleanup(&h);
 }
+
+Test(failover_api, queued_bind_fails_when_the_term_ends)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    /* n1's lock belongs to a bound pod the device plugin is still allocating: kept by the
+     * repair, so a Bind for n1 waits in the queue. */
+    put_owner("holder", "allocating", "n1");
+    time_t now = time(NULL);
+    char *lock = vs_annot_format_lock((int64_t)now, "default", "holder");
+    char *nj = vs_harness_node("n1", 1, 16000);
+    json_t *n = json_loads(nj, 0, NULL);
+    free(nj);
+    json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+                        VS_ANNO_LOCK, json_string(lock));
+    put(json_dumps(n, JSON_COMPACT));
+    json_decref(n);
+    put(vs_harness_pod("p", "uid-p", "1000", "10"));
+    put_lease("sched-a_1");
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "127.0.0.1:0";
+    c.cert_file = h.cert;
+    c.key_file = h.key;
+    c.kubeconfig = h.kubeconfig;
+    c.lock_retry_ms = 60000;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = "sched-a";
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    char *out = filter_when_serving(&h, svc, "p");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    wait_annotated("p");
+    struct bind_call b = {.h = &h, .port = vs_service_port(svc)};
+    pthread_t t;
+    pthread_create(&t, NULL, bind_thread, &b);
+    struct vs_harness plain = h;
+    plain.scheme = "http";
+    bool queued = false;
+    for (int i = 0; i < 200 && !queued; i++) {
+        vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL, NULL, 0,
+                        &out);
+        queued = strstr(out, "\nvgpu_sched_binds_waiting 1\n") != NULL;
+        free(out);
+        if (!queued)
+            usleep(20 * 1000);
+    }
+    cr_assert(queued, "the Bind never waited in the queue");
+    put_lease("sched-b_2");
+    pthread_join(t, NULL);
+    cr_assert_eq(b.status, 200, "%s", b.out);
+    cr_assert(strstr(b.out, "vgpu-sched lost leadership"), "%s", b.out);
+    free(b.out);
+    /* The holder's lock is untouched and p is not bound. */
+    cr_assert_str_eq(lock_of("n1"), lock);
+    json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+    cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    json_decref(o);
+    free(lock);
+    vs_service_stop(svc);
+    vs_harness_cleanup(&h);
+}
