@@ -677,3 +677,58 @@ Test(failover_api, queued_bind_fails_when_the_term_ends)
     vs_service_stop(svc);
     vs_harness_cleanup(&h);
 }
+
+static int64_t real_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+Test(failover_api, failed_release_is_retried)
+{
+    put(vs_harness_node("n1", 1, 16000));
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, real_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n1", "default", "p", &eb), VS_OK, "%s", eb.msg);
+    cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    /* The API refuses the release's every attempt (as while kube-apiserver is down). */
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/nodes/n1", 503, 5);
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_ERR_KUBE);
+    cr_assert(strstr(eb.msg, "503 injected fault"), "%s", eb.msg);
+    cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    /* The API is back: the release is retried in the background and the lock goes. */
+    bool gone = false;
+    for (int i = 0; i < 250 && !gone; i++) {
+        gone = strcmp(lock_of("n1"), "(none)") == 0;
+        if (!gone)
+            usleep(20 * 1000);
+    }
+    cr_assert(gone, "the failed release was never retried");
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.released, 1);
+    cr_assert_geq(st.release_retries, 1);
+    vs_nodelock_free(l);
+}
+
+Test(failover_api, retried_release_leaves_a_lock_that_is_no_longer_ours)
+{
+    put(vs_harness_node("n1", 1, 16000));
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, real_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n1", "default", "p", &eb), VS_OK, "%s", eb.msg);
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/nodes/n1", 503, 5);
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_ERR_KUBE);
+    /* Meanwhile the lock expired and another pod took the node. */
+    put_locked_node("n1", "other", 0);
+    char other[256];
+    snprintf(other, sizeof(other), "%s", lock_of("n1"));
+    struct vs_nodelock_stats st = {0};
+    for (int i = 0; i < 250 && st.release_retries == 0; i++) {
+        usleep(20 * 1000);
+        vs_nodelock_stats(l, &st);
+    }
+    cr_assert_geq(st.release_retries, 1);
+    cr_assert_eq(st.released, 0);
+    cr_assert_str_eq(lock_of("n1"), other);
+    vs_nodelock_free(l);
+}
