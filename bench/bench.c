@@ -6,6 +6,7 @@
 #include "annot.h"
 #include "buf.h"
 #include "devcfg.h"
+#include "fragmentation.h"
 #include "json_text.h"
 #include "k8s_codec.h"
 #include "kube_internal.h"
@@ -52,6 +53,7 @@ struct opts {
     uint64_t seed;
     bool bind_throughput; /* only the bind-throughput phase */
     long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
+    const char *policy; /* --policy: node and card policy of the in-process Filter */
 };
 
 struct card_model {
@@ -705,9 +707,25 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     bool *held = xcalloc(RING, sizeof(bool));
     for (int k = 0; k < RING; k++)
         snprintf(uids[k], sizeof(uids[k]), "bench-inproc-%zu-%03d", n_cand, k);
-    /* As the extender's Filter calls it. */
-    struct vs_sched_opts so = {
-        .cfg = cfg, .node_policy = NULL, .gpu_policy = NULL, .lazy_reasons = true};
+    /* As the extender's Filter calls it. With policy fragmentation the workload statistics
+     * already hold VS_FRAG_K shapes (1, 2, 4 cards; shares 10-90 %), so the measure does its
+     * full work on every node. */
+    struct vs_frag_stats *frag = vs_frag_stats_new();
+    if (!frag)
+        die("out of memory");
+    for (int k = 0; k < VS_FRAG_K; k++) {
+        struct vs_frag_req q = {.nums = k < 12 ? 1 : (k < 14 ? 2 : 4),
+                                .cores = k < 12 ? 10 + 7 * k : 100,
+                                .mempct = k < 12 ? 10 + 7 * k : 100};
+        for (int c = 0; c <= VS_FRAG_K - k; c++)
+            if (vs_frag_stats_add(frag, &q, NULL, NULL))
+                die("out of memory");
+    }
+    struct vs_sched_opts so = {.cfg = cfg,
+                               .node_policy = o->policy,
+                               .gpu_policy = o->policy,
+                               .lazy_reasons = true,
+                               .frag_stats = frag};
     out->lat.v = xcalloc((size_t)o->iters, sizeof(double));
     out->lat.n = 0;
     out->fits = out->misses = 0;
@@ -740,6 +758,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
         if (held[k])
             vs_store_unreserve(s, uids[k], NULL);
     pod->uid = own_uid;
+    vs_frag_stats_free(frag);
     free(held);
     free(uids);
     cand_sets_free(sets);
@@ -1372,6 +1391,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
+            "                        [--policy P]\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
             "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 4]\n");
 }
@@ -1437,6 +1457,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--seed") == 0) {
             ok = ok && parse_long(v, 0, LONG_MAX, &seed);
             o->seed = (uint64_t)seed;
+        } else if (strcmp(a, "--policy") == 0) {
+            o->policy = v;
         } else if (strcmp(a, "--gpu-share") == 0) {
             char *end;
             o->gpu_share = ok ? strtod(v, &end) : -1;

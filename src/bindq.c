@@ -458,13 +458,6 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
     return VS_OK;
 }
 
-void vs_bindq_bound(struct vs_bindq *q, const char *node, const char *uid)
-{
-    (void)q;
-    (void)node;
-    (void)uid; /* stays in flight until node_event sees the release */
-}
-
 void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid)
 {
     pthread_mutex_lock(&q->mu);

@@ -47,18 +47,15 @@ struct vs_bindq_req {
     void *ctx;
 };
 
-/* Waits for the node's turn and takes its lock. VS_OK: the lock is ours; the caller then calls
- * vs_bindq_bound or vs_bindq_released. Else the Bind is out of the queue and the error says
- * why: the wait
- * timed out ("timed out after <wait> waiting for node <n> to be unlocked: node lock
- * contention", HAMi's words), take's own error (with wait_ms 0: its contention message),
- * check's error, or the reason the Bind was made to leave.
- * *waited_s (may be NULL) is the time spent in the queue. */
+/* Waits for the node's turn and takes its lock. VS_OK: the lock is ours; a Bind that succeeds
+ * keeps the pod in flight on the node until the watch shows the lock released or replaced, one
+ * that fails and releases the lock itself calls vs_bindq_released. Else the Bind is out of the
+ * queue and the error says why: the wait timed out ("timed out after <wait> waiting for node <n> to
+ * be unlocked: node lock contention", HAMi's words), take's own error (with wait_ms 0: its
+ * contention message), check's error, or the reason the Bind was made to leave. *waited_s (may be
+ * NULL) is the time spent in the queue. */
 enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, double *waited_s,
                           struct vs_errbuf *eb);
-/* The Bind that took node's lock succeeded: the pod stays in flight on the node until the
- * watch shows the lock released or replaced. */
-void vs_bindq_bound(struct vs_bindq *q, const char *node, const char *uid);
 /* The Bind that took node's lock failed and released the lock itself: the next Bind may try. */
 void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid);
 

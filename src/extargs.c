@@ -275,6 +275,106 @@ enum vs_err vs_extargs_filter_general(const char *body, size_t len, struct vs_fi
     return VS_OK;
 }
 
+/* One node's victims: {"Pods":[{"UID":..}|Pod],"NumPDBViolations":n}; full Pods (metadata.uid)
+ * when meta is false. */
+static enum vs_err victims_of(const char *node, const json_t *v, bool meta,
+                              struct vs_preempt_node_args *out, struct vs_errbuf *eb)
+{
+    out->node = node;
+    if (!v)
+        return VS_OK; /* null: a placeholder with no victims */
+    if (!json_is_object(v))
+        return vs_err_set(eb, VS_ERR_PARSE, "victims of node %s: expected an object", node);
+    const json_t *pods = vs_json_get_ci(v, "Pods");
+    const json_t *pdb = vs_json_get_ci(v, "NumPDBViolations");
+    if (pdb && !json_is_integer(pdb))
+        return vs_err_set(eb, VS_ERR_PARSE,
+                          "victims of node %s: NumPDBViolations must be an integer", node);
+    out->pdb_violations = pdb ? json_integer_value(pdb) : 0;
+    if (!pods)
+        return VS_OK;
+    if (!json_is_array(pods))
+        goto bad;
+    size_t n = json_array_size(pods);
+    out->uids = calloc(n ? n : 1, sizeof(*out->uids));
+    if (!out->uids)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *p = json_array_get(pods, i);
+        if (!json_is_object(p))
+            goto bad;
+        const json_t *uid = meta ? vs_json_get_ci(p, "UID")
+                                 : json_object_get(json_object_get(p, "metadata"), "uid");
+        const char *u = json_string_value(uid);
+        if (!u || !*u)
+            goto bad;
+        out->uids[out->n_uids++] = u;
+    }
+    return VS_OK;
+bad:
+    return vs_err_set(eb, VS_ERR_PARSE,
+                      "victims of node %s: Pods must be an array of objects with a string %s", node,
+                      meta ? "UID" : "metadata.uid");
+}
+
+enum vs_err vs_extargs_preempt(const char *body, size_t len, struct vs_preempt_args *out,
+                               struct vs_errbuf *eb)
+{
+    memset(out, 0, sizeof(*out));
+    json_error_t jerr;
+    out->root = json_loadb(body, len, 0, &jerr);
+    if (!out->root)
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid ExtenderPreemptionArgs: %s", jerr.text);
+    if (!json_is_object(out->root))
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid ExtenderPreemptionArgs: not a JSON object");
+    const json_t *pod = vs_json_get_ci(out->root, "Pod");
+    if (!pod)
+        return vs_err_set(eb, VS_ERR_PARSE, "extender args missing pod");
+    struct vs_errbuf pe;
+    if (!json_is_object(pod))
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid Pod in ExtenderPreemptionArgs: not an object");
+    if (vs_codec_pod_from_json(pod, &out->pod, &pe))
+        return vs_err_set(eb, VS_ERR_PARSE, "invalid Pod in ExtenderPreemptionArgs: %s", pe.msg);
+    bool meta = true;
+    const json_t *map = vs_json_get_ci(out->root, "NodeNameToMetaVictims");
+    const char *key = "NodeNameToMetaVictims";
+    if (!map && (map = vs_json_get_ci(out->root, "NodeNameToVictims"))) {
+        meta = false;
+        key = "NodeNameToVictims";
+    }
+    if (!map)
+        return VS_OK;
+    if (!json_is_object(map))
+        return vs_err_set(eb, VS_ERR_PARSE, "%s must be an object", key);
+    size_t n = json_object_size(map);
+    out->nodes = calloc(n ? n : 1, sizeof(*out->nodes));
+    if (!out->nodes)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    const char *node;
+    json_t *v;
+    json_object_foreach((json_t *)map, node, v)
+    {
+        enum vs_err err =
+            victims_of(node, json_is_null(v) ? NULL : v, meta, &out->nodes[out->n_nodes], eb);
+        out->n_nodes++;
+        if (err)
+            return err;
+    }
+    return VS_OK;
+}
+
+void vs_preempt_args_cleanup(struct vs_preempt_args *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n_nodes; i++)
+        free(a->nodes[i].uids);
+    free(a->nodes);
+    vs_pod_cleanup(&a->pod);
+    json_decref(a->root);
+    memset(a, 0, sizeof(*a));
+}
+
 void vs_bind_args_cleanup(struct vs_bind_args *a)
 {
     json_decref(a->root);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "kobj.h"
@@ -51,6 +52,32 @@ struct vs_bind_args {
 enum vs_err vs_extargs_bind(const char *body, size_t len, struct vs_bind_args *out,
                             struct vs_errbuf *eb);
 void vs_bind_args_cleanup(struct vs_bind_args *a);
+
+/* ExtenderPreemptionArgs (spec/k8s-protocols.md §1.6): the Pod and, per candidate node, the
+ * victim UIDs kube-scheduler chose (from NodeNameToMetaVictims, or from the metadata.uid of the
+ * Pods of NodeNameToVictims when not in node-cache mode). Nodes keep the request's order. */
+struct vs_preempt_node_args {
+    const char *node;  /* borrowed from root */
+    const char **uids; /* borrowed strings; owned array */
+    size_t n_uids;
+    int64_t pdb_violations; /* NumPDBViolations */
+};
+
+struct vs_preempt_args {
+    json_t *root;
+    struct vs_pod pod;
+    struct vs_preempt_node_args *nodes;
+    size_t n_nodes;
+};
+
+/* Errors (VS_ERR_PARSE): "invalid ExtenderPreemptionArgs: <json error>", "extender args missing
+ * pod", "invalid Pod in ExtenderPreemptionArgs: <field error>", "NodeNameToMetaVictims must be an
+ * object", "victims of node <n>: Pods must be an array of objects with a string UID",
+ * "victims of node <n>: NumPDBViolations must be an integer". out must be cleaned up also on
+ * error. */
+enum vs_err vs_extargs_preempt(const char *body, size_t len, struct vs_preempt_args *out,
+                               struct vs_errbuf *eb);
+void vs_preempt_args_cleanup(struct vs_preempt_args *a);
 
 /* Go encoding/json member lookup: exact key, else the last case-insensitive match; null counts
  * as absent. Borrowed. */

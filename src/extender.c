@@ -9,17 +9,21 @@
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
+#include "preempt.h"
 #include "request.h"
 #include "sched.h"
 #include "webhook.h"
 
 #include <stdio.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <uthash.h>
 
 static double mono(void)
 {
@@ -100,6 +104,119 @@ static char *pod_path(const char *ns, const char *name)
     free(ens);
     free(ename);
     return p;
+}
+
+/* ------------------------------------------------------------------ preemption holds */
+
+struct hold {
+    char *uid;
+    char *node;
+    char *victims; /* "ns/a, ns/b" */
+    double t0;     /* monotonic time of the evictions */
+    UT_hash_handle hh;
+};
+
+struct vs_holds {
+    pthread_mutex_t mu;
+    struct hold *by_uid;
+};
+
+struct vs_holds *vs_holds_new(void)
+{
+    struct vs_holds *h = calloc(1, sizeof(*h));
+    if (h)
+        pthread_mutex_init(&h->mu, NULL);
+    return h;
+}
+
+static void hold_free(struct hold *e)
+{
+    free(e->uid);
+    free(e->node);
+    free(e->victims);
+    free(e);
+}
+
+void vs_holds_free(struct vs_holds *h)
+{
+    if (!h)
+        return;
+    struct hold *e, *t;
+    HASH_ITER(hh, h->by_uid, e, t)
+    {
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+/* Copies the pod's hold (node and victims text) into the out strings; false when none. */
+static bool holds_get(struct vs_holds *h, const char *uid, char **node, char **victims)
+{
+    struct hold *e = NULL;
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, e);
+    bool ok = e && (*node = strdup(e->node)) && (*victims = strdup(e->victims));
+    pthread_mutex_unlock(&h->mu);
+    if (!ok && e) {
+        free(*node);
+        *node = NULL;
+    }
+    return ok;
+}
+
+static void holds_put(struct vs_holds *h, const char *uid, const char *node, const char *victims)
+{
+    struct hold *e = calloc(1, sizeof(*e)), *old = NULL;
+    if (!e || !(e->uid = strdup(uid)) || !(e->node = strdup(node)) ||
+        !(e->victims = strdup(victims))) {
+        if (e)
+            hold_free(e);
+        return;
+    }
+    e->t0 = mono();
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, old);
+    if (old) {
+        HASH_DEL(h->by_uid, old);
+        hold_free(old);
+    }
+    HASH_ADD_KEYPTR(hh, h->by_uid, e->uid, strlen(e->uid), e);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Drops the holds whose reservation is gone (the preemptor was deleted, or its hold expired
+ * after --reservation-ttl, or was placed elsewhere and expired there) so the table stays as
+ * small as the set of waiting preemptors. Called before each new hold. */
+static void holds_sweep(struct vs_holds *h, struct vs_store *store)
+{
+    pthread_mutex_lock(&h->mu);
+    struct hold *e, *t;
+    HASH_ITER(hh, h->by_uid, e, t)
+    {
+        if (vs_store_reservation(store, e->uid) == VS_RES_OK)
+            continue;
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Removes the pod's hold; returns seconds since its evictions, or -1 when it had none. */
+static double holds_take(struct vs_holds *h, const char *uid)
+{
+    struct hold *e = NULL;
+    double dt = -1;
+    pthread_mutex_lock(&h->mu);
+    HASH_FIND_STR(h->by_uid, uid, e);
+    if (e) {
+        dt = mono() - e->t0;
+        HASH_DEL(h->by_uid, e);
+        hold_free(e);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return dt;
 }
 
 /* ------------------------------------------------------------------ Filter */
@@ -268,8 +385,10 @@ static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json
         if (!names[i])
             names[i] = "";
     }
-    struct vs_sched_opts so = {
-        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    struct vs_sched_opts so = {.cfg = a->cfg,
+                               .node_policy = a->node_policy,
+                               .gpu_policy = a->gpu_policy,
+                               .frag_stats = a->frag_stats};
     struct vs_filter_result r;
     if (vs_sched_filter(m, pod, names, n, &so, &r))
         goto out;
@@ -330,6 +449,128 @@ static const char *term_refusal(enum vs_term_state ts, const char *verb)
                : "this vgpu-sched replica is not the leader and does not schedule";
 }
 
+/* POST pods/<name>/eviction for one victim. VS_OK also when the pod is already gone. */
+static enum vs_err evict(struct vs_app *a, const struct vs_store_victim *v, struct vs_errbuf *eb)
+{
+    char *base = pod_path(v->ns, v->name);
+    size_t n = base ? strlen(base) + 16 : 0;
+    char *path = base ? malloc(n) : NULL;
+    json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
+                             "metadata", "name", v->name, "namespace", v->ns);
+    enum vs_err err = VS_ERR_NOMEM;
+    if (path && body) {
+        snprintf(path, n, "%s/eviction", base);
+        err = vs_kube_post(a->kube, path, body, NULL, eb);
+        if (err == VS_ERR_NOTFOUND)
+            err = VS_OK;
+    } else {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    json_decref(body);
+    free(path);
+    free(base);
+    return err;
+}
+
+/* The Eviction API refused because of a PodDisruptionBudget (429 Too Many Requests). */
+static bool evict_refused(const char *msg)
+{
+    return strstr(msg, ": 429 ") != NULL;
+}
+
+#define PREEMPT_PLANS_TRIED 3
+
+/* Filter-time preemption (--gpu-preemption=filter) for a pod no candidate fits: a pod that
+ * already holds capacity keeps waiting for its victims; otherwise the best plan is committed as
+ * its hold and its victims are evicted (429: the hold is dropped and the next plan tried, up to
+ * PREEMPT_PLANS_TRIED). On success *node and *victims ("ns/a, ns/b") are set (new strings). */
+static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const char *const *cands,
+                           size_t nc, const struct vs_sched_opts *so, int64_t now, char **node,
+                           char **victims)
+{
+    *node = *victims = NULL;
+    if (holds_get(a->holds, pod->uid, node, victims)) {
+        if (vs_store_reservation(a->store, pod->uid) == VS_RES_OK)
+            return; /* still waiting for the victims to terminate */
+        free(*node);
+        free(*victims);
+        *node = *victims = NULL;
+        holds_take(a->holds, pod->uid);
+    }
+    const char **left = calloc(nc ? nc : 1, sizeof(*left));
+    if (!left) {
+        vs_metrics_preemption(a->metrics, VS_PM_FILTER, VS_PO_ERROR);
+        return;
+    }
+    memcpy(left, cands, nc * sizeof(*left));
+    size_t nl = nc;
+    enum vs_preempt_outcome outcome = VS_PO_NO_PLAN;
+    for (int tries = 0; tries < PREEMPT_PLANS_TRIED; tries++) {
+        struct vs_store_plan plan;
+        bool found;
+        if (vs_store_preempt(a->store, pod, left, nl, so, now, &plan, &found)) {
+            outcome = VS_PO_ERROR;
+            break;
+        }
+        if (!found)
+            break;
+        struct vs_buf text;
+        vs_buf_init(&text);
+        for (size_t i = 0; i < plan.n; i++)
+            vs_buf_printf(&text, "%s%s/%s", i ? ", " : "", plan.victims[i].ns,
+                          plan.victims[i].name);
+        struct vs_errbuf eb = {{0}};
+        enum vs_err err = VS_OK;
+        unsigned evicted = 0;
+        for (size_t i = 0; i < plan.n && !err; i++) {
+            if (!(err = evict(a, &plan.victims[i], &eb)))
+                evicted++;
+        }
+        vs_metrics_victims_evicted(a->metrics, evicted);
+        for (size_t i = 0; i < evicted; i++) {
+            char msg[512];
+            snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", pod->uid, plan.node);
+            pod_event(a, plan.victims[i].ns, plan.victims[i].name, plan.victims[i].uid, "Normal",
+                      "Preempted", msg);
+        }
+        if (!err) {
+            struct vs_buf em;
+            vs_buf_init(&em);
+            vs_buf_printf(&em, "Preempting %s on node %s", text.data ? text.data : "", plan.node);
+            pod_event(a, pod->ns, pod->name, pod->uid, "Normal", "Preempting",
+                      em.data ? em.data : "Preempting");
+            vs_buf_cleanup(&em);
+            holds_sweep(a->holds, a->store);
+            holds_put(a->holds, pod->uid, plan.node, text.data ? text.data : "");
+            *node = strdup(plan.node);
+            *victims = text.data ? strdup(text.data) : strdup("");
+            vs_log(VS_LOG_INFO, "preempt_evicted", "pod=%s/%s node=%s victims=%zu", pod->ns,
+                   pod->name, plan.node, plan.n);
+            outcome = VS_PO_PLANNED;
+            vs_buf_cleanup(&text);
+            vs_store_plan_cleanup(&plan);
+            break;
+        }
+        /* Refused or failed: give the capacity back and try the next node. */
+        vs_store_unreserve(a->store, pod->uid, plan.alloc);
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "preempt_eviction_failed", "pod=%s/%s node=%s error=%s", pod->ns,
+               pod->name, plan.node, vs_log_quote(eb.msg, q, sizeof(q)));
+        outcome = evict_refused(eb.msg) ? VS_PO_PDB_REFUSED : VS_PO_ERROR;
+        size_t k = 0;
+        for (size_t i = 0; i < nl; i++)
+            if (strcmp(left[i], plan.node) != 0)
+                left[k++] = left[i];
+        nl = k;
+        vs_buf_cleanup(&text);
+        vs_store_plan_cleanup(&plan);
+        if (outcome == VS_PO_ERROR)
+            break;
+    }
+    vs_metrics_preemption(a->metrics, VS_PM_FILTER, outcome);
+    free(left);
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -385,7 +626,8 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     struct vs_sched_opts so = {.cfg = a->cfg,
                                .node_policy = a->node_policy,
                                .gpu_policy = a->gpu_policy,
-                               .lazy_reasons = true};
+                               .lazy_reasons = true,
+                               .frag_stats = a->frag_stats};
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
     if (a->bindq)
         so.n_busy = vs_bindq_busy(a->bindq, &busy);
@@ -407,11 +649,26 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     if (r.best < 0) {
         outcome = VS_FILTER_UNSCHEDULABLE;
+        char *pnode = NULL, *pvictims = NULL;
+        if (a->preemption == VS_GPU_PREEMPT_FILTER && a->holds && vs_preempt_allowed(&fa.pod))
+            filter_preempt(a, &fa.pod, cands, nc, &so, now, &pnode, &pvictims);
         json_t *failed = json_object();
         for (size_t i = 0; i < r.n; i++) {
-            json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+            if (pnode && strcmp(r.nodes[i].node, pnode) == 0) {
+                struct vs_buf rb;
+                vs_buf_init(&rb);
+                vs_buf_printf(&rb, "%s; preempting %s", r.nodes[i].reason ? r.nodes[i].reason : "",
+                              pvictims);
+                json_object_set_new(failed, r.nodes[i].node,
+                                    json_string(rb.data ? rb.data : r.nodes[i].reason));
+                vs_buf_cleanup(&rb);
+            } else {
+                json_object_set_new(failed, r.nodes[i].node, json_string(r.nodes[i].reason));
+            }
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
+        free(pnode);
+        free(pvictims);
         failed_events(a, &fa.pod, &r);
         set_json(resp, 200, filter_result(NULL, NULL, failed, NULL));
         goto out;
@@ -449,6 +706,136 @@ out:
     free(busy);
     vs_filter_result_cleanup(&r);
     vs_filter_args_cleanup(&fa);
+}
+
+/* ------------------------------------------------------------------ Preempt */
+
+json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_args *pa,
+                              const struct vs_sched_opts *so)
+{
+    json_t *out = json_object(), *map = json_object();
+    if (!out || !map || json_object_set_new(out, "NodeNameToMetaVictims", map)) {
+        json_decref(out);
+        return NULL;
+    }
+    struct vs_preempt_opts po = {.sched = so, .bound_only = true};
+    for (size_t i = 0; i < pa->n_nodes; i++) {
+        const struct vs_preempt_node_args *na = &pa->nodes[i];
+        const struct vs_podent **forced = calloc(na->n_uids ? na->n_uids : 1, sizeof(*forced));
+        if (!forced)
+            goto oom;
+        size_t nf = 0;
+        for (size_t k = 0; k < na->n_uids; k++) {
+            const struct vs_podent *pe = vs_model_pod(m, na->uids[k]);
+            /* Victims we do not track (no GPU) stay as kube-scheduler chose them. */
+            if (pe && pe->on && strcmp(pe->on->name, na->node) == 0)
+                forced[nf++] = pe;
+        }
+        struct vs_preempt_plan plan;
+        bool found;
+        enum vs_err err = vs_preempt_node(m, &pa->pod, na->node, forced, nf, &po, &plan, &found);
+        free(forced);
+        if (err)
+            goto oom;
+        if (!found)
+            continue;
+        json_t *pods = json_array(), *v = json_object();
+        if (!pods || !v || json_object_set_new(map, na->node, v) ||
+            json_object_set_new(v, "Pods", pods)) {
+            json_decref(pods);
+            vs_preempt_plan_cleanup(&plan);
+            goto oom;
+        }
+        json_object_set_new(v, "NumPDBViolations", json_integer(na->pdb_violations));
+        for (size_t k = 0; k < na->n_uids; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", na->uids[k]));
+        for (size_t k = plan.n_forced; k < plan.n; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", plan.victims[k]->uid));
+        vs_preempt_plan_cleanup(&plan);
+    }
+    return out;
+oom:
+    json_decref(out);
+    return NULL;
+}
+
+struct preempt_ctx {
+    const struct vs_preempt_args *pa;
+    const struct vs_sched_opts *so;
+    json_t *res;
+};
+
+static void preempt_locked(void *ctx, const struct vs_model *m)
+{
+    struct preempt_ctx *c = ctx;
+    c->res = vs_ext_preempt_answer(m, c->pa, c->so);
+}
+
+/* The node map of the request as it came (for pods we have no say in). */
+static json_t *preempt_echo(const struct vs_preempt_args *pa)
+{
+    json_t *map = json_object();
+    for (size_t i = 0; map && i < pa->n_nodes; i++) {
+        json_t *pods = json_array();
+        for (size_t k = 0; pods && k < pa->nodes[i].n_uids; k++)
+            json_array_append_new(pods, json_pack("{s:s}", "UID", pa->nodes[i].uids[k]));
+        json_object_set_new(map, pa->nodes[i].node,
+                            json_pack("{s:o?, s:I}", "Pods", pods, "NumPDBViolations",
+                                      (json_int_t)pa->nodes[i].pdb_violations));
+    }
+    return json_pack("{s:o?}", "NodeNameToMetaVictims", map);
+}
+
+void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    struct vs_preempt_args pa;
+    struct vs_errbuf eb;
+    if (vs_extargs_preempt(req->body, req->len, &pa, &eb)) {
+        set_json(resp, 400, json_pack("{s:s}", "Error", eb.msg));
+        goto out;
+    }
+    if (a->leader && !vs_leader_is(a->leader)) {
+        set_json(resp, 503,
+                 json_pack("{s:s}", "Error",
+                           "this vgpu-sched replica is not the leader and does not schedule"));
+        goto out;
+    }
+    if (!vs_store_synced(a->store)) {
+        set_json(resp, 503,
+                 json_pack("{s:s}", "Error",
+                           "vgpu-sched is not ready: the cluster cache is still syncing"));
+        goto out;
+    }
+    struct vs_pod_req preq;
+    enum vs_err rerr = vs_request_build(&pa.pod, a->cfg, &preq, &eb);
+    bool managed = rerr == VS_OK && preq.any;
+    vs_pod_req_cleanup(&preq);
+    if (rerr && rerr != VS_ERR_NOMEM) {
+        /* The pod's own GPU request is invalid: no node can take it. */
+        set_json(resp, 200, json_pack("{s:{}}", "NodeNameToMetaVictims"));
+        goto out;
+    }
+    if (!managed || a->preemption == VS_GPU_PREEMPT_OFF) {
+        set_json(resp, 200, preempt_echo(&pa));
+        goto out;
+    }
+    struct vs_sched_opts so = {
+        .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
+    struct preempt_ctx pc = {.pa = &pa, .so = &so};
+    vs_store_read(a->store, preempt_locked, &pc);
+    if (!pc.res) {
+        set_json(resp, 500, json_pack("{s:s}", "Error", "out of memory"));
+        goto out;
+    }
+    json_t *map = json_object_get(pc.res, "NodeNameToMetaVictims");
+    vs_metrics_preemption(a->metrics, VS_PM_VERB,
+                          json_object_size(map) ? VS_PO_PLANNED : VS_PO_NO_PLAN);
+    vs_log(VS_LOG_INFO, "preempt", "pod=%s/%s candidates=%zu kept=%zu", pa.pod.ns, pa.pod.name,
+           pa.n_nodes, json_object_size(map));
+    set_json(resp, 200, pc.res);
+out:
+    vs_preempt_args_cleanup(&pa);
 }
 
 /* ------------------------------------------------------------------ Bind */
@@ -606,11 +993,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
     }
-    ok = true;
-    if (locked && a->bindq)
-        vs_bindq_bound(a->bindq, node, uid);
+    ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
+    if (a->holds && uid && *uid) {
+        double held = holds_take(a->holds, uid);
+        if (held >= 0)
+            vs_metrics_preemptor_bound(a->metrics, held);
+    }
     vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d wait_s=%.3f", ns, name, node, locked,
            waited);
     if (!locked && a->bindq)

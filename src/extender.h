@@ -11,14 +11,21 @@
 #include "async.h"
 #include "bindq.h"
 #include "devcfg.h"
+#include "extargs.h"
 #include "kube.h"
 #include "leader.h"
 #include "metrics.h"
 #include "nodelock.h"
+#include "sched.h"
 #include "server.h"
 #include "store.h"
 
 struct vs_webhook_opts;
+struct vs_holds;
+
+/* --gpu-preemption after `auto` is resolved. */
+enum vs_gpu_preemption { VS_GPU_PREEMPT_OFF, VS_GPU_PREEMPT_VERB, VS_GPU_PREEMPT_FILTER };
+struct vs_frag_stats;
 
 struct vs_app {
     struct vs_store *store;
@@ -36,14 +43,31 @@ struct vs_app {
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
     int64_t (*now)(void);                  /* unix seconds */
+    enum vs_gpu_preemption preemption;
+    struct vs_holds *holds; /* filter-mode preemptors holding freed capacity (NULL: none) */
+    struct vs_frag_stats *frag_stats; /* request shapes seen (policy fragmentation) */
 };
+
+/* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */
+struct vs_holds *vs_holds_new(void);
+void vs_holds_free(struct vs_holds *h);
 
 void vs_ext_filter(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_bind(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
+/* kube-scheduler's preemptVerb (node-cache mode): per candidate node, kube-scheduler's victims
+ * (or an empty placeholder) completed with the fewest lower-priority GPU pods bound there that
+ * make the pod fit; nodes where nothing works are omitted. */
+void vs_ext_preempt(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_healthz(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_readyz(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_webhook(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_metrics(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
+
+/* The ExtenderPreemptionResult for pa over model m (pure; the caller holds the model's read
+ * lock): each node's victims are pa's UIDs as given, then the UIDs of the pods added. A node is
+ * kept with no victim only when it came in with none and the pod fits there as it is. */
+json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_args *pa,
+                              const struct vs_sched_opts *so);
 
 /* Drops a reservation whose pod patch failed (async callback). */
 void vs_ext_patch_failed(void *app, const char *uid, const char *alloc);

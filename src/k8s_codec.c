@@ -6,6 +6,7 @@
 #include "annot.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,6 +538,45 @@ static enum vs_err expect_object(const json_t *obj, struct vs_errbuf *eb)
     return VS_OK;
 }
 
+/* spec.priority, spec.preemptionPolicy, status.startTime and status.nominatedNodeName. */
+static enum vs_err get_priority_fields(const json_t *spec, const json_t *status, struct vs_pod *out,
+                                       struct vs_errbuf *eb)
+{
+    const json_t *v = member(spec, "priority");
+    enum vs_err rc;
+    if (v) {
+        if (!json_is_integer(v))
+            return type_err(eb, "spec", "priority", "an integer", v);
+        json_int_t pr = json_integer_value(v);
+        if (pr < INT32_MIN || pr > INT32_MAX)
+            return vs_err_set(eb, VS_ERR_PARSE, "spec.priority: out of int32 range: %lld",
+                              (long long)pr);
+        out->priority = (int32_t)pr;
+    }
+    char *pol = NULL;
+    if ((rc = get_str(spec, "spec", "preemptionPolicy", &pol, eb)) != VS_OK)
+        return rc;
+    if (*pol && strcmp(pol, "Never") != 0 && strcmp(pol, "PreemptLowerPriority") != 0) {
+        vs_err_set(eb, VS_ERR_PARSE,
+                   "spec.preemptionPolicy: expected Never or PreemptLowerPriority, got \"%s\"",
+                   pol);
+        free(pol);
+        return VS_ERR_PARSE;
+    }
+    out->preempt_never = strcmp(pol, "Never") == 0;
+    free(pol);
+    char *st = NULL;
+    if ((rc = get_str(status, "status", "startTime", &st, eb)) != VS_OK)
+        return rc;
+    if (*st && vs_annot_parse_rfc3339(st, &out->start_time)) {
+        vs_err_set(eb, VS_ERR_PARSE, "status.startTime: invalid RFC 3339 time \"%s\"", st);
+        free(st);
+        return VS_ERR_PARSE;
+    }
+    free(st);
+    return get_str(status, "status", "nominatedNodeName", &out->nominated_node, eb);
+}
+
 enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb)
 {
     const json_t *meta, *spec, *status;
@@ -565,7 +605,8 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
         (rc = get_tolerations(spec, out, eb)) != VS_OK || (rc = get_affinity(spec, out, eb)))
         return rc;
     if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
-        (rc = get_init_status(status, out, eb)) != VS_OK)
+        (rc = get_init_status(status, out, eb)) != VS_OK ||
+        (rc = get_priority_fields(spec, status, out, eb)) != VS_OK)
         return rc;
     return VS_OK;
 }
@@ -625,6 +666,93 @@ enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, str
         (rc = get_map(status, "status", "allocatable", &out->allocatable, eb)) != VS_OK)
         return rc;
     return VS_OK;
+}
+
+static enum vs_err sel_exprs(const json_t *sel, struct vs_pdb *out, struct vs_errbuf *eb)
+{
+    const json_t *arr;
+    enum vs_err rc = get_arr(sel, "spec.selector", "matchExpressions", &arr, eb);
+    if (rc != VS_OK || !arr)
+        return rc;
+    size_t n = json_array_size(arr);
+    out->exprs = calloc(n ? n : 1, sizeof(*out->exprs));
+    if (!out->exprs)
+        return oom(eb);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(arr, i);
+        char base[64];
+        snprintf(base, sizeof(base), "spec.selector.matchExpressions[%zu]", i);
+        if (!json_is_object(e))
+            return vs_err_set(eb, VS_ERR_PARSE, "%s: expected an object, got %s", base,
+                              vs_codec_type_name(e));
+        struct vs_sel_expr *x = &out->exprs[out->n_exprs++];
+        char *op = NULL;
+        if ((rc = get_str(e, base, "key", &x->key, eb)) != VS_OK ||
+            (rc = get_str(e, base, "operator", &op, eb)) != VS_OK) {
+            free(op);
+            return rc;
+        }
+        if (strcmp(op, "In") == 0)
+            x->op = VS_SEL_IN;
+        else if (strcmp(op, "NotIn") == 0)
+            x->op = VS_SEL_NOT_IN;
+        else if (strcmp(op, "Exists") == 0)
+            x->op = VS_SEL_EXISTS;
+        else if (strcmp(op, "DoesNotExist") == 0)
+            x->op = VS_SEL_NOT_EXISTS;
+        else {
+            vs_err_set(eb, VS_ERR_PARSE, "%s.operator: unknown operator \"%s\"", base, op);
+            free(op);
+            return VS_ERR_PARSE;
+        }
+        free(op);
+        const json_t *vals;
+        if ((rc = get_arr(e, base, "values", &vals, eb)) != VS_OK)
+            return rc;
+        size_t nv = json_array_size(vals);
+        x->values = calloc(nv ? nv : 1, sizeof(*x->values));
+        if (!x->values)
+            return oom(eb);
+        for (size_t k = 0; k < nv; k++) {
+            const char *v = json_string_value(json_array_get(vals, k));
+            if (!v)
+                return vs_err_set(eb, VS_ERR_PARSE, "%s.values[%zu]: expected a string, got %s",
+                                  base, k, vs_codec_type_name(json_array_get(vals, k)));
+            if (!(x->values[x->n_values] = strdup(v)))
+                return oom(eb);
+            x->n_values++;
+        }
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_codec_pdb_from_json(const json_t *obj, struct vs_pdb *out, struct vs_errbuf *eb)
+{
+    const json_t *meta, *spec, *status, *sel;
+    enum vs_err rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = expect_object(obj, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "metadata", &meta, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "spec", &spec, eb)) != VS_OK ||
+        (rc = get_obj(obj, "", "status", &status, eb)) != VS_OK ||
+        (rc = get_ns(meta, &out->ns, eb)) != VS_OK ||
+        (rc = get_name(meta, &out->name, eb)) != VS_OK ||
+        (rc = get_obj(spec, "spec", "selector", &sel, eb)) != VS_OK)
+        return rc;
+    out->has_selector = sel != NULL;
+    if (sel &&
+        ((rc = get_map(sel, "spec.selector", "matchLabels", &out->match_labels, eb)) != VS_OK ||
+         (rc = sel_exprs(sel, out, eb)) != VS_OK))
+        return rc;
+    const json_t *allowed = member(status, "disruptionsAllowed");
+    if (allowed) {
+        if (!json_is_integer(allowed))
+            return type_err(eb, "status", "disruptionsAllowed", "an integer", allowed);
+        json_int_t a = json_integer_value(allowed);
+        out->allowed = a > INT32_MAX ? INT32_MAX : a < INT32_MIN ? INT32_MIN : (int32_t)a;
+    }
+    return get_map(status, "status", "disruptedPods", &out->disrupted, eb);
 }
 
 enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out, struct vs_errbuf *eb)

@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "kobj.h"
+#include "preempt.h"
 
 /* Decode one v1 Pod / v1 Node / v1 ResourceQuota object. `out` is filled (caller cleans up with
  * the matching vs_*_cleanup, also on error). Errors name the JSON path of the bad field, e.g.
@@ -18,6 +19,9 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
  * for those fields; out must be cleaned up (also on error). */
 enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb);
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb);
+/* A policy/v1 PodDisruptionBudget: spec.selector (matchLabels, matchExpressions with In, NotIn,
+ * Exists, DoesNotExist), status.disruptionsAllowed and the names of status.disruptedPods. */
+enum vs_err vs_codec_pdb_from_json(const json_t *obj, struct vs_pdb *out, struct vs_errbuf *eb);
 enum vs_err vs_codec_quota_from_json(const json_t *obj, struct vs_kquota *out,
                                      struct vs_errbuf *eb);
 

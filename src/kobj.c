@@ -146,6 +146,7 @@ void vs_pod_cleanup(struct vs_pod *p)
     free(p->scheduler_name);
     free(p->phase);
     free(p->resource_version);
+    free(p->nominated_node);
     vs_kv_cleanup(&p->annotations);
     vs_kv_cleanup(&p->labels);
     vs_kv_cleanup(&p->node_selector);
@@ -263,6 +264,9 @@ enum vs_err vs_pod_copy(struct vs_pod *dst, const struct vs_pod *src)
 {
     memset(dst, 0, sizeof(*dst));
     dst->deleting = src->deleting;
+    dst->priority = src->priority;
+    dst->preempt_never = src->preempt_never;
+    dst->start_time = src->start_time;
     dst->ns = vs_strdup0(src->ns);
     dst->name = vs_strdup0(src->name);
     dst->uid = vs_strdup0(src->uid);
@@ -270,8 +274,9 @@ enum vs_err vs_pod_copy(struct vs_pod *dst, const struct vs_pod *src)
     dst->scheduler_name = vs_strdup0(src->scheduler_name);
     dst->phase = vs_strdup0(src->phase);
     dst->resource_version = vs_strdup0(src->resource_version);
+    dst->nominated_node = vs_strdup0(src->nominated_node);
     if (!dst->ns || !dst->name || !dst->uid || !dst->node_name || !dst->scheduler_name ||
-        !dst->phase || !dst->resource_version)
+        !dst->phase || !dst->resource_version || !dst->nominated_node)
         goto fail;
     if (vs_kv_copy(&dst->annotations, &src->annotations) ||
         vs_kv_copy(&dst->labels, &src->labels) ||

@@ -85,7 +85,11 @@ struct vs_pod {
     char *scheduler_name; /* spec.schedulerName, "" when unset */
     char *phase;          /* status.phase, "" when unset */
     char *resource_version;
-    bool deleting; /* metadata.deletionTimestamp set */
+    bool deleting;        /* metadata.deletionTimestamp set */
+    int32_t priority;     /* spec.priority (0 when unset, as kube-scheduler reads it) */
+    bool preempt_never;   /* spec.preemptionPolicy "Never" */
+    int64_t start_time;   /* status.startTime, Unix seconds; 0 when unset */
+    char *nominated_node; /* status.nominatedNodeName, "" when unset */
     struct vs_kvlist annotations;
     struct vs_kvlist labels;
     struct vs_kvlist node_selector;

@@ -35,6 +35,9 @@ struct vs_metrics {
     atomic_uint_fast64_t outcomes[VS_FILTER_OUTCOMES];
     atomic_uint_fast64_t reasons[NR];
     atomic_uint_fast64_t binds_ok, binds_failed;
+    atomic_uint_fast64_t preempt[VS_PM_MODES][VS_PO_OUTCOMES];
+    atomic_uint_fast64_t victims;
+    atomic_uint_fast64_t preempt_bound_n, preempt_bound_ms;
     char *res_mem, *res_cores; /* quota resource names; set once before serving */
 };
 
@@ -96,6 +99,23 @@ void vs_metrics_bind_wait(struct vs_metrics *m, double seconds)
 void vs_metrics_lock_hold(struct vs_metrics *m, double seconds)
 {
     observe(&m->lock_hold_h, seconds);
+}
+
+void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
+                           enum vs_preempt_outcome o)
+{
+    atomic_fetch_add(&m->preempt[mode][o], 1);
+}
+
+void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n)
+{
+    atomic_fetch_add(&m->victims, n);
+}
+
+void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds)
+{
+    atomic_fetch_add(&m->preempt_bound_n, 1);
+    atomic_fetch_add(&m->preempt_bound_ms, (uint64_t)(seconds > 0 ? seconds * 1000 : 0));
 }
 
 static void count_word(struct vs_metrics *m, const char *w, size_t n)
@@ -406,6 +426,26 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   "vgpu_sched_bind_total{result=\"error\"} %llu\n",
                   (unsigned long long)atomic_load(&m->binds_ok),
                   (unsigned long long)atomic_load(&m->binds_failed));
+    static const char *const pm[] = {"verb", "filter"};
+    static const char *const po[] = {"planned", "no_plan", "pdb_refused", "error"};
+    vs_buf_puts(&b, "# HELP vgpu_sched_preemptions_total GPU preemption attempts.\n"
+                    "# TYPE vgpu_sched_preemptions_total counter\n");
+    for (int i = 0; i < VS_PM_MODES; i++)
+        for (int k = 0; k < VS_PO_OUTCOMES; k++)
+            vs_buf_printf(&b, "vgpu_sched_preemptions_total{mode=\"%s\",outcome=\"%s\"} %llu\n",
+                          pm[i], po[k], (unsigned long long)atomic_load(&m->preempt[i][k]));
+    vs_buf_printf(&b,
+                  "# HELP vgpu_sched_preemption_victims_total Pods evicted for GPU preemption.\n"
+                  "# TYPE vgpu_sched_preemption_victims_total counter\n"
+                  "vgpu_sched_preemption_victims_total %llu\n"
+                  "# HELP vgpu_sched_preemptor_bind_seconds From a preemptor's evictions to its "
+                  "Bind.\n"
+                  "# TYPE vgpu_sched_preemptor_bind_seconds summary\n"
+                  "vgpu_sched_preemptor_bind_seconds_sum %.3f\n"
+                  "vgpu_sched_preemptor_bind_seconds_count %llu\n",
+                  (unsigned long long)atomic_load(&m->victims),
+                  (double)atomic_load(&m->preempt_bound_ms) / 1000.0,
+                  (unsigned long long)atomic_load(&m->preempt_bound_n));
     if (x) {
         vs_buf_printf(&b,
                       "# TYPE vgpu_sched_node_lock_total counter\n"

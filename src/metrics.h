@@ -48,6 +48,21 @@ void vs_metrics_bind(struct vs_metrics *m, bool ok, double seconds);
 void vs_metrics_bind_wait(struct vs_metrics *m, double seconds);
 void vs_metrics_lock_hold(struct vs_metrics *m, double seconds);
 
+/* GPU preemption: one attempt by mode and outcome, victims evicted, and the time from a
+ * preemptor's evictions to its successful Bind. */
+enum vs_preempt_mode_m { VS_PM_VERB, VS_PM_FILTER, VS_PM_MODES };
+enum vs_preempt_outcome {
+    VS_PO_PLANNED,     /* verb: some node kept; filter: victims evicted, capacity held */
+    VS_PO_NO_PLAN,     /* no set of lower-priority pods makes the pod fit */
+    VS_PO_PDB_REFUSED, /* filter: every plan tried was refused by the Eviction API (429) */
+    VS_PO_ERROR,
+    VS_PO_OUTCOMES
+};
+void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
+                           enum vs_preempt_outcome o);
+void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n);
+void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds);
+
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;

@@ -679,6 +679,7 @@ static void podent_free(struct vs_podent *pe)
     free(pe->node);
     free(pe->error);
     free(pe->alloc_raw);
+    vs_kv_cleanup(&pe->labels);
     vs_mig_allocs_cleanup(&pe->mig);
     vs_usage_free(pe->usage, pe->n_usage);
     free(pe);
@@ -769,7 +770,10 @@ static struct vs_podent *podent_new(const struct vs_pod *p, const char *node)
     pe->name = strdup(p->name ? p->name : "");
     pe->node = strdup(node);
     pe->n_init = p->n_init;
-    if (!pe->uid || !pe->ns || !pe->name || !pe->node) {
+    pe->priority = p->priority;
+    pe->start_time = p->start_time;
+    pe->terminating = p->deleting;
+    if (!pe->uid || !pe->ns || !pe->name || !pe->node || vs_kv_copy(&pe->labels, &p->labels)) {
         podent_free(pe);
         return NULL;
     }
@@ -827,8 +831,10 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
             pod_drop(m, old);
         return VS_OK;
     }
-    if (p->deleting)
-        return VS_OK; /* keep a tracked pod's usage until its delete event; never add */
+    if (p->deleting && old) {
+        old->terminating = true; /* usage kept until the delete event */
+        return VS_OK;
+    }
     const char *alloc = vs_kv_get(&p->annotations, VS_ANNO_ALLOCATED);
     const char *mig = vs_kv_get(&p->annotations, VS_ANNO_MIG_ALLOC);
     bool release = init_done(p) && p->n_init > 0;
@@ -848,6 +854,8 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
         if (same && old->expired && !bound)
             return VS_OK; /* still not bound: stays expired */
         if (same && (old->released || !release) && old->bound == bound) {
+            old->priority = p->priority;
+            old->start_time = p->start_time;
             if (old->reservation) {
                 old->reservation = false;
                 m->n_reservations--;

@@ -71,13 +71,17 @@ struct vs_podent {
     struct vs_mig_allocs mig;
     struct vs_usage *usage; /* collapsed; what is counted on the cards */
     size_t n_usage;
-    bool released;       /* init containers finished: only the app part is counted */
-    bool malformed;      /* allocation annotation unusable: node is fail-closed */
-    char *error;         /* why malformed */
-    bool reservation;    /* made by Filter here, not yet confirmed by an API event */
-    bool bound;          /* spec.nodeName is set */
-    bool expired;        /* filtered long ago and never bound: usage no longer counted */
-    int64_t filtered_at; /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
+    bool released;           /* init containers finished: only the app part is counted */
+    bool malformed;          /* allocation annotation unusable: node is fail-closed */
+    char *error;             /* why malformed */
+    bool reservation;        /* made by Filter here, not yet confirmed by an API event */
+    bool bound;              /* spec.nodeName is set */
+    bool expired;            /* filtered long ago and never bound: usage no longer counted */
+    int64_t filtered_at;     /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
+    int32_t priority;        /* spec.priority: who may preempt this pod */
+    bool terminating;        /* deletionTimestamp set: still counted, never a preemption victim */
+    int64_t start_time;      /* status.startTime (Unix seconds, 0 = unknown) */
+    struct vs_kvlist labels; /* for PodDisruptionBudget selectors */
     struct vs_podent *ub_prev, *ub_next; /* list of unbound pods that may expire */
     bool on_ub;
     struct vs_node *on;            /* node entry the usage is applied to */
@@ -152,7 +156,9 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
 void vs_model_remove_node(struct vs_model *m, const char *name);
 
 /* Applies a Pod add/update with HAMi's tracking rules (spec §3.2): pods without
- * hami.io/vgpu-node are ignored, terminal pods removed, terminating pods only kept if tracked,
+ * hami.io/vgpu-node are ignored, terminal pods removed, terminating pods counted until their
+ * delete event (also when first seen terminating, unlike HAMi: their containers hold the card
+ * for the grace period),
  * malformed allocations tracked as `malformed` (their node becomes unusable with a reason, never
  * silently under-counted), init usage released when every init container exited 0. */
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);

@@ -8,13 +8,14 @@
 
 static const struct vs_card_policy *const card_table[] = {
     &vs_card_policy_binpack, &vs_card_policy_spread, &vs_card_policy_topology,
-    &vs_card_policy_mutex,   &vs_card_policy_numa,
+    &vs_card_policy_mutex,   &vs_card_policy_numa,   &vs_card_policy_fragmentation,
 };
 #define N_CARD (sizeof(card_table) / sizeof(card_table[0]))
 
 static const struct vs_node_policy *const node_table[] = {
     &vs_node_policy_binpack,
     &vs_node_policy_spread,
+    &vs_node_policy_fragmentation,
 };
 #define N_NODE (sizeof(node_table) / sizeof(node_table[0]))
 

@@ -1,7 +1,7 @@
 /* policy: the node policies (binpack, spread) and card policies (spread, binpack,
- * topology-aware, numa, mutex) of spec/hami-compat.md §5, each defined in its own file under
- * policies/ and registered in one table here. Names match case-insensitively; an unknown name is
- * an error carrying the name (never a silent fallback). */
+ * topology-aware, numa, mutex) of spec/hami-compat.md §5, and our `fragmentation` (both kinds),
+ * each defined in its own file under policies/ and registered in one table here. Names match
+ * case-insensitively; an unknown name is an error carrying the name (never a silent fallback). */
 #ifndef VS_POLICY_H
 #define VS_POLICY_H
 
@@ -20,6 +20,8 @@ struct vs_scard {
     int64_t usedmem;
     int64_t usedcores;
     float score;
+    double frag;                  /* fragmentation growth of one instance here (policy
+                                   * `fragmentation`, set by the caller) */
     bool unhealthy;               /* MIG bookkeeping fail-closed */
     struct vs_mig_placement *occ; /* occupied placements (owned by the evaluation) */
     size_t n_occ;
@@ -50,6 +52,7 @@ extern const struct vs_card_policy vs_card_policy_binpack;
 extern const struct vs_card_policy vs_card_policy_numa;
 extern const struct vs_card_policy vs_card_policy_mutex;
 extern const struct vs_card_policy vs_card_policy_topology;
+extern const struct vs_card_policy vs_card_policy_fragmentation;
 
 /* Topology-aware subset choice (§5.4): from n collected cards (in collection order) choose
  * `nums` of them; writes their indices (into the collected array) to out in output order. */
@@ -85,6 +88,9 @@ struct vs_node_policy {
 
 extern const struct vs_node_policy vs_node_policy_binpack;
 extern const struct vs_node_policy vs_node_policy_spread;
+/* Scored by the growth of the node's fragmentation (policies/fragmentation.h), not by the
+ * node score: vs_sched handles it; `better` compares the node score as a tie-break. */
+extern const struct vs_node_policy vs_node_policy_fragmentation;
 
 enum vs_err vs_policy_parse_node(const char *val, const char *key,
                                  const struct vs_node_policy **out, struct vs_errbuf *eb);

@@ -26,6 +26,9 @@ void vs_sim_pod_cleanup(struct vs_sim_pod *p)
     free(p->devices);
     free(p->error);
     vs_kv_cleanup(&p->reasons);
+    for (size_t i = 0; i < p->n_victims; i++)
+        free(p->victims[i]);
+    free(p->victims);
     memset(p, 0, sizeof(*p));
 }
 
@@ -80,6 +83,18 @@ char *vs_report_json(const struct vs_sim_report *r)
         } else if (p->node) {
             json_object_set_new(o, "devices", json_string(p->devices));
             json_object_set_new(o, "score", score_json(p->score));
+            if (p->n_victims) {
+                json_t *pr = json_object(), *vs = json_array();
+                if (!pr || !vs || json_object_set_new(o, "preempt", pr)) {
+                    json_decref(vs);
+                    goto oom;
+                }
+                json_object_set_new(pr, "node", json_string(p->node));
+                json_object_set_new(pr, "victims", vs);
+                for (size_t k = 0; k < p->n_victims; k++)
+                    if (json_array_append_new(vs, json_string(p->victims[k])))
+                        goto oom;
+            }
         } else if (p->error) {
             json_object_set_new(o, "error", json_string(p->error));
         } else {
@@ -150,7 +165,10 @@ char *vs_report_table(const struct vs_sim_report *r)
         } else if (p->node) {
             char s[32];
             vs_format_float(p->score, s, sizeof(s));
-            vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", p->pod, p->node, s, p->devices);
+            vs_buf_printf(&b, "%-32s %-20s %-10s %s", p->pod, p->node, s, p->devices);
+            for (size_t k = 0; k < p->n_victims; k++)
+                vs_buf_printf(&b, "%s%s", k ? ", " : "  preempting ", p->victims[k]);
+            vs_buf_printf(&b, "\n");
         } else if (p->error) {
             vs_buf_printf(&b, "%-32s %-20s %-10s error: %s\n", p->pod, "-", "-", p->error);
         } else if (p->reasons.n == 0) {

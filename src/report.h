@@ -21,6 +21,8 @@ struct vs_sim_pod {
      * n_nodes is how many nodes were considered. */
     bool reasons_summary;
     size_t n_nodes;
+    char **victims; /* "ns/name" of the pods preempted to place it (node set) */
+    size_t n_victims;
 };
 
 struct vs_sim_report {

@@ -4,10 +4,12 @@
 #include "sched.h"
 
 #include "buf.h"
+#include "fragmentation.h"
 #include "mig.h"
 #include "policy.h"
 #include "request.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +54,14 @@ const char *const vs_reason_words[VS_REASON_COUNT] = {
     "ResourceQuotaNotFit",
 };
 
+/* Pods whose usage a view leaves out: the pod's own previous reservation and, for a preemption
+ * what-if, the victims. */
+struct gone {
+    const struct vs_podent *own;
+    const struct vs_podent *const *v;
+    size_t n;
+};
+
 /* What one Filter call knows about the pod, shared by all node evaluations. */
 struct fit_ctx {
     const struct vs_pod *pod;
@@ -62,10 +72,15 @@ struct fit_ctx {
     struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
     const char *vgpu_mode;       /* NULL when absent */
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
+    struct gone gone;            /* own plus vs_sched_opts.without */
     const struct vs_quota *quota;
     int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
     const struct vs_req *quick;       /* the request quick_scan can decide, NULL if none */
     bool any_type;                    /* no type selector and no vgpu-mode: type_ok is true */
+    /* policy fragmentation (node or card policy): the workload it measures against */
+    struct vs_frag_ctx *frag;
+    bool frag_node, frag_card;
+    int64_t pod_cpu, pod_mem; /* the pod's cpu (milli) and memory (bytes) requests */
 };
 
 /* One chosen device of the container being fitted. */
@@ -111,8 +126,33 @@ static bool occ_push(struct vs_scard *s, struct vs_mig_placement pl)
     return true;
 }
 
-/* Base view of a node's cards, without the pod's own previous reservation. */
-static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent *own,
+static bool is_gone(const struct gone *g, const struct vs_podent *pe)
+{
+    if (pe == g->own)
+        return pe != NULL;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i] == pe)
+            return true;
+    return false;
+}
+
+static void subtract_usage(struct vs_scard *s, const struct vs_node *n, const struct vs_podent *pe)
+{
+    if (!pe || pe->on != n)
+        return;
+    for (size_t u = 0; u < pe->n_usage; u++) {
+        for (size_t i = 0; i < n->n_cards; i++) {
+            if (strcmp(n->cards[i].uuid, pe->usage[u].uuid) == 0) {
+                s[i].used -= pe->usage[u].slots;
+                s[i].usedmem -= pe->usage[u].mem;
+                s[i].usedcores -= pe->usage[u].cores;
+            }
+        }
+    }
+}
+
+/* Base view of a node's cards, without the pods in g. */
+static struct vs_scard *snapshot(const struct vs_node *n, const struct gone *g,
                                  struct vs_scard *buf)
 {
     struct vs_scard *s = scards_alloc(n->n_cards, buf);
@@ -127,7 +167,7 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
         s[i].usedcores = c->usedcores;
         s[i].unhealthy = c->mig_unhealthy;
         for (size_t k = 0; k < c->n_occ; k++) {
-            if (c->occ[k].owner == own)
+            if (g && is_gone(g, c->occ[k].owner))
                 continue;
             if (!occ_push(&s[i], c->occ[k].placement)) {
                 scards_free(s, n->n_cards, buf);
@@ -135,16 +175,11 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct vs_podent
             }
         }
     }
-    if (own && own->on == n) {
-        for (size_t u = 0; u < own->n_usage; u++) {
-            for (size_t i = 0; i < n->n_cards; i++) {
-                if (strcmp(n->cards[i].uuid, own->usage[u].uuid) == 0) {
-                    s[i].used -= own->usage[u].slots;
-                    s[i].usedmem -= own->usage[u].mem;
-                    s[i].usedcores -= own->usage[u].cores;
-                }
-            }
-        }
+    if (g) {
+        subtract_usage(s, n, g->own);
+        for (size_t k = 0; k < g->n; k++)
+            if (g->v[k] != g->own)
+                subtract_usage(s, n, g->v[k]);
     }
     return s;
 }
@@ -202,6 +237,53 @@ float vs_sched_node_score(const struct vs_node *n)
     float f = node_score_of(s, n->n_cards);
     scards_free(s, n->n_cards, buf);
     return f;
+}
+
+/* ------------------------------------------------------------------ fragmentation inputs */
+
+static struct vs_frag_req frag_req_of(const struct vs_req *r, int64_t cpu, int64_t mem)
+{
+    struct vs_frag_req q = {.nums = r->nums,
+                            .cores = r->cores > 100 ? 100 : r->cores,
+                            .mempct = -1,
+                            .cpu_milli = cpu,
+                            .mem_bytes = mem};
+    if (r->memreq > 0)
+        q.memmib = r->memreq;
+    else if (r->pct != VS_PCT_UNSET)
+        q.mempct = r->pct;
+    return q;
+}
+
+static void frag_card_of(struct vs_frag_ctx *fx, const struct vs_card *c, int64_t used,
+                         int64_t usedmem, int64_t usedcores, bool unhealthy,
+                         struct vs_frag_card *out)
+{
+    out->count = c->count;
+    out->devmem = c->devmem;
+    out->devcore = c->devcore;
+    out->used = used;
+    out->usedmem = usedmem;
+    out->usedcores = usedcores;
+    out->usable = c->is_nvidia && c->health && !c->cordoned && !unhealthy;
+    out->accept = vs_frag_accept(fx, c->type);
+}
+
+/* The measure's view of scratch cards (n <= VS_FRAG_MAX_CARDS). */
+static void frag_cards_view(const struct fit_ctx *x, const struct vs_scard *s, size_t n,
+                            struct vs_frag_card *out)
+{
+    for (size_t i = 0; i < n; i++)
+        frag_card_of(x->frag, s[i].c, s[i].used, s[i].usedmem, s[i].usedcores, s[i].unhealthy,
+                     &out[i]);
+}
+
+/* What the node has left of cpu and memory (allocatable minus the requests of its pods);
+ * unlimited when the Node does not list the resource. */
+static void frag_node_free(const struct vs_node *n, int64_t *cpu, int64_t *mem)
+{
+    *cpu = n->res.alloc_cpu < 0 ? INT64_MAX : n->res.alloc_cpu - n->res.cpu;
+    *mem = n->res.alloc_mem < 0 ? INT64_MAX : n->res.alloc_mem - n->res.mem;
 }
 
 /* ------------------------------------------------------------------ card scoring and order */
@@ -537,6 +619,17 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
 {
     for (size_t i = 0; i < n; i++)
         card_score(&view[i], r, &x->w);
+    if (x->frag_card && n <= VS_FRAG_MAX_CARDS) {
+        /* Each card: how much the node's fragmentation grows with one instance there. The node's
+         * cpu and memory are the same for every card, so they are left out here. */
+        struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
+        frag_cards_view(x, view, n, fc);
+        struct vs_frag_req q = frag_req_of(r, 0, 0);
+        for (size_t i = 0; i < n; i++)
+            view[i].frag = vs_frag_card_fits(&fc[i], &q)
+                               ? vs_frag_delta_card(x->frag, fc, n, INT64_MAX, INT64_MAX, &q, i)
+                               : HUGE_VAL;
+    }
     sort_cards(view, n, x);
     /* Stack buffers for the usual sizes; the heap only for unusually large nodes/requests. */
     struct vs_scard *cands_buf[32];
@@ -755,6 +848,31 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     return pass >= need;
 }
 
+/* Node policy fragmentation on a node quick_scan() accepted: the growth of the node's
+ * fragmentation when x->quick goes on the cards the measure would choose among those Fit
+ * accepts. Nodes with more cards than the measure takes score 0. */
+static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
+{
+    if (n->n_cards > VS_FRAG_MAX_CARDS)
+        return 0;
+    const struct vs_req *r = x->quick;
+    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
+    uint64_t ok = 0;
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        frag_card_of(x->frag, c, c->used, c->usedmem, c->usedcores, c->mig_unhealthy, &fc[i]);
+        if (c->is_nvidia && card_verdict(x, c, cores) < 0)
+            ok |= 1ull << i;
+    }
+    int64_t cpu, mem;
+    frag_node_free(n, &cpu, &mem);
+    struct vs_frag_req q = frag_req_of(r, x->pod_cpu, x->pod_mem);
+    size_t picks[VS_FRAG_MAX_CARDS];
+    double d = vs_frag_pick(x->frag, fc, n->n_cards, cpu, mem, &q, ok, picks);
+    return isnan(d) ? 0 : d;
+}
+
 /* Why x->quick does not fit on a node quick_scan() refused with tally t, worded as Fit words
  * it: every NVIDIA card counts under the first check it fails; the cards that pass them all
  * were too few (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the
@@ -806,7 +924,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                 return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
                                   pe->error);
     }
-    if (x->quick && !n->has_mig && !(x->own && x->own->on == n)) {
+    if (x->quick && !n->has_mig && !(x->own && x->own->on == n) && !x->gone.n) {
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
@@ -815,6 +933,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         if (fits && !want_devs(want_ctx, score)) {
             f->score = score;
             f->fit = true;
+            if (x->frag_node)
+                f->frag = quick_frag(x, n);
             return VS_OK;
         }
         if (!fits && pending) {
@@ -828,7 +948,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
     size_t nc = n->n_cards;
     struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
-    struct vs_scard *base = snapshot(n, x->own, base_buf);
+    struct vs_scard *base = snapshot(n, &x->gone, base_buf);
     if (!base)
         return VS_ERR_NOMEM;
     size_t n_init = x->req.n_init, n_ctrs = x->req.n_ctrs;
@@ -868,6 +988,15 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     /* The app containers work on the base view itself: nothing reads it afterwards. */
     view = base;
     so_mem = so_cores = 0;
+    double frag0 = 0;
+    int64_t cpu_free = INT64_MAX, mem_free = INT64_MAX;
+    struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
+    bool frag = x->frag_node && nc <= VS_FRAG_MAX_CARDS;
+    if (frag) {
+        frag_node_free(n, &cpu_free, &mem_free);
+        frag_cards_view(x, base, nc, fc);
+        frag0 = vs_frag_node(x->frag, fc, nc, cpu_free, mem_free);
+    }
     for (size_t j = 0; j < n_ctrs && !reason; j++) {
         if (x->req.ctrs[j].nums == 0)
             continue;
@@ -886,6 +1015,12 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         vs_mig_allocs_cleanup(&f->mig);
     } else {
         f->fit = true;
+        if (frag) {
+            frag_cards_view(x, view, nc, fc);
+            int64_t cpu1 = cpu_free == INT64_MAX ? cpu_free : cpu_free - x->pod_cpu;
+            int64_t mem1 = mem_free == INT64_MAX ? mem_free : mem_free - x->pod_mem;
+            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0;
+        }
     }
 out:
     free(reason);
@@ -899,6 +1034,7 @@ out:
 
 static void ctx_cleanup(struct fit_ctx *x)
 {
+    free(x->frag);
     vs_pod_req_cleanup(&x->req);
     vs_strlist_cleanup(&x->use_type);
     vs_strlist_cleanup(&x->nouse_type);
@@ -937,7 +1073,48 @@ static bool beats_best(const struct best_ctx *b, float score)
 
 static bool would_be_best(void *ctx, float score)
 {
-    return beats_best(ctx, score);
+    const struct best_ctx *b = ctx;
+    /* Fragmentation is known only after the fit: the chosen node gets its devices at the end. */
+    if (b->policy == &vs_node_policy_fragmentation)
+        return false;
+    return beats_best(b, score);
+}
+
+static bool always(void *ctx, float score)
+{
+    (void)ctx;
+    (void)score;
+    return true;
+}
+
+#define FRAG_TIE 1e-9
+
+/* Whether fit a is a better choice than the best so far, b (NULL = none yet). */
+static bool node_better(const struct vs_node_policy *p, const struct vs_node_fit *a,
+                        const struct vs_node_fit *b)
+{
+    if (!b)
+        return true;
+    if (p == &vs_node_policy_fragmentation) {
+        if (a->frag < b->frag - FRAG_TIE)
+            return true;
+        if (a->frag > b->frag + FRAG_TIE)
+            return false;
+    }
+    return p->better(a->score, b->score);
+}
+
+/* The container whose request stands for the pod in the workload: the first app container
+ * asking for a GPU, else the first such init container. */
+static const struct vs_req *shape_request(const struct vs_pod_req *q)
+{
+    for (size_t j = 0; j < q->n_ctrs; j++)
+        if (q->ctrs[j].nums)
+            return &q->ctrs[j];
+    for (size_t i = 0; i < q->n_init; i++)
+        if (q->init[i].nums)
+            return &q->init[i];
+    return NULL;
 }
 
 static enum vs_err pod_error(struct vs_filter_result *r, const char *msg)
@@ -1005,7 +1182,41 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
+    x.frag_node = node_policy == &vs_node_policy_fragmentation;
+    x.frag_card = x.gpu.single == &vs_card_policy_fragmentation;
+    for (size_t i = 0; i < x.gpu.n_keys; i++)
+        x.frag_card |= x.gpu.keys[i] == &vs_card_policy_fragmentation;
+    const struct vs_req *sr = shape_request(&x.req);
+    if (o->frag_stats || x.frag_node) {
+        /* The node cpu and memory the pod asks for (0 when they do not parse: the in-tree
+         * filters refuse such a pod before the extender). Shapes keep the cpu only, as the
+         * paper's do; the pod's memory still counts against the node's. */
+        struct vs_podres pr;
+        struct vs_errbuf peb;
+        if (vs_podres_compute(pod, &pr, &peb) == VS_OK) {
+            x.pod_cpu = pr.cpu;
+            x.pod_mem = pr.mem;
+        }
+    }
+    struct vs_frag_req shape = frag_req_of(sr ? sr : &(struct vs_req){0}, x.pod_cpu, 0);
+    if (o->frag_stats && sr &&
+        (err = vs_frag_stats_add(o->frag_stats, &shape, vs_kv_get(an, VS_ANNO_USE_TYPE),
+                                 vs_kv_get(an, VS_ANNO_NOUSE_TYPE))))
+        goto out;
+    if (x.frag_node || x.frag_card) {
+        if (!(x.frag = malloc(sizeof(*x.frag)))) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+        if (o->frag_stats) {
+            vs_frag_ctx_init(x.frag, o->frag_stats);
+        } else {
+            double w = 1;
+            vs_frag_ctx_set(x.frag, &shape, &w, 1);
+        }
+    }
     x.own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
+    x.gone = (struct gone){.own = x.own, .v = o->without, .n = o->n_without};
     x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
     if (x.quota) {
         x.q_mem_used = x.quota->mem_used;
@@ -1013,10 +1224,14 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         r->quota_checked = x.quota->has_mem || x.quota->has_cores;
         r->quota_mem_used = x.quota->mem_used;
         r->quota_cores_used = x.quota->cores_used;
-        if (x.own && strcmp(x.own->ns, pod->ns ? pod->ns : "") == 0) {
-            for (size_t i = 0; i < x.own->n_usage; i++) {
-                x.q_mem_used -= x.own->usage[i].mem;
-                x.q_cores_used -= x.own->usage[i].cores;
+        for (size_t k = 0; k <= o->n_without; k++) {
+            const struct vs_podent *pe = k < o->n_without ? o->without[k] : x.own;
+            if (!pe || (k < o->n_without && pe == x.own) ||
+                strcmp(pe->ns, pod->ns ? pod->ns : "") != 0)
+                continue;
+            for (size_t i = 0; i < pe->n_usage; i++) {
+                x.q_mem_used -= pe->usage[i].mem;
+                x.q_cores_used -= pe->usage[i].cores;
             }
         }
     }
@@ -1048,10 +1263,26 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc,
                              pending ? &pending[i] : NULL)))
             goto out;
-        if (r->nodes[i].fit && beats_best(&bc, r->nodes[i].score)) {
+        /* A busy node never beats one that is not; then the node policy (fragmentation first). */
+        if (r->nodes[i].fit && (r->best < 0 ? true
+                                : bc.cur_busy != bc.best_busy
+                                    ? bc.best_busy
+                                    : node_better(node_policy, &r->nodes[i], &r->nodes[r->best]))) {
             r->best = (long)i;
             bc.best_busy = bc.cur_busy;
         }
+    }
+    if (x.frag_node && r->best >= 0) {
+        /* The chosen node's devices, now that the fragmentation has chosen it. */
+        struct vs_node_fit *f = &r->nodes[r->best];
+        double fr = f->frag;
+        float score = f->score;
+        memset(f, 0, sizeof(*f));
+        f->node = cands[r->best];
+        if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL)))
+            goto out;
+        f->frag = fr;
+        f->score = score;
     }
     /* No node fits: the refusals left pending get their reasons now, from their tallies. */
     for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++) {

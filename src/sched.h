@@ -15,6 +15,8 @@
 #include "kobj.h"
 #include "model.h"
 
+struct vs_frag_stats;
+
 struct vs_sched_opts {
     const struct vs_devcfg *cfg;
     const char *node_policy; /* default node policy (flag), "binpack" when NULL */
@@ -35,6 +37,13 @@ struct vs_sched_opts {
      * With none, the choice is exactly the policy's. */
     const char *const *busy;
     size_t n_busy;
+    /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
+     * placements and namespace quota usage left out). The result must not be committed. */
+    const struct vs_podent *const *without;
+    size_t n_without;
+    /* The request shapes seen so far (policy `fragmentation`); every evaluated pod is counted
+     * here. NULL: the policy measures against the pod's own shape only. */
+    struct vs_frag_stats *frag_stats;
 };
 
 struct vs_node_fit {
@@ -46,6 +55,8 @@ struct vs_node_fit {
      * part of the refusal; VS_REASON_NO_DEVICE_BIT = NodeInsufficientDevice. 0 = see reason. */
     uint32_t words;
     float score;             /* node score (§5.1) when fit */
+    double frag;             /* node policy fragmentation: growth of the node's fragmentation
+                              * if the pod goes there (lower is better) */
     struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
                               * were the best so far when evaluated (always for `best`) */
     struct vs_mig_allocs mig;

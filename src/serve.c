@@ -6,6 +6,7 @@
 #include "bindq.h"
 #include "devcfg.h"
 #include "extender.h"
+#include "fragmentation.h"
 #include "kube.h"
 #include "leader.h"
 #include "loader.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +87,7 @@ static const struct flag flags[] = {
     {"log-format", NULL, F_STR, O(log_format), "text | json"},
     {"reservation-ttl", NULL, F_DUR, O(c.reservation_ttl_ms), "expiry of unbound reservations"},
     {"http-threads", NULL, F_INT, O(c.http_threads), "HTTP thread pool size"},
+    {"gpu-preemption", NULL, F_STR, O(c.gpu_preemption), "auto | verb | filter | off"},
 };
 
 /* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
@@ -327,6 +330,30 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->bind_wait_ms = 30000;
     c->bind_queue_depth = 4;
     c->force_overwrite = true;
+    c->gpu_preemption = "auto";
+}
+
+/* --gpu-preemption=auto: `verb` when the API server is v1.38 or later (kube-scheduler then asks
+ * extenders about nodes short only of their resources), else `filter`. */
+static enum vs_gpu_preemption preemption_auto(struct vs_kube *k)
+{
+    json_t *v = NULL;
+    struct vs_errbuf eb;
+    if (vs_kube_get(k, "/version", &v, &eb)) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "gpu_preemption", "mode=filter reason=%s",
+               vs_log_quote(eb.msg, q, sizeof(q)));
+        return VS_GPU_PREEMPT_FILTER;
+    }
+    const char *maj = json_string_value(json_object_get(v, "major"));
+    const char *min = json_string_value(json_object_get(v, "minor"));
+    long major = maj ? strtol(maj, NULL, 10) : 0, minor = min ? strtol(min, NULL, 10) : 0;
+    enum vs_gpu_preemption m =
+        major > 1 || (major == 1 && minor >= 38) ? VS_GPU_PREEMPT_VERB : VS_GPU_PREEMPT_FILTER;
+    vs_log(VS_LOG_INFO, "gpu_preemption", "mode=%s apiserver=%s.%s",
+           m == VS_GPU_PREEMPT_VERB ? "verb" : "filter", maj ? maj : "?", min ? min : "?");
+    json_decref(v);
+    return m;
 }
 
 struct vs_service {
@@ -338,12 +365,14 @@ struct vs_service {
     struct vs_leader *leader;
     struct vs_nodelock *lock;
     struct vs_bindq *bindq;
+    struct vs_holds *holds;
     struct vs_async *async;
     struct vs_metrics *metrics;
+    struct vs_frag_stats *frag;
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
-    struct vs_route routes[5];
+    struct vs_route routes[6];
     struct vs_route mroutes[2];
     bool leader_elect;
     uint64_t resync_req; /* the current term's store resync (monitor thread only) */
@@ -408,6 +437,8 @@ void vs_service_stop(struct vs_service *s)
     vs_kube_config_cleanup(&s->kc);
     vs_memapi_stop(s->mem);
     vs_metrics_free(s->metrics);
+    vs_holds_free(s->holds);
+    vs_frag_stats_free(s->frag);
     vs_devcfg_cleanup(&s->cfg);
     free(s);
 }
@@ -470,6 +501,22 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     if (vs_policy_parse_node(c->node_policy, "--node-scheduler-policy", &np, eb) ||
         vs_policy_parse_gpu(c->gpu_policy, "--gpu-scheduler-policy", &gp, eb))
         return NULL;
+    enum vs_gpu_preemption pmode = VS_GPU_PREEMPT_FILTER;
+    bool pauto = false;
+    const char *gpm = c->gpu_preemption ? c->gpu_preemption : "auto";
+    if (strcasecmp(gpm, "auto") == 0)
+        pauto = true;
+    else if (strcasecmp(gpm, "verb") == 0)
+        pmode = VS_GPU_PREEMPT_VERB;
+    else if (strcasecmp(gpm, "filter") == 0)
+        pmode = VS_GPU_PREEMPT_FILTER;
+    else if (strcasecmp(gpm, "off") == 0)
+        pmode = VS_GPU_PREEMPT_OFF;
+    else {
+        vs_err_set(eb, VS_ERR_INVAL,
+                   "invalid --gpu-preemption \"%s\" (want auto, verb, filter or off)", gpm);
+        return NULL;
+    }
     if (c->cluster && c->kubeconfig) {
         vs_err_set(eb, VS_ERR_INVAL, "--cluster and --kubeconfig exclude each other");
         return NULL;
@@ -500,9 +547,12 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     *exit_code = 1;
     if (!(s->kube = vs_kube_new(&s->kc, &ko, eb)))
         goto fail;
+    if (pauto)
+        pmode = preemption_auto(s->kube);
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
-                               .reservation_ttl = c->reservation_ttl_ms / 1000};
+                               .reservation_ttl = c->reservation_ttl_ms / 1000,
+                               .watch_pdbs = pmode == VS_GPU_PREEMPT_FILTER};
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,
@@ -529,6 +579,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         goto fail;
     }
     s->lock = vs_nodelock_new(s->kube, c->lock_timeout_ms / 1000, now_s);
+    s->frag = vs_frag_stats_new();
     s->leader_elect = c->leader_elect;
     struct vs_leader_hooks lhooks = {.ctx = s,
                                      .start = term_start,
@@ -550,9 +601,12 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .gpu_policy = c->gpu_policy,
                              .bind_wait_ms = (int)c->bind_wait_ms,
                              .legacy_metrics = c->legacy_metrics,
-                             .now = now_s};
+                             .preemption = pmode,
+                             .holds = s->holds = vs_holds_new(),
+                             .now = now_s,
+                             .frag_stats = s->frag};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (!s->lock || !s->metrics || !s->async ||
+    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -569,6 +623,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     s->routes[2] = (struct vs_route){"POST", "/webhook", vs_ext_webhook, &s->app, true, false};
     s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false, false};
+    s->routes[5] = (struct vs_route){"POST", "/preempt", vs_ext_preempt, &s->app, true, false};
     s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false, false};
     s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     struct vs_server_opts sopts = {.bind = c->http_bind,
@@ -579,7 +634,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                    .tls_cipher_suites = c->tls_cipher_suites,
                                    .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
                                    .routes = s->routes,
-                                   .n_routes = 5,
+                                   .n_routes = 6,
                                    .name = "main"};
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))

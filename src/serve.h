@@ -15,6 +15,7 @@ struct vs_service_config {
     const char *lease_name, *lease_ns, *device_config, *kubeconfig, *cluster;
     const char *pod_name, *pod_ns; /* from $POD_NAME / $POD_NAMESPACE */
     const char *tls_min_version, *tls_cipher_suites;
+    const char *gpu_preemption; /* auto | verb | filter | off */
     double kube_qps;
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;

@@ -5,11 +5,13 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "fragmentation.h"
 #include "kfilter.h"
 #include "loader.h"
 #include "model.h"
 #include "podres.h"
 #include "policy.h"
+#include "preempt.h"
 #include "report.h"
 #include "sched.h"
 
@@ -285,6 +287,71 @@ static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podr
     return 0;
 }
 
+/* No node fits: place the pod by the best preemption plan, if any. The victims leave the
+ * what-if state and the pod is committed on the plan's node. Returns 1 when placed, 0 when no
+ * plan exists, -1 on OOM. */
+static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char *const *cands,
+                               size_t nc, const struct vs_sched_opts *so, struct vs_sim_pod *out)
+{
+    if (!vs_preempt_allowed(p))
+        return 0;
+    struct vs_preempt_opts po = {.sched = so};
+    struct vs_preempt_plan *plans;
+    size_t np;
+    if (vs_preempt_plans(m, p, cands, nc, &po, &plans, &np))
+        return -1;
+    if (np == 0) {
+        vs_preempt_plans_free(plans, np);
+        return 0;
+    }
+    const struct vs_preempt_plan *best = &plans[0];
+    char **uids = calloc(best->n, sizeof(*uids));
+    out->victims = calloc(best->n, sizeof(*out->victims));
+    char *node = strdup(best->node);
+    int rc = -1;
+    if (!uids || !out->victims || !node)
+        goto out;
+    for (size_t i = 0; i < best->n; i++) {
+        const struct vs_podent *v = best->victims[i];
+        size_t len = strlen(v->ns) + strlen(v->name) + 2;
+        out->victims[i] = malloc(len);
+        uids[i] = strdup(v->uid);
+        if (!out->victims[i] || !uids[i])
+            goto out;
+        snprintf(out->victims[i], len, "%s/%s", v->ns, v->name);
+        out->n_victims++;
+    }
+    vs_preempt_plans_free(plans, np);
+    plans = NULL;
+    for (size_t i = 0; i < out->n_victims; i++) {
+        vs_model_remove_pod(m, uids[i]);
+        vs_model_unaccount(m, uids[i]);
+    }
+    struct vs_filter_result r;
+    const char *one[] = {node};
+    if (vs_sched_filter(m, p, one, 1, so, &r))
+        goto out;
+    if (r.best == 0) {
+        const struct vs_node_fit *f = &r.nodes[0];
+        struct vs_errbuf eb;
+        out->node = strdup(f->node);
+        out->devices = vs_annot_format_devices(&f->devs);
+        out->score = f->score;
+        rc = out->node && out->devices && !vs_sched_commit(m, p, &r, 0, &eb) ? 1 : -1;
+    } else {
+        /* The plan was computed on this very state: it cannot fail to fit now. */
+        rc = -1;
+    }
+    vs_filter_result_cleanup(&r);
+out:
+    for (size_t i = 0; uids && i < out->n_victims; i++)
+        free(uids[i]);
+    free(uids);
+    free(node);
+    vs_preempt_plans_free(plans, plans ? np : 0);
+    return rc;
+}
+
 static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *out)
 {
     size_t n = strlen(p->ns) + strlen(p->name) + 2;
@@ -321,7 +388,13 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             vs_model_account(c->m, p->uid, out->node, &res))
             rc = -1;
     } else {
-        rc = refused_reasons(c, &r, out);
+        int placed = place_by_preemption(c->m, p, c->cands, nc, c->so, out);
+        if (placed < 0)
+            rc = -1;
+        else if (placed)
+            rc = vs_model_account(c->m, p->uid, out->node, &res) ? -1 : 0;
+        else
+            rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
     return rc;
@@ -349,6 +422,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_model *m = NULL;
     struct vs_sim_pod *res = NULL;
     const char **names = NULL;
+    struct vs_frag_stats *frag = NULL;
     size_t n_res = 0;
     rc = 2;
     if (vs_devcfg_init(&cfg)) {
@@ -402,10 +476,14 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
                     eb.msg);
     }
     /* Reasons are reported only for pods no node takes. */
+    /* The workload policy `fragmentation` learns from: the pods scheduled so far. */
+    if (!(frag = vs_frag_stats_new()))
+        goto oom;
     struct vs_sched_opts so = {.cfg = &cfg,
                                .node_policy = o.node_policy,
                                .gpu_policy = o.gpu_policy,
-                               .lazy_reasons = true};
+                               .lazy_reasons = true,
+                               .frag_stats = frag};
     /* Summarised reasons are counted words: the extender need not write them out. */
     bool table = strcmp(o.output, "table") == 0;
     so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
@@ -474,6 +552,7 @@ out:
     free(res);
     free(names);
     vs_model_free(m);
+    vs_frag_stats_free(frag);
     vs_objset_cleanup(&cl);
     vs_objset_cleanup(&pods);
     vs_devcfg_cleanup(&cfg);

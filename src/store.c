@@ -5,6 +5,7 @@
 
 #include "k8s_codec.h"
 #include "log.h"
+#include "preempt.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,7 +21,7 @@ struct sset {
     UT_hash_handle hh;
 };
 
-enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_COUNT };
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_COUNT };
 
 struct informer {
     struct vs_store *s;
@@ -48,6 +49,8 @@ struct vs_store {
     pthread_rwlock_t mu; /* guards model, informer seen-sets, quotas */
     struct vs_model *model;
     struct quota_key *quotas;
+    struct vs_pdb *pdbs; /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
+    size_t n_pdbs, cap_pdbs;
     struct informer inf[INF_COUNT];
     volatile int stop;
     pthread_t expiry;
@@ -268,9 +271,62 @@ enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t
     return err;
 }
 
+static long pdb_find(const struct vs_store *s, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        if (strcmp(s->pdbs[i].ns, ns ? ns : "") == 0 &&
+            strcmp(s->pdbs[i].name, name ? name : "") == 0)
+            return (long)i;
+    return -1;
+}
+
+static void pdb_drop(struct vs_store *s, long i)
+{
+    vs_pdb_cleanup(&s->pdbs[i]);
+    s->pdbs[i] = s->pdbs[--s->n_pdbs];
+}
+
+static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t *obj,
+                             struct vs_errbuf *eb)
+{
+    const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+    long i = pdb_find(s, ns && *ns ? ns : "default", name);
+    if (strcmp(type, "DELETED") == 0) {
+        if (i >= 0)
+            pdb_drop(s, i);
+        return VS_OK;
+    }
+    struct vs_pdb d;
+    enum vs_err err = vs_codec_pdb_from_json(obj, &d, eb);
+    if (err) {
+        vs_pdb_cleanup(&d);
+        return err;
+    }
+    if (i >= 0) {
+        vs_pdb_cleanup(&s->pdbs[i]);
+        s->pdbs[i] = d;
+        return VS_OK;
+    }
+    if (s->n_pdbs == s->cap_pdbs) {
+        size_t nc = s->cap_pdbs ? s->cap_pdbs * 2 : 8;
+        struct vs_pdb *g = realloc(s->pdbs, nc * sizeof(*g));
+        if (!g) {
+            vs_pdb_cleanup(&d);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        s->pdbs = g;
+        s->cap_pdbs = nc;
+    }
+    s->pdbs[s->n_pdbs++] = d;
+    return VS_OK;
+}
+
 static const char *kind_of(int which)
 {
-    return which == INF_NODES ? "Node" : which == INF_PODS ? "Pod" : "ResourceQuota";
+    return which == INF_NODES    ? "Node"
+           : which == INF_PODS   ? "Pod"
+           : which == INF_QUOTAS ? "ResourceQuota"
+                                 : "PodDisruptionBudget";
 }
 
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
@@ -284,6 +340,8 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_pod(s, type, obj, eb);
     else if (strcmp(kind, "ResourceQuota") == 0)
         err = apply_quota(s, type, obj, eb);
+    else if (strcmp(kind, "PodDisruptionBudget") == 0)
+        err = apply_pdb(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     pthread_rwlock_unlock(&s->mu);
@@ -357,8 +415,10 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_node(s, type, obj, &eb);
     else if (inf->which == INF_PODS)
         err = apply_pod(s, type, obj, &eb);
-    else
+    else if (inf->which == INF_QUOTAS)
         err = apply_quota(s, type, obj, &eb);
+    else
+        err = apply_pdb(s, type, obj, &eb);
     bool listing = inf->listing;
     pthread_rwlock_unlock(&s->mu);
     call_hooks(s, inf->which, type, obj, listing);
@@ -421,6 +481,13 @@ static void on_synced(void *ctx)
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
         swept = vs_model_account_sweep(s->model);
+    } else if (inf->which == INF_PDBS) {
+        for (size_t i = s->n_pdbs; i-- > 0;) {
+            char key[512];
+            snprintf(key, sizeof(key), "%s/%s", s->pdbs[i].ns, s->pdbs[i].name);
+            if (!sset_has(inf->seen, key))
+                pdb_drop(s, (long)i);
+        }
     } else {
         struct quota_key *qk, *t;
         HASH_ITER(hh, s->quotas, qk, t)
@@ -476,9 +543,10 @@ static void *informer_main(void *arg)
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node",
                                                    .list_other = on_other};
-    const char *path = inf->which == INF_NODES  ? "/api/v1/nodes"
-                       : inf->which == INF_PODS ? "/api/v1/pods"
-                                                : "/api/v1/resourcequotas";
+    const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
+                       : inf->which == INF_PODS   ? "/api/v1/pods"
+                       : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
+                                                  : "/apis/policy/v1/poddisruptionbudgets";
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
     /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
     while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
@@ -516,6 +584,10 @@ static void *expiry_main(void *arg)
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
 {
     for (int i = 0; i < INF_COUNT; i++) {
+        if (i == INF_PDBS && !s->o.watch_pdbs) {
+            atomic_store(&s->inf[i].synced, true); /* not watched: nothing to wait for */
+            continue;
+        }
         if (pthread_create(&s->inf[i].thread, NULL, informer_main, &s->inf[i]) != 0)
             return vs_err_set(eb, VS_ERR_NOMEM, "cannot start informer thread");
         s->inf[i].started = true;
@@ -549,6 +621,9 @@ void vs_store_free(struct vs_store *s)
         free(qk->name);
         free(qk);
     }
+    for (size_t i = 0; i < s->n_pdbs; i++)
+        vs_pdb_cleanup(&s->pdbs[i]);
+    free(s->pdbs);
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -663,6 +738,88 @@ bool vs_store_resynced(const struct vs_store *cs, uint64_t req)
         if (atomic_load(&s->inf[i].synced_gen) < req || !atomic_load(&s->inf[i].synced))
             return false;
     return vs_store_synced(s);
+}
+
+void vs_store_plan_cleanup(struct vs_store_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->victims[i].ns);
+        free(p->victims[i].name);
+        free(p->victims[i].uid);
+    }
+    free(p->victims);
+    free(p->node);
+    free(p->alloc);
+    memset(p, 0, sizeof(*p));
+}
+
+static enum vs_err plan_copy(const struct vs_preempt_plan *pl, struct vs_store_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->node = strdup(pl->node);
+    out->victims = calloc(pl->n ? pl->n : 1, sizeof(*out->victims));
+    out->alloc = vs_annot_format_devices(&pl->fit.nodes[0].devs);
+    if (!out->node || !out->victims || !out->alloc)
+        return VS_ERR_NOMEM;
+    for (size_t i = 0; i < pl->n; i++) {
+        struct vs_store_victim *v = &out->victims[out->n++];
+        v->ns = strdup(pl->victims[i]->ns);
+        v->name = strdup(pl->victims[i]->name);
+        v->uid = strdup(pl->victims[i]->uid);
+        if (!v->ns || !v->name || !v->uid)
+            return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, int64_t now,
+                             struct vs_store_plan *out, bool *found)
+{
+    struct vs_preempt_opts po = {.sched = o, .bound_only = true};
+    struct vs_errbuf eb;
+    memset(out, 0, sizeof(*out));
+    *found = false;
+    for (int attempt = 0;; attempt++) {
+        /* After a few conflicts, plan under the write lock so the commit cannot fail. */
+        bool exclusive = attempt >= MAX_OPTIMISTIC;
+        if (exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        else
+            pthread_rwlock_rdlock(&s->mu);
+        struct vs_preempt_plan *plans = NULL;
+        size_t np = 0;
+        po.pdbs = s->pdbs;
+        po.n_pdbs = s->n_pdbs;
+        enum vs_err err = vs_preempt_plans(s->model, pod, cands, n, &po, &plans, &np);
+        if (!err && np)
+            err = plan_copy(&plans[0], out);
+        if (!exclusive)
+            pthread_rwlock_unlock(&s->mu);
+        if (err || np == 0) {
+            if (exclusive)
+                pthread_rwlock_unlock(&s->mu);
+            vs_preempt_plans_free(plans, np);
+            if (err)
+                vs_store_plan_cleanup(out);
+            return err;
+        }
+        if (!exclusive)
+            pthread_rwlock_wrlock(&s->mu);
+        err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
+        pthread_rwlock_unlock(&s->mu);
+        vs_preempt_plans_free(plans, np);
+        if (err == VS_OK) {
+            *found = true;
+            return VS_OK;
+        }
+        vs_store_plan_cleanup(out);
+        if (err != VS_ERR_CONFLICT)
+            return err;
+        atomic_fetch_add(&s->conflicts, 1);
+    }
 }
 
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)

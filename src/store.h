@@ -20,6 +20,8 @@ struct vs_store_opts {
     const char *node_label_selector; /* "k=v,k2=v2" or NULL */
     const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
     int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
+    bool watch_pdbs; /* also list/watch PodDisruptionBudgets (filter-mode preemption ranks by
+                      * them) */
 };
 
 struct vs_store_stats {
@@ -70,6 +72,26 @@ uint64_t vs_store_resync(struct vs_store *s);
 /* True once both lists that began after resync request `req` have been applied. */
 bool vs_store_resynced(const struct vs_store *s, uint64_t req);
 
+/* A preemption decision: the node and the victims (copies). */
+struct vs_store_victim {
+    char *ns, *name, *uid;
+};
+struct vs_store_plan {
+    char *node;
+    struct vs_store_victim *victims;
+    size_t n;
+    char *alloc; /* the devices held for the preemptor on node */
+};
+void vs_store_plan_cleanup(struct vs_store_plan *p);
+
+/* Filter-time preemption for a pod no candidate fits: the best plan over cands (only bound,
+ * lower-priority pods as victims), committed as the pod's reservation on the plan's node while
+ * the victims still count, so no other pod takes the capacity they free; the reservation expires
+ * like any (--reservation-ttl). A concurrent change of that node re-plans. *found false: no
+ * plan. Returns VS_ERR_NOMEM only. */
+enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, int64_t now,
+                             struct vs_store_plan *out, bool *found);
 /* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
 

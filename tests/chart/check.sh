@@ -65,7 +65,8 @@ has default \
   '^kind: Deployment$' '^kind: MutatingWebhookConfiguration$' '^kind: PodDisruptionBudget$' \
   'apiVersion: kubescheduler.config.k8s.io/v1$' 'leaderElect: false$' \
   'schedulerName: hami-scheduler$' 'urlPrefix: https://127.0.0.1:8443$' 'filterVerb: filter$' \
-  'bindVerb: bind$' 'nodeCacheCapable: true$' 'enableHTTPS: true$' 'caFile: /tls/ca.crt$' \
+  'preemptVerb: preempt$' 'bindVerb: bind$' 'nodeCacheCapable: true$' 'enableHTTPS: true$' \
+  'caFile: /tls/ca.crt$' \
   'serverName: rel-vgpu-sched.gpu-system.svc$' 'httpTimeout: 30s$' \
   '- name: nvidia.com/gpu$' '- name: nvidia.com/gpumem$' '- name: nvidia.com/gpumem-percentage$' \
   '- name: nvidia.com/gpucores$' 'ignoredByScheduler: true$' \
@@ -85,6 +86,8 @@ has default \
   'caBundle: [A-Za-z0-9+/=]{100,}$' '^kind: Secret$' 'name: system:kube-scheduler$' \
   'name: system:volume-scheduler$' 'name: extension-apiserver-authentication-reader$' \
   'resources: \["pods/binding"\]$' 'resources: \["resourcequotas"\]$' \
+  'resources: \["pods/eviction"\]$' 'resources: \["poddisruptionbudgets"\]$' \
+  '- --gpu-preemption=auto$' \
   'defaultGPUNum: 1$' 'gpuCorePolicy: "default"$'
 hasnt default 'leader-elect-resource-name' 'tls-cipher-suites' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
 

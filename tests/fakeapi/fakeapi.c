@@ -55,6 +55,8 @@ static const struct kinddef KINDS[] = {
     {"Event", "events", "/api/v1", "v1", "events", "EventList", true},
     {"Lease", "leases", "/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1",
      "leases.coordination.k8s.io", "LeaseList", true},
+    {"PodDisruptionBudget", "poddisruptionbudgets", "/apis/policy/v1", "policy/v1",
+     "poddisruptionbudgets.policy", "PodDisruptionBudgetList", true},
 };
 #define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
 #define KIND_POD 1
@@ -159,6 +161,7 @@ struct vs_fakeapi {
     size_t n_log, cap_log;
     struct watcher *watchers;
     unsigned drop_gen;
+    char version[32]; /* gitVersion served at /version ("" = v1.36.3) */
 };
 
 /* Per-request state while the body arrives. */
@@ -1099,6 +1102,56 @@ static void do_delete(struct vs_fakeapi *api, const struct route *rt, struct rep
     json_decref(last);
 }
 
+/* GET /version: the fields kube-apiserver's version.Info has that clients read. */
+static void do_version(const struct vs_fakeapi *api, struct reply *rp)
+{
+    const char *git = api->version[0] ? api->version : "v1.36.3";
+    unsigned major = 0, minor = 0;
+    sscanf(git, "v%u.%u", &major, &minor);
+    char smaj[16], smin[16];
+    snprintf(smaj, sizeof(smaj), "%u", major);
+    snprintf(smin, sizeof(smin), "%u", minor);
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s}", "major", smaj, "minor", smin, "gitVersion", git,
+                          "platform", "linux/amd64");
+    reply_json(rp, 200, v);
+    json_decref(v);
+}
+
+/* POST pods/<name>/eviction (policy/v1 Eviction): the pod starts terminating (deletionTimestamp
+ * set, MODIFIED); the test deletes it when its "grace period" is over. PodDisruptionBudgets are
+ * not evaluated here: a test injects 429 with vs_fakeapi_fault. */
+static void do_evict(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
+                     struct reply *rp)
+{
+    json_t *b = parse_body(r, rp);
+    if (!b)
+        return;
+    const char *bn = meta_str(b, "name");
+    const char *kind = json_string_value(json_object_get(b, "kind"));
+    const struct obj *e = obj_find(api, KIND_POD, rt->ns, rt->name);
+    if (!kind || strcmp(kind, "Eviction") != 0) {
+        reply_status(rp, 400, "BadRequest", "body must be a policy/v1 Eviction");
+    } else if (!e) {
+        reply_status(rp, 404, "NotFound", "pods \"%s\" not found", rt->name);
+    } else if (!bn || strcmp(bn, rt->name) != 0) {
+        reply_status(rp, 400, "BadRequest", "name in URL does not match name in Eviction object");
+    } else {
+        json_t *o = json_deep_copy(e->o);
+        json_t *m = meta_of(o);
+        if (!json_object_get(m, "deletionTimestamp"))
+            json_object_set_new(m, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+        if (!store(api, KIND_POD, rt->ns, rt->name, o, "MODIFIED")) {
+            reply_status(rp, 500, NULL, "out of memory");
+        } else {
+            json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status", "apiVersion", "v1",
+                                   "metadata", "status", "Success", "code", 201);
+            reply_json(rp, 201, st);
+            json_decref(st);
+        }
+    }
+    json_decref(b);
+}
+
 static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
                     struct reply *rp)
 {
@@ -1515,6 +1568,10 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
         reply_status(&rp, 413, NULL, "the request body is larger than %u bytes", BODY_MAX);
         goto unlock;
     }
+    if (!routed && strcmp(url, "/version") == 0 && strcmp(method, "GET") == 0) {
+        do_version(api, &rp);
+        goto unlock;
+    }
     if (!routed) {
         reply_status(&rp, 404, "NotFound", "the server could not find the requested resource");
         goto unlock;
@@ -1539,6 +1596,12 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
     } else if (rt.sub[0] && strcmp(rt.sub, "binding") == 0) {
         if (rt.kind == KIND_POD && strcmp(method, "POST") == 0)
             do_bind(api, &rt, r, &rp);
+        else
+            reply_status(&rp, 405, "MethodNotAllowed",
+                         "the server does not allow this method on the requested resource");
+    } else if (rt.sub[0] && strcmp(rt.sub, "eviction") == 0) {
+        if (rt.kind == KIND_POD && strcmp(method, "POST") == 0)
+            do_evict(api, &rt, r, &rp);
         else
             reply_status(&rp, 405, "MethodNotAllowed",
                          "the server does not allow this method on the requested resource");
@@ -2002,6 +2065,13 @@ void vs_fakeapi_expire(struct vs_fakeapi *api, const char *resource)
 void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource)
 {
     expire(api, resource, true);
+}
+
+void vs_fakeapi_set_version(struct vs_fakeapi *api, const char *git_version)
+{
+    pthread_mutex_lock(&api->mu);
+    snprintf(api->version, sizeof(api->version), "%s", git_version ? git_version : "");
+    pthread_mutex_unlock(&api->mu);
 }
 
 void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token)

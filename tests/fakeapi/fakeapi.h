@@ -76,6 +76,8 @@ void vs_fakeapi_expire(struct vs_fakeapi *api, const char *resource);
 /* Same compaction, reported the other way: open watches on the resource receive an ERROR event
  * with a 410 Status and end, and new watches from an old version get 200 + that ERROR event. */
 void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource);
+/* The gitVersion GET /version reports (default "v1.36.3"; major and minor are derived). */
+void vs_fakeapi_set_version(struct vs_fakeapi *api, const char *git_version);
 /* Changes the required bearer token (NULL = no authentication). */
 void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token);
 

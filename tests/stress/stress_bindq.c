@@ -118,7 +118,6 @@ static void *binder(void *arg)
         enum vs_err err = vs_bindq_lock(q, &r, NULL, &eb);
         if (err == VS_OK) {
             atomic_fetch_add(&ok, 1);
-            vs_bindq_bound(q, node, b.uid);
             /* The watch shows our own lock, or a relist later shows only its release. */
             bool seen = rand_r(&seed) % 8 != 0;
             if (seen)

@@ -81,8 +81,6 @@ static void *bind_main(void *arg)
     eb.msg[0] = '\0';
     b->err = vs_bindq_lock(q, &r, NULL, &eb);
     snprintf(b->msg, sizeof(b->msg), "%s", b->err ? eb.msg : "");
-    if (!b->err)
-        vs_bindq_bound(q, b->node, b->uid);
     return NULL;
 }
 

@@ -606,6 +606,30 @@ Test(loader, unreadable_files)
     cr_assert_eq(set.n_pods + set.n_nodes + set.n_quotas, 0);
 }
 
+Test(loader, pod_priority_fields)
+{
+    char *path = vs_test_write_tmp(
+        "kind: Pod\nmetadata: {name: hi, namespace: ml}\n"
+        "spec: {priority: -5, preemptionPolicy: Never}\n"
+        "status: {startTime: \"2026-01-02T03:04:05Z\", nominatedNodeName: n7}\n"
+        "---\nkind: Pod\nmetadata: {name: lo}\nspec: {preemptionPolicy: PreemptLowerPriority}\n");
+    struct vs_objset set = {0};
+    struct vs_errbuf eb = {{0}};
+    cr_assert_eq(vs_loader_load_file(path, &set, NULL, NULL, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(set.n_pods, 2);
+    cr_assert_eq(set.pods[0].priority, -5);
+    cr_assert(set.pods[0].preempt_never);
+    cr_assert_eq(set.pods[0].start_time, 1767323045);
+    cr_assert_str_eq(set.pods[0].nominated_node, "n7");
+    cr_assert_eq(set.pods[1].priority, 0);
+    cr_assert_not(set.pods[1].preempt_never);
+    cr_assert_eq(set.pods[1].start_time, 0);
+    cr_assert_str_eq(set.pods[1].nominated_node, "");
+    remove(path);
+    free(path);
+    vs_objset_cleanup(&set);
+}
+
 Test(loader, reads_a_written_tmp_file)
 {
     char *path = vs_test_write_tmp("kind: Node\nmetadata:\n  name: tmp-node\n");
@@ -742,6 +766,17 @@ ParameterizedTestParameters(loader, errors)
         {"st4.yaml", "kind: Pod\nmetadata: {name: p}\nstatus: {initContainerStatuses: {}}\n",
          VS_ERR_PARSE,
          "st4.yaml: Pod default/p: status.initContainerStatuses: expected an array, got object"},
+        {"prio.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {priority: high}\n", VS_ERR_PARSE,
+         "prio.yaml: Pod default/p: spec.priority: expected an integer, got string"},
+        {"prio2.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {priority: 2147483648}\n",
+         VS_ERR_PARSE, "prio2.yaml: Pod default/p: spec.priority: out of int32 range: 2147483648"},
+        {"ppol.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {preemptionPolicy: Sometimes}\n",
+         VS_ERR_PARSE,
+         "ppol.yaml: Pod default/p: spec.preemptionPolicy: expected Never or "
+         "PreemptLowerPriority, got \"Sometimes\""},
+        {"start.yaml", "kind: Pod\nmetadata: {name: p}\nstatus: {startTime: yesterday}\n",
+         VS_ERR_PARSE,
+         "start.yaml: Pod default/p: status.startTime: invalid RFC 3339 time \"yesterday\""},
         {"unsched.yaml", "kind: Node\nmetadata: {name: n}\nspec: {unschedulable: 1}\n",
          VS_ERR_PARSE, "unsched.yaml: Node n: spec.unschedulable: expected a bool, got number"},
         {"alloc.json",

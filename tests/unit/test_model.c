@@ -143,16 +143,23 @@ Test(model, untracked_and_terminal_pods)
     assert_card("n1", 0, 0, 0, 0);
     cr_assert_eq(vs_model_pod_count(m), 0);
     vs_pod_cleanup(&p);
-    /* A terminating pod seen first is not added; a tracked one keeps its usage. */
+    /* A terminating pod counts until its delete event, also when first seen terminating (HAMi
+     * skips those; their containers still hold the card for the grace period). */
     running(&p, "q", "n1", "GPU0,NVIDIA,1000,10:;");
     p.deleting = true;
     upsert(&p);
-    cr_assert_eq(vs_model_pod_count(m), 0);
+    cr_assert_eq(vs_model_pod_count(m), 1);
+    assert_card("n1", 0, 1, 1000, 10);
+    cr_assert(vs_model_pod(m, p.uid)->terminating);
+    vs_model_remove_pod(m, p.uid);
+    assert_card("n1", 0, 0, 0, 0);
     p.deleting = false;
     upsert(&p);
+    cr_assert_not(vs_model_pod(m, p.uid)->terminating);
     p.deleting = true;
     upsert(&p);
     assert_card("n1", 0, 1, 1000, 10);
+    cr_assert(vs_model_pod(m, p.uid)->terminating);
     vs_pod_cleanup(&p);
 }
 

@@ -1,0 +1,461 @@
+/* fragmentation: the fragmentation measure, the workload statistics it is taken against, and
+ * the node and card policies named `fragmentation` (see fragmentation.h). */
+#include "fragmentation.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "card_common.h"
+
+/* ------------------------------------------------------------------ statistics */
+
+struct vs_frag_stats {
+    pthread_mutex_t mu;
+    struct vs_frag_shape **shapes; /* most frequent first */
+    size_t n, cap;
+    uint64_t total; /* all recorded pods (also those past VS_FRAG_MAX_SHAPES) */
+};
+
+struct vs_frag_stats *vs_frag_stats_new(void)
+{
+    struct vs_frag_stats *st = calloc(1, sizeof(*st));
+    if (st)
+        pthread_mutex_init(&st->mu, NULL);
+    return st;
+}
+
+static void shape_free(struct vs_frag_shape *s)
+{
+    if (!s)
+        return;
+    free(s->use_raw);
+    free(s->nouse_raw);
+    vs_strlist_cleanup(&s->use);
+    vs_strlist_cleanup(&s->nouse);
+    free(s);
+}
+
+void vs_frag_stats_free(struct vs_frag_stats *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n; i++)
+        shape_free(st->shapes[i]);
+    free(st->shapes);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+static bool req_eq(const struct vs_frag_req *a, const struct vs_frag_req *b)
+{
+    return a->nums == b->nums && a->cores == b->cores && a->mempct == b->mempct &&
+           a->memmib == b->memmib && a->cpu_milli == b->cpu_milli && a->mem_bytes == b->mem_bytes;
+}
+
+enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req *r,
+                              const char *use, const char *nouse)
+{
+    use = use ? use : "";
+    nouse = nouse ? nouse : "";
+    enum vs_err err = VS_OK;
+    pthread_mutex_lock(&st->mu);
+    st->total++;
+    size_t i = 0;
+    for (; i < st->n; i++) {
+        const struct vs_frag_shape *s = st->shapes[i];
+        if (req_eq(&s->r, r) && strcmp(s->use_raw, use) == 0 && strcmp(s->nouse_raw, nouse) == 0)
+            break;
+    }
+    if (i == st->n) {
+        if (st->n == VS_FRAG_MAX_SHAPES)
+            goto out;
+        if (st->n == st->cap) {
+            size_t nc = st->cap ? st->cap * 2 : 16;
+            struct vs_frag_shape **g = realloc(st->shapes, nc * sizeof(*g));
+            if (!g) {
+                err = VS_ERR_NOMEM;
+                goto out;
+            }
+            st->shapes = g;
+            st->cap = nc;
+        }
+        struct vs_frag_shape *s = calloc(1, sizeof(*s));
+        if (!s || !(s->use_raw = strdup(use)) || !(s->nouse_raw = strdup(nouse)) ||
+            vs_annot_parse_list(use, &s->use) || vs_annot_parse_list(nouse, &s->nouse)) {
+            shape_free(s);
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+        s->r = *r;
+        st->shapes[st->n++] = s;
+    }
+    /* Keep the array sorted by count, most frequent first (earlier shapes win ties). */
+    st->shapes[i]->count++;
+    while (i > 0 && st->shapes[i - 1]->count < st->shapes[i]->count) {
+        struct vs_frag_shape *t = st->shapes[i - 1];
+        st->shapes[i - 1] = st->shapes[i];
+        st->shapes[i] = t;
+        i--;
+    }
+out:
+    pthread_mutex_unlock(&st->mu);
+    return err;
+}
+
+/* ------------------------------------------------------------------ context */
+
+void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
+{
+    memset(x, 0, sizeof(*x));
+    if (!st)
+        return;
+    pthread_mutex_lock(&st->mu);
+    double sum = 0;
+    for (size_t i = 0; i < st->n && x->k < VS_FRAG_K; i++) {
+        const struct vs_frag_shape *s = st->shapes[i];
+        x->s[x->k].r = s->r;
+        x->s[x->k].use = &s->use;
+        x->s[x->k].nouse = &s->nouse;
+        x->s[x->k].w = (double)s->count;
+        if (s->use.n || s->nouse.n)
+            x->typed |= 1u << x->k;
+        sum += (double)s->count;
+        x->k++;
+    }
+    pthread_mutex_unlock(&st->mu);
+    for (size_t i = 0; i < x->k; i++)
+        x->s[i].w /= sum;
+}
+
+void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const double *weights,
+                     size_t n)
+{
+    memset(x, 0, sizeof(*x));
+    double sum = 0;
+    for (size_t i = 0; i < n && i < VS_FRAG_K; i++)
+        sum += weights[i];
+    for (size_t i = 0; i < n && i < VS_FRAG_K; i++) {
+        x->s[i].r = rs[i];
+        x->s[i].w = sum > 0 ? weights[i] / sum : 0;
+        x->k++;
+    }
+}
+
+/* Fit's type rule (spec §4.4 checkType): some use-gputype item is a substring of the card's
+ * type (any case) and no nouse-gputype item is. */
+static bool type_accepts(const struct vs_strlist *use, const struct vs_strlist *nouse,
+                         const char *type)
+{
+    bool any_use = false;
+    for (size_t i = 0; use && i < use->n && !any_use; i++)
+        any_use = strcasestr(type, use->items[i]) != NULL;
+    if (use && use->n && !any_use)
+        return false;
+    for (size_t i = 0; nouse && i < nouse->n; i++)
+        if (strcasestr(type, nouse->items[i]))
+            return false;
+    return true;
+}
+
+uint32_t vs_frag_accept(struct vs_frag_ctx *x, const char *type)
+{
+    uint32_t all = x->k >= 32 ? ~0u : (1u << x->k) - 1;
+    if (!x->typed)
+        return all;
+    type = type ? type : "";
+    for (size_t i = 0; i < x->tc_n; i++)
+        if (x->tc_type[i] == type || strcmp(x->tc_type[i], type) == 0)
+            return x->tc_mask[i];
+    uint32_t m = all & ~x->typed;
+    for (size_t s = 0; s < x->k; s++)
+        if ((x->typed >> s & 1u) && type_accepts(x->s[s].use, x->s[s].nouse, type))
+            m |= 1u << s;
+    if (x->tc_n < sizeof(x->tc_type) / sizeof(x->tc_type[0])) {
+        x->tc_type[x->tc_n] = type;
+        x->tc_mask[x->tc_n++] = m;
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------------ the measure */
+
+static int64_t mem_need(const struct vs_frag_card *c, const struct vs_frag_req *r)
+{
+    return r->mempct >= 0 ? (int64_t)c->devmem * r->mempct / 100 : r->memmib;
+}
+
+bool vs_frag_card_fits(const struct vs_frag_card *c, const struct vs_frag_req *r)
+{
+    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    if (!c->usable || c->count <= c->used)
+        return false;
+    if (c->devmem - c->usedmem < mem_need(c, r))
+        return false;
+    if (c->devcore - c->usedcores < cores)
+        return false;
+    if (c->devcore == 100 && cores == 100 && c->used > 0)
+        return false;
+    if (c->devcore != 0 && c->usedcores == c->devcore && cores == 0)
+        return false;
+    return true;
+}
+
+double vs_frag_idle(const struct vs_frag_card *c)
+{
+    if (!c->usable || c->devcore <= 0 || c->devmem <= 0)
+        return 0;
+    double fc = (double)(c->devcore - c->usedcores) / c->devcore;
+    double fm = (double)(c->devmem - c->usedmem) / c->devmem;
+    return 0.5 * ((fc > 0 ? fc : 0) + (fm > 0 ? fm : 0));
+}
+
+/* Which shapes one instance fits on card c (bit s): vs_frag_card_fits for every shape, with
+ * the card's part worked out once and the percentage compared without a division
+ * (floor(devmem * pct / 100) <= free  <=>  devmem * pct <= 100 * free + 99). */
+static uint32_t fitmask(const struct vs_frag_ctx *x, const struct vs_frag_card *c)
+{
+    uint32_t m = 0, acc = c->accept;
+    if (!c->usable || c->count <= c->used)
+        return 0;
+    int64_t fm = c->devmem - c->usedmem, fc = c->devcore - c->usedcores;
+    int64_t fm100 = 100 * fm + 99;
+    bool full100 = c->devcore == 100 && c->used > 0;
+    bool exhausted = c->devcore != 0 && c->usedcores == c->devcore;
+    for (size_t s = 0; s < x->k; s++) {
+        const struct vs_frag_req *r = &x->s[s].r;
+        int64_t cores = r->cores > 100 ? 100 : r->cores;
+        if (!(acc >> s & 1u) || fc < cores)
+            continue;
+        if (r->mempct >= 0 ? (int64_t)c->devmem * r->mempct > fm100 : r->memmib > fm)
+            continue;
+        if ((full100 && cores == 100) || (exhausted && cores == 0))
+            continue;
+        m |= 1u << s;
+    }
+    return m;
+}
+
+static bool same_state(const struct vs_frag_card *a, const struct vs_frag_card *b)
+{
+    return a->used == b->used && a->usedmem == b->usedmem && a->usedcores == b->usedcores &&
+           a->devmem == b->devmem && a->devcore == b->devcore && a->count == b->count &&
+           a->accept == b->accept && a->usable == b->usable;
+}
+
+/* Per-shape sums over a node's cards, so one card's change is re-scored in O(k). */
+struct agg {
+    double all;
+    double nonfit[VS_FRAG_K];
+    int nfit[VS_FRAG_K];
+    int64_t cpu_free, mem_free;
+};
+
+/* Builds the sums; masks/idles receive each card's fit mask and idle capacity. Cards in the
+ * same state as the card before them (idle cards, mostly) reuse its values. */
+static void agg_build(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                      int64_t cpu_free, int64_t mem_free, struct agg *a, uint32_t *masks,
+                      double *idles)
+{
+    memset(a, 0, sizeof(*a));
+    a->cpu_free = cpu_free;
+    a->mem_free = mem_free;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && same_state(&cards[i], &cards[i - 1])) {
+            masks[i] = masks[i - 1];
+            idles[i] = idles[i - 1];
+        } else {
+            masks[i] = fitmask(x, &cards[i]);
+            idles[i] = vs_frag_idle(&cards[i]);
+        }
+        a->all += idles[i];
+        for (size_t s = 0; s < x->k; s++) {
+            if (masks[i] >> s & 1u)
+                a->nfit[s]++;
+            else
+                a->nonfit[s] += idles[i];
+        }
+    }
+}
+
+static bool hosts(const struct vs_frag_req *r, int nfit, int64_t cpu_free, int64_t mem_free)
+{
+    return nfit >= r->nums && cpu_free >= r->cpu_milli && mem_free >= r->mem_bytes;
+}
+
+static double agg_value(const struct vs_frag_ctx *x, const struct agg *a)
+{
+    double f = 0;
+    for (size_t s = 0; s < x->k; s++) {
+        bool h = hosts(&x->s[s].r, a->nfit[s], a->cpu_free, a->mem_free);
+        f += x->s[s].w * (h ? a->nonfit[s] : a->all);
+    }
+    return f;
+}
+
+double vs_frag_node(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                    int64_t cpu_free, int64_t mem_free)
+{
+    if (n > VS_FRAG_MAX_CARDS)
+        return 0;
+    struct agg a;
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
+    return agg_value(x, &a);
+}
+
+/* Card c after one instance of r. */
+static struct vs_frag_card card_plus(const struct vs_frag_card *c, const struct vs_frag_req *r)
+{
+    struct vs_frag_card d = *c;
+    d.used += 1;
+    d.usedmem += mem_need(c, r);
+    d.usedcores += r->cores > 100 ? 100 : r->cores;
+    return d;
+}
+
+/* Growth of the fragmentation when a card goes from (m0, u0) to (m1, u1) (fit mask, idle
+ * capacity) and the node's free cpu/memory become cpu1/mem1; with `apply` the sums follow. */
+static double agg_change(const struct vs_frag_ctx *x, struct agg *a, uint32_t m0, double u0,
+                         uint32_t m1, double u1, int64_t cpu1, int64_t mem1, bool apply)
+{
+    double all1 = a->all - u0 + u1, d = 0;
+    for (size_t s = 0; s < x->k; s++) {
+        const struct vs_frag_req *r = &x->s[s].r;
+        int f0 = (int)(m0 >> s & 1u), f1 = (int)(m1 >> s & 1u);
+        int nfit1 = a->nfit[s] - f0 + f1;
+        double nonfit1 = a->nonfit[s] - (f0 ? 0 : u0) + (f1 ? 0 : u1);
+        double v0 = hosts(r, a->nfit[s], a->cpu_free, a->mem_free) ? a->nonfit[s] : a->all;
+        double v1 = hosts(r, nfit1, cpu1, mem1) ? nonfit1 : all1;
+        d += x->s[s].w * (v1 - v0);
+        if (apply) {
+            a->nfit[s] = nfit1;
+            a->nonfit[s] = nonfit1;
+        }
+    }
+    if (apply) {
+        a->all = all1;
+        a->cpu_free = cpu1;
+        a->mem_free = mem1;
+    }
+    return d;
+}
+
+static int64_t sub_sat(int64_t free, int64_t take)
+{
+    return free == INT64_MAX ? free : free - take;
+}
+
+double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                          int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, size_t i)
+{
+    if (n > VS_FRAG_MAX_CARDS || i >= n)
+        return 0;
+    struct agg a;
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
+    struct vs_frag_card to = card_plus(&cards[i], r);
+    return agg_change(x, &a, masks[i], idles[i], fitmask(x, &to), vs_frag_idle(&to),
+                      sub_sat(cpu_free, r->cpu_milli), sub_sat(mem_free, r->mem_bytes), false);
+}
+
+#define TIE 1e-9
+
+double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                    int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                    size_t *picks)
+{
+    if (n > VS_FRAG_MAX_CARDS)
+        return NAN;
+    struct vs_frag_card view[VS_FRAG_MAX_CARDS];
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    memcpy(view, cards, n * sizeof(*view));
+    struct agg a;
+    agg_build(x, view, n, cpu_free, mem_free, &a, masks, idles);
+    uint64_t taken = 0;
+    double total = 0;
+    for (int32_t k = 0; k < r->nums; k++) {
+        /* The node's cpu and memory go with the first card (same for every choice). */
+        int64_t cpu1 = k == 0 ? sub_sat(a.cpu_free, r->cpu_milli) : a.cpu_free;
+        int64_t mem1 = k == 0 ? sub_sat(a.mem_free, r->mem_bytes) : a.mem_free;
+        long best = -1;
+        double bd = 0, bidle = 0;
+        uint32_t bmask = 0;
+        /* Cards in the same state give the same growth: each state is tried once (the lowest
+         * index keeps it, as the tie-break would). */
+        size_t tried[VS_FRAG_MAX_CARDS], n_tried = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!(ok >> i & 1u) || (taken >> i & 1u) || !vs_frag_card_fits(&view[i], r))
+                continue;
+            bool seen = false;
+            for (size_t t = 0; t < n_tried && !seen; t++)
+                seen = same_state(&view[tried[t]], &view[i]);
+            if (seen)
+                continue;
+            tried[n_tried++] = i;
+            struct vs_frag_card to = card_plus(&view[i], r);
+            uint32_t m1 = fitmask(x, &to);
+            double u1 = vs_frag_idle(&to);
+            double d = agg_change(x, &a, masks[i], idles[i], m1, u1, cpu1, mem1, false);
+            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
+                best = (long)i;
+                bd = d;
+                bidle = idles[i];
+                bmask = m1;
+            }
+        }
+        if (best < 0)
+            return NAN;
+        struct vs_frag_card to = card_plus(&view[best], r);
+        double u1 = vs_frag_idle(&to);
+        total += agg_change(x, &a, masks[best], idles[best], bmask, u1, cpu1, mem1, true);
+        view[best] = to;
+        masks[best] = bmask;
+        idles[best] = u1;
+        taken |= 1ull << best;
+        picks[k] = (size_t)best;
+    }
+    return total;
+}
+
+/* ------------------------------------------------------------------ policies */
+
+/* Card policy: the card where the fragmentation grows least is tried first (sorts last);
+ * equal growth: the fuller card (HAMi's card score), then NUMA as binpack does. */
+static int key_cmp(const struct vs_scard *a, const struct vs_scard *b)
+{
+    return a->frag > b->frag ? -1 : (a->frag < b->frag ? 1 : 0);
+}
+
+static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool numa_bind)
+{
+    int c;
+    if (numa_bind && (c = -vs_cmp_numa_asc(a, b)))
+        return c;
+    if ((c = key_cmp(a, b)))
+        return c;
+    if ((c = vs_cmp_score_asc(a, b)))
+        return c;
+    return vs_cmp_numa_asc(a, b);
+}
+
+const struct vs_card_policy vs_card_policy_fragmentation = {
+    .name = "fragmentation",
+    .kind = VS_CARD_SORT,
+    .key_cmp = key_cmp,
+    .single_cmp = single_cmp,
+};
+
+/* Node policy: scored by vs_sched (the node's fragmentation growth); `better` compares the
+ * tie-break, HAMi's node score, as binpack does. */
+static bool better(float a, float b)
+{
+    return a > b;
+}
+
+const struct vs_node_policy vs_node_policy_fragmentation = {.name = "fragmentation",
+                                                            .better = better};

@@ -1,0 +1,120 @@
+/* fragmentation: the node and card policy `fragmentation` — place a pod where the expected
+ * fragmentation of the cluster grows least (after FGD, Weng et al., USENIX ATC '23).
+ *
+ * The workload is the request shapes the scheduler has seen (vs_frag_stats: every pod Filter
+ * evaluated, weighted by how often its shape came), never the pods still to come. A node's
+ * fragmentation under a shape s is the idle GPU capacity s cannot use there: all of the node's
+ * idle capacity when s cannot be placed on the node at all (too few cards fit one instance of
+ * it, or the node lacks the cpu or memory s asks for), else the idle capacity of the cards that
+ * cannot host one instance of s. The node's fragmentation is the weighted mean over the most
+ * frequent shapes. A card's idle capacity counts its two dimensions apart: half its free share
+ * of cores plus half its free share of memory, so a card whose memory is full but whose cores
+ * are idle strands half a card, and cards of different sizes count as one card each (the unit
+ * the benchmark's "allocated GPUs" uses). Unhealthy or cordoned cards count nothing.
+ *
+ * The measure is pure: the caller hands in the cards' state (vs_frag_card) and the node's free
+ * cpu and memory. */
+#ifndef VS_FRAGMENTATION_H
+#define VS_FRAGMENTATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "annot.h"
+#include "err.h"
+
+#define VS_FRAG_K          16   /* shapes the measure uses at most (the most frequent) */
+#define VS_FRAG_MAX_SHAPES 4096 /* distinct shapes remembered; later new ones are not */
+#define VS_FRAG_MAX_CARDS  64   /* nodes with more cards are scored without the measure */
+
+/* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either
+ * `mempct` % of the memory or `memmib` MiB (mempct < 0), plus node cpu and memory. */
+struct vs_frag_req {
+    int32_t nums;
+    int32_t cores;  /* clamped to 100 as Fit does */
+    int32_t mempct; /* -1: memmib is absolute */
+    int32_t memmib;
+    int64_t cpu_milli; /* 0 = none asked */
+    int64_t mem_bytes;
+};
+
+/* A request shape with its GPU type constraint (nvidia.com/use-gputype, nouse-gputype). */
+struct vs_frag_shape {
+    struct vs_frag_req r;
+    char *use_raw; /* the annotation values as given ("" = none) */
+    char *nouse_raw;
+    struct vs_strlist use, nouse;
+    uint64_t count;
+};
+
+/* The shapes seen so far, most frequent first. Thread-safe. */
+struct vs_frag_stats;
+
+struct vs_frag_stats *vs_frag_stats_new(void); /* NULL: out of memory */
+void vs_frag_stats_free(struct vs_frag_stats *st);
+/* Counts one pod of shape r (use/nouse: its type annotations, NULL = none). */
+enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req *r,
+                              const char *use, const char *nouse);
+
+/* One card as the measure sees it. `accept` has bit s set when shape s of the context may use
+ * the card's type (vs_frag_accept). */
+struct vs_frag_card {
+    int32_t count, devmem, devcore;
+    int64_t used, usedmem, usedcores;
+    uint32_t accept;
+    bool usable; /* healthy and not cordoned */
+};
+
+/* A Filter's view of the workload: the most frequent shapes with normalized weights. The
+ * shapes' type lists are borrowed from the stats (entries are never freed before the stats). */
+struct vs_frag_ctx {
+    size_t k;
+    struct {
+        struct vs_frag_req r;
+        const struct vs_strlist *use, *nouse;
+        double w;
+    } s[VS_FRAG_K];
+    uint32_t typed; /* shapes with a type constraint (bit s) */
+    /* card type -> accept mask, for the types met in this Filter */
+    const char *tc_type[16];
+    uint32_t tc_mask[16];
+    size_t tc_n;
+};
+
+/* Snapshot of the top shapes of st (the VS_FRAG_K most frequent); an empty stats gives k = 0
+ * (then every fragmentation is 0 and the policies fall back to their tie-breaks). */
+void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st);
+/* A context over explicit shapes (tests): n <= VS_FRAG_K, weights normalized here. */
+void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const double *weights,
+                     size_t n);
+
+/* Which shapes may use a card of this type (bit s). */
+uint32_t vs_frag_accept(struct vs_frag_ctx *x, const char *type);
+
+/* Whether one instance of r fits card c alone (the per-card checks of Fit). */
+bool vs_frag_card_fits(const struct vs_frag_card *c, const struct vs_frag_req *r);
+
+/* Idle capacity of a card in cards: (free cores / cores + free memory / memory) / 2. */
+double vs_frag_idle(const struct vs_frag_card *c);
+
+/* The node's fragmentation in cards under the context's workload. cpu_free / mem_free: what
+ * the node has left (INT64_MAX when unknown). */
+double vs_frag_node(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                    int64_t cpu_free, int64_t mem_free);
+
+/* Chooses r->nums cards for r among those with bit i of `ok` set (i < n <= VS_FRAG_MAX_CARDS),
+ * one at a time, each where the node's fragmentation grows least (ties: the card with the
+ * least idle capacity, then the lower index). Writes the card indices to picks (r->nums of
+ * them, may repeat a card only if it fits again) and returns the growth of the node's
+ * fragmentation; returns NAN when fewer than r->nums cards can be found. */
+double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                    int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                    size_t *picks);
+
+/* Growth of the node's fragmentation when one instance of r goes on card i. */
+double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                          int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r,
+                          size_t i);
+
+#endif

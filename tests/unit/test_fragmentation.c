@@ -1,0 +1,282 @@
+/* test_fragmentation: the fragmentation measure on small cases computed by hand (the numbers
+ * in the comments), the workload statistics, and the policy `fragmentation` through Filter. */
+#include "builders.h"
+#include "fragmentation.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+
+#define EPS 1e-9
+
+/* A healthy 100-core card of `mem` MiB and 10 slots with the given usage. */
+static struct vs_frag_card card(int32_t mem, int64_t used, int64_t usedmem, int64_t usedcores)
+{
+    struct vs_frag_card c = {.count = 10,
+                             .devmem = mem,
+                             .devcore = 100,
+                             .used = used,
+                             .usedmem = usedmem,
+                             .usedcores = usedcores,
+                             .accept = ~0u,
+                             .usable = true};
+    return c;
+}
+
+static struct vs_frag_req share(int32_t nums, int32_t pct)
+{
+    struct vs_frag_req r = {.nums = nums, .cores = pct, .mempct = pct};
+    return r;
+}
+
+Test(frag, idle_counts_cores_and_memory_apart)
+{
+    /* (70/100 + 8000/16000) / 2 = 0.6 */
+    struct vs_frag_card c = card(16000, 1, 8000, 30);
+    cr_assert_float_eq(vs_frag_idle(&c), 0.6, EPS);
+    /* memory full, cores idle: half a card stranded */
+    c = card(16000, 1, 16000, 0);
+    cr_assert_float_eq(vs_frag_idle(&c), 0.5, EPS);
+    c.usable = false;
+    cr_assert_float_eq(vs_frag_idle(&c), 0.0, EPS);
+}
+
+Test(frag, card_fits_follows_fit_rules)
+{
+    struct vs_frag_card c = card(16000, 1, 8000, 30);
+    struct vs_frag_req r = share(1, 50);
+    cr_assert(vs_frag_card_fits(&c, &r)); /* 70 cores, 8000 MiB free >= 50 %, 8000 */
+    r = share(1, 70);
+    cr_assert_not(vs_frag_card_fits(&c, &r)); /* 70 % memory = 11200 > 8000 */
+    r = share(1, 100);
+    struct vs_frag_card e = card(16000, 0, 0, 0);
+    cr_assert(vs_frag_card_fits(&e, &r));
+    e.used = 1; /* 100 cores on a card in use: exclusive conflict */
+    cr_assert_not(vs_frag_card_fits(&e, &r));
+    struct vs_frag_req abs = {.nums = 1, .cores = 10, .mempct = -1, .memmib = 9000};
+    cr_assert_not(vs_frag_card_fits(&c, &abs));
+    abs.memmib = 8000;
+    cr_assert(vs_frag_card_fits(&c, &abs));
+    c.used = c.count; /* no slot left */
+    cr_assert_not(vs_frag_card_fits(&c, &abs));
+}
+
+Test(frag, one_shape_node_and_pick)
+{
+    /* Shape: one card, 50 %. Card A idle (1.0), card B 60 % used (idle 0.4): A hosts the shape,
+     * B does not, so the node strands B's 0.4. */
+    struct vs_frag_req s = share(1, 50);
+    double w = 1;
+    struct vs_frag_ctx x;
+    vs_frag_ctx_set(&x, &s, &w, 1);
+    struct vs_frag_card cs[2] = {card(16000, 0, 0, 0), card(16000, 1, 9600, 60)};
+    cr_assert_float_eq(vs_frag_node(&x, cs, 2, INT64_MAX, INT64_MAX), 0.4, EPS);
+    /* A 30 % pod: on A the node still strands 0.4 (delta 0); on B it strands B's 0.1 (delta
+     * -0.3): B wins. */
+    struct vs_frag_req p = share(1, 30);
+    cr_assert_float_eq(vs_frag_delta_card(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 0), 0.0, EPS);
+    cr_assert_float_eq(vs_frag_delta_card(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 1), -0.3, EPS);
+    size_t pick[1];
+    double d = vs_frag_pick(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 3, pick);
+    cr_assert_float_eq(d, -0.3, EPS);
+    cr_assert_eq(pick[0], 1);
+    /* B excluded by the caller (Fit refused it): A, delta 0. */
+    d = vs_frag_pick(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 1, pick);
+    cr_assert_float_eq(d, 0.0, EPS);
+    cr_assert_eq(pick[0], 0);
+    /* Nothing allowed: NAN. */
+    cr_assert(isnan(vs_frag_pick(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 0, pick)));
+}
+
+Test(frag, two_shapes_weighted)
+{
+    /* Shapes: 1 card at 50 % (weight 3), 2 whole cards (weight 1). Card A idle, card B 40 %
+     * used (idle 0.6). Shape 1: both cards host it -> 0. Shape 2: only A is whole -> the node
+     * cannot host it -> all idle, 1.6. F = 0.75 * 0 + 0.25 * 1.6 = 0.4. */
+    struct vs_frag_req s[2] = {share(1, 50), share(2, 100)};
+    double w[2] = {3, 1};
+    struct vs_frag_ctx x;
+    vs_frag_ctx_set(&x, s, w, 2);
+    struct vs_frag_card cs[2] = {card(16000, 0, 0, 0), card(16000, 1, 6400, 40)};
+    cr_assert_float_eq(vs_frag_node(&x, cs, 2, INT64_MAX, INT64_MAX), 0.4, EPS);
+    /* A 50 % pod on A: shape 1 still fits both (0), shape 2 strands 0.5 + 0.6 = 1.1:
+     * F = 0.275, delta -0.125. On B: B (idle 0.1) no longer hosts shape 1: 0.1; shape 2: 1.1;
+     * F = 0.075 + 0.275 = 0.35, delta -0.05. The emptier card A wins here. */
+    struct vs_frag_req p = share(1, 50);
+    cr_assert_float_eq(vs_frag_delta_card(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 0), -0.125, EPS);
+    cr_assert_float_eq(vs_frag_delta_card(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 1), -0.05, EPS);
+    size_t pick[1];
+    cr_assert_float_eq(vs_frag_pick(&x, cs, 2, INT64_MAX, INT64_MAX, &p, 3, pick), -0.125, EPS);
+    cr_assert_eq(pick[0], 0);
+}
+
+Test(frag, multi_card_pick_and_node_cpu)
+{
+    /* Shape: 1 card at 50 %, needing 8 cpus. Four idle cards. */
+    struct vs_frag_req s = share(1, 50);
+    s.cpu_milli = 8000;
+    double w = 1;
+    struct vs_frag_ctx x;
+    vs_frag_ctx_set(&x, &s, &w, 1);
+    struct vs_frag_card cs[4] = {card(16000, 0, 0, 0), card(16000, 0, 0, 0),
+                                 card(16000, 1, 8000, 50), card(16000, 0, 0, 0)};
+    /* Enough cpu: every card hosts the shape: 0. Too little cpu: all idle, 3.5. */
+    cr_assert_float_eq(vs_frag_node(&x, cs, 4, 16000, INT64_MAX), 0.0, EPS);
+    cr_assert_float_eq(vs_frag_node(&x, cs, 4, 4000, INT64_MAX), 3.5, EPS);
+    /* Two whole cards for a pod taking 10 of the 16 cpus: afterwards 6 cpus are left, so the
+     * node strands all its remaining idle cards (0.5 + 1.0 = 1.5): delta 1.5 - 0 = 1.5, and the
+     * picks are the first two idle cards (equal growth, equal idle: lower index). */
+    struct vs_frag_req p = share(2, 100);
+    p.cpu_milli = 10000;
+    size_t pick[2];
+    cr_assert_float_eq(vs_frag_pick(&x, cs, 4, 16000, INT64_MAX, &p, 0xf, pick), 1.5, EPS);
+    cr_assert_eq(pick[0], 0);
+    cr_assert_eq(pick[1], 1);
+}
+
+Test(frag, type_constraints)
+{
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    cr_assert_not_null(st);
+    struct vs_frag_req s = share(1, 50);
+    cr_assert_eq(vs_frag_stats_add(st, &s, "T4", NULL), VS_OK);
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_eq(x.k, 1);
+    cr_assert_eq(vs_frag_accept(&x, "NVIDIA-Tesla T4"), 1u);
+    cr_assert_eq(vs_frag_accept(&x, "NVIDIA-V100"), 0u);
+    /* A V100 node strands everything idle for a T4-only workload. */
+    struct vs_frag_card cs[2] = {card(16000, 0, 0, 0), card(16000, 1, 8000, 50)};
+    cs[0].accept = cs[1].accept = vs_frag_accept(&x, "NVIDIA-V100");
+    cr_assert_float_eq(vs_frag_node(&x, cs, 2, INT64_MAX, INT64_MAX), 1.5, EPS);
+    vs_frag_stats_free(st);
+}
+
+Test(frag, stats_most_frequent_first)
+{
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req a = share(1, 20), b = share(2, 100);
+    cr_assert_eq(vs_frag_stats_add(st, &a, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &b, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &b, "", ""), VS_OK); /* same shape as NULL lists */
+    cr_assert_eq(vs_frag_stats_add(st, &b, "A100", NULL), VS_OK);
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_eq(x.k, 3);
+    cr_assert_eq(x.s[0].r.nums, 2);
+    cr_assert_float_eq(x.s[0].w, 0.5, EPS);
+    cr_assert_eq(x.s[1].r.nums, 1);
+    cr_assert_float_eq(x.s[1].w, 0.25, EPS);
+    cr_assert_eq(x.s[2].use->n, 1);
+    cr_assert_str_eq(x.s[2].use->items[0], "A100");
+    vs_frag_stats_free(st);
+}
+
+Test(frag, stats_keep_the_top_shapes)
+{
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    /* 20 shapes, shape i seen i + 1 times: the context keeps the 16 most frequent. */
+    for (int i = 0; i < 20; i++) {
+        struct vs_frag_req r = share(1, 5 * (i + 1));
+        for (int k = 0; k <= i; k++)
+            cr_assert_eq(vs_frag_stats_add(st, &r, NULL, NULL), VS_OK);
+    }
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_eq(x.k, VS_FRAG_K);
+    cr_assert_eq(x.s[0].r.cores, 100);
+    cr_assert_eq(x.s[VS_FRAG_K - 1].r.cores, 25);
+    /* weights: 20/(20+19+...+5) = 20/200 */
+    cr_assert_float_eq(x.s[0].w, 0.1, EPS);
+    vs_frag_stats_free(st);
+}
+
+/* ---- the policy through Filter ---- */
+
+static struct vs_model *m;
+
+static void setup(void)
+{
+    m = vs_model_new(1);
+}
+
+static void teardown(void)
+{
+    vs_model_free(m);
+    m = NULL;
+}
+
+TestSuite(fragpolicy, .init = setup, .fini = teardown);
+
+static void node2(const char *node, const char *a, const char *b)
+{
+    char c1[256], c2[256], reg[600];
+    tb_card(c1, sizeof(c1), a, 0, 0, 10, 10000, 100, 1);
+    tb_card(c2, sizeof(c2), b, 1, 0, 10, 10000, 100, 1);
+    snprintf(reg, sizeof(reg), "[%s,%s]", c1, c2);
+    tb_node(m, node, reg, NULL, NULL);
+}
+
+static void filter_with(struct vs_frag_stats *st, const struct vs_pod *p, const char *np,
+                        const char *gp, const char *const *cands, size_t n,
+                        struct vs_filter_result *r)
+{
+    struct vs_devcfg cfg;
+    vs_devcfg_init(&cfg);
+    struct vs_sched_opts o = {.cfg = &cfg, .node_policy = np, .gpu_policy = gp, .frag_stats = st};
+    cr_assert_eq(vs_sched_filter(m, p, cands, n, &o, r), VS_OK);
+    vs_devcfg_cleanup(&cfg);
+}
+
+/* The workload so far: 60 % pods. node1 has a card at 50 % (it cannot take a 60 % pod any
+ * more: 0.5 stranded); node2 a card at 30 % (still takes one). A 20 % pod: on node1's used card
+ * it brings it to 70 %, stranding 0.3 instead of 0.5; on node2's used card to 50 %, stranding
+ * 0.5 instead of 0; on an idle card nothing changes. node1's device1 wins although node2 comes
+ * first. */
+Test(fragpolicy, picks_least_growth)
+{
+    node2("node1", "device1", "device2");
+    node2("node2", "device3", "device4");
+    tb_place(m, "p1", "node1", "device1,NVIDIA,5000,50:;");
+    tb_place(m, "p2", "node2", "device3,NVIDIA,3000,30:;");
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req w = {.nums = 1, .cores = 60, .mempct = -1, .memmib = 6000};
+    for (int i = 0; i < 9; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &w, NULL, NULL), VS_OK);
+    struct vs_pod p;
+    tb_pod(&p, "default", "new", "uid-new");
+    tb_ctr(&p, 0, "c", "1", "2000", NULL, "20");
+    const char *cands[] = {"node2", "node1"};
+    struct vs_filter_result r;
+    filter_with(st, &p, "Fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_null(r.error);
+    cr_assert_eq(r.best, 1);
+    char *d = tb_devices(&r);
+    cr_assert_str_eq(d, "device1,NVIDIA,2000,20:;");
+    free(d);
+    /* workload after counting this pod: 9 x 60 %, 1 x 20 % (weights 0.9, 0.1). node1 before:
+     * 0.9 * 0.5 + 0.1 * 0 = 0.45; after (device1 at 70 %): 0.9 * 0.3 + 0.1 * 0 = 0.27. */
+    cr_assert_float_eq(r.nodes[1].frag, -0.18, 1e-6);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+    vs_frag_stats_free(st);
+}
+
+Test(fragpolicy, card_policy_alone)
+{
+    node2("node1", "device1", "device2");
+    tb_place(m, "p1", "node1", "device2,NVIDIA,5000,50:;");
+    struct vs_pod p;
+    tb_pod(&p, "default", "new", "uid-new");
+    tb_ctr(&p, 0, "c", "1", "5000", NULL, "50");
+    const char *cands[] = {"node1"};
+    struct vs_filter_result r;
+    /* Only the pod's own shape (50 %) known: either card leaves nothing stranded (the used
+     * card becomes full, the idle one still takes a 50 % pod); the tie goes to the fuller card
+     * as binpack would. */
+    filter_with(NULL, &p, "binpack", "FRAGMENTATION", cands, 1, &r);
+    char *d = tb_devices(&r);
+    cr_assert_str_eq(d, "device2,NVIDIA,5000,50:;");
+    free(d);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+}
