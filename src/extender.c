@@ -795,10 +795,9 @@ void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_res
         set_json(resp, 400, json_pack("{s:s}", "Error", eb.msg));
         goto out;
     }
-    if (a->leader && !vs_leader_is(a->leader)) {
-        set_json(resp, 503,
-                 json_pack("{s:s}", "Error",
-                           "this vgpu-sched replica is not the leader and does not schedule"));
+    enum vs_term_state ts;
+    if (!vs_leader_term(a->leader, &ts)) {
+        set_json(resp, 503, json_pack("{s:s}", "Error", term_refusal(ts, "schedule")));
         goto out;
     }
     if (!vs_store_synced(a->store)) {

@@ -322,6 +322,19 @@ static enum vs_err get_containers(const json_t *spec, const char *key, struct vs
     return VS_OK;
 }
 
+/* spec.resources (pod-level requests and limits). */
+static enum vs_err get_pod_resources(const json_t *spec, struct vs_pod *p, struct vs_errbuf *eb)
+{
+    const json_t *res;
+    enum vs_err rc = get_obj(spec, "spec", "resources", &res, eb);
+    if (rc != VS_OK || !res)
+        return rc;
+    if ((rc = get_map(res, "spec.resources", "requests", &p->pod_requests, eb)) != VS_OK ||
+        (rc = get_map(res, "spec.resources", "limits", &p->pod_limits, eb)) != VS_OK)
+        return rc;
+    return VS_OK;
+}
+
 /* spec.tolerations: key, operator, value, effect of each (tolerationSeconds plays no part in
  * filtering). */
 static enum vs_err get_tolerations(const json_t *spec, struct vs_pod *p, struct vs_errbuf *eb)
@@ -602,6 +615,7 @@ enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct
         (rc = get_containers(spec, "initContainers", &out->init, &out->n_init, eb)) != VS_OK ||
         (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK ||
         (rc = get_map(spec, "spec", "overhead", &out->overhead, eb)) != VS_OK ||
+        (rc = get_pod_resources(spec, out, eb)) != VS_OK ||
         (rc = get_tolerations(spec, out, eb)) != VS_OK || (rc = get_affinity(spec, out, eb)))
         return rc;
     if ((rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK ||
@@ -641,6 +655,7 @@ enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, st
         (rc = get_containers(spec, "initContainers", &out->init, &out->n_init, eb)) != VS_OK ||
         (rc = get_containers(spec, "containers", &out->ctrs, &out->n_ctrs, eb)) != VS_OK ||
         (rc = get_map(spec, "spec", "overhead", &out->overhead, eb)) != VS_OK ||
+        (rc = get_pod_resources(spec, out, eb)) != VS_OK ||
         (rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK)
         return rc;
     return VS_OK;

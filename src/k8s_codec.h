@@ -15,8 +15,8 @@
 enum vs_err vs_codec_pod_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb);
 /* Only what the model's resource accounting reads (vs_model_account_pod): metadata namespace,
  * name, uid and the hami.io/vgpu-node annotation; spec.nodeName, containers, initContainers
- * (resources, restartPolicy) and overhead; status.phase. Same errors as vs_codec_pod_from_json
- * for those fields; out must be cleaned up (also on error). */
+ * (resources, restartPolicy), overhead and resources; status.phase. Same errors as
+ * vs_codec_pod_from_json for those fields; out must be cleaned up (also on error). */
 enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, struct vs_errbuf *eb);
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb);
 /* A policy/v1 PodDisruptionBudget: spec.selector (matchLabels, matchExpressions with In, NotIn,

@@ -154,6 +154,8 @@ void vs_pod_cleanup(struct vs_pod *p)
     containers_free(p->ctrs, p->n_ctrs);
     free(p->init_status);
     vs_kv_cleanup(&p->overhead);
+    vs_kv_cleanup(&p->pod_requests);
+    vs_kv_cleanup(&p->pod_limits);
     tols_free(p->tols, p->n_tols);
     terms_free(p->aff_terms, p->n_aff_terms);
     memset(p, 0, sizeof(*p));
@@ -221,7 +223,9 @@ static enum vs_err reqs_copy(struct vs_nsreq **dst, const struct vs_nsreq *src, 
 
 static enum vs_err sched_copy(struct vs_pod *dst, const struct vs_pod *src)
 {
-    if (vs_kv_copy(&dst->overhead, &src->overhead))
+    if (vs_kv_copy(&dst->overhead, &src->overhead) ||
+        vs_kv_copy(&dst->pod_requests, &src->pod_requests) ||
+        vs_kv_copy(&dst->pod_limits, &src->pod_limits))
         return VS_ERR_NOMEM;
     if (src->n_tols) {
         dst->tols = calloc(src->n_tols, sizeof(*dst->tols));

@@ -99,8 +99,10 @@ struct vs_pod {
     size_t n_ctrs;
     struct vs_init_status *init_status; /* status.initContainerStatuses, in order */
     size_t n_init_status;
-    struct vs_kvlist overhead;  /* spec.overhead, quantity text */
-    struct vs_toleration *tols; /* spec.tolerations */
+    struct vs_kvlist overhead;     /* spec.overhead, quantity text */
+    struct vs_kvlist pod_requests; /* spec.resources.requests (pod-level resources) */
+    struct vs_kvlist pod_limits;   /* spec.resources.limits */
+    struct vs_toleration *tols;    /* spec.tolerations */
     size_t n_tols;
     bool has_required_affinity;  /* spec.affinity.nodeAffinity.required... is set */
     struct vs_nsterm *aff_terms; /* its nodeSelectorTerms, in order */

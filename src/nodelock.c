@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uthash.h>
@@ -24,13 +25,24 @@ struct node_mu {
     UT_hash_handle hh;
 };
 
+/* A lock of ours whose release failed (API down): retried until released or no longer ours. */
+struct pending {
+    char *node, *ns, *name;
+    struct pending *next;
+};
+
 struct vs_nodelock {
     struct vs_kube *k;
     int64_t timeout;
     int64_t (*now)(void);
     pthread_mutex_t mu; /* guards the nodes table */
     struct node_mu *nodes;
-    atomic_uint_fast64_t acquired, contended, broken, released;
+    atomic_uint_fast64_t acquired, contended, broken, released, release_retries;
+    pthread_mutex_t pmu; /* guards pending, stop */
+    pthread_cond_t pcv;
+    struct pending *pending;
+    bool stop, retrying;
+    pthread_t retry_thread;
 };
 
 void vs_duration_string(int64_t s, char *out, unsigned len)
@@ -53,13 +65,38 @@ struct vs_nodelock *vs_nodelock_new(struct vs_kube *k, int64_t timeout_s, int64_
     l->timeout = timeout_s;
     l->now = now_fn;
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->pmu, NULL);
+    pthread_cond_init(&l->pcv, NULL);
     return l;
+}
+
+static void pending_free(struct pending *p)
+{
+    free(p->node);
+    free(p->ns);
+    free(p->name);
+    free(p);
 }
 
 void vs_nodelock_free(struct vs_nodelock *l)
 {
     if (!l)
         return;
+    pthread_mutex_lock(&l->pmu);
+    l->stop = true;
+    pthread_cond_broadcast(&l->pcv);
+    pthread_mutex_unlock(&l->pmu);
+    if (l->retrying)
+        pthread_join(l->retry_thread, NULL);
+    while (l->pending) {
+        struct pending *p = l->pending;
+        l->pending = p->next;
+        vs_log(VS_LOG_WARN, "node_lock_release_abandoned", "node=%s pod=%s/%s", p->node, p->ns,
+               p->name);
+        pending_free(p);
+    }
+    pthread_cond_destroy(&l->pcv);
+    pthread_mutex_destroy(&l->pmu);
     struct node_mu *n, *t;
     HASH_ITER(hh, l->nodes, n, t)
     {
@@ -334,8 +371,8 @@ out:
     return err;
 }
 
-enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const char *ns,
-                                const char *name, bool force, struct vs_errbuf *eb)
+static enum vs_err release_now(struct vs_nodelock *l, const char *node, const char *ns,
+                               const char *name, bool force, struct vs_errbuf *eb)
 {
     struct node_mu *nm = node_mu(l, node);
     if (!nm)
@@ -368,6 +405,73 @@ enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const c
         }
     }
     pthread_mutex_unlock(&nm->mu);
+    return err;
+}
+
+static void *retry_main(void *arg)
+{
+    struct vs_nodelock *l = arg;
+    pthread_mutex_lock(&l->pmu);
+    while (!l->stop) {
+        if (!l->pending) {
+            pthread_cond_wait(&l->pcv, &l->pmu);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&l->pcv, &l->pmu, &ts);
+        if (l->stop)
+            break;
+        struct pending *list = l->pending, *keep = NULL;
+        l->pending = NULL;
+        pthread_mutex_unlock(&l->pmu);
+        while (list) {
+            struct pending *p = list;
+            list = p->next;
+            struct vs_errbuf eb;
+            atomic_fetch_add(&l->release_retries, 1);
+            if (release_now(l, p->node, p->ns, p->name, false, &eb) == VS_OK) {
+                vs_log(VS_LOG_INFO, "node_lock_released_late", "node=%s pod=%s/%s", p->node, p->ns,
+                       p->name);
+                pending_free(p);
+            } else {
+                p->next = keep;
+                keep = p;
+            }
+        }
+        pthread_mutex_lock(&l->pmu);
+        while (keep) {
+            struct pending *p = keep;
+            keep = p->next;
+            p->next = l->pending;
+            l->pending = p;
+        }
+    }
+    pthread_mutex_unlock(&l->pmu);
+    return NULL;
+}
+
+enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const char *ns,
+                                const char *name, bool force, struct vs_errbuf *eb)
+{
+    enum vs_err err = release_now(l, node, ns, name, force, eb);
+    if (!err || force)
+        return err;
+    /* Left on the node, the lock would block it until --node-lock-timeout: keep trying. */
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p || !(p->node = strdup(node)) || !(p->ns = strdup(ns)) || !(p->name = strdup(name))) {
+        if (p)
+            pending_free(p);
+        return err;
+    }
+    pthread_mutex_lock(&l->pmu);
+    if (!l->retrying && !l->stop && pthread_create(&l->retry_thread, NULL, retry_main, l) == 0)
+        l->retrying = true;
+    p->next = l->pending;
+    l->pending = p;
+    pthread_cond_broadcast(&l->pcv);
+    pthread_mutex_unlock(&l->pmu);
     return err;
 }
 
@@ -532,4 +636,5 @@ void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out)
     out->contended = atomic_load(&l->contended);
     out->broken = atomic_load(&l->broken);
     out->released = atomic_load(&l->released);
+    out->release_retries = atomic_load(&l->release_retries);
 }

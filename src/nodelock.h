@@ -16,6 +16,7 @@ struct vs_nodelock;
 
 struct vs_nodelock_stats {
     uint64_t acquired, contended, broken, released;
+    uint64_t release_retries; /* late attempts at releases that had failed */
 };
 
 /* timeout_s: --node-lock-timeout. now_fn returns unix seconds (injectable for tests). */
@@ -26,7 +27,10 @@ void vs_nodelock_free(struct vs_nodelock *l);
  * "node <n> has been locked within <timeout>: node lock contention"; other errors as is. */
 enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
                                 const char *name, struct vs_errbuf *eb);
-/* Releases the lock if it is ours (or unconditionally with force). */
+/* Releases the lock if it is ours (or unconditionally with force). When a non-forced release
+ * fails (the API is down), the error is returned and the release is retried in the background
+ * every second until it succeeds or the lock is no longer ours, so a failed Bind never leaves
+ * its lock to block the node until the timeout. */
 enum vs_err vs_nodelock_release(struct vs_nodelock *l, const char *node, const char *ns,
                                 const char *name, bool force, struct vs_errbuf *eb);
 void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out);

@@ -69,6 +69,17 @@ static enum vs_err pod_value(const struct vs_pod *p, int r, int64_t dflt, int64_
         }
     }
     int64_t total = max64(app, init_max);
+    /* Pod-level requests (PodLevelResources, on by default since v1.34) replace the containers'
+     * cpu and memory (resource.PodRequests' applyPodLevelResources). */
+    const char *pl = r == R_EPH ? NULL : vs_kv_get(&p->pod_requests, res_name[r]);
+    if (pl) {
+        e = r == R_CPU ? vs_quantity_milli_ceil(pl, &v) : vs_quantity_ceil(pl, &v);
+        if (e || v < 0)
+            return vs_err_set(eb, VS_ERR_PARSE,
+                              "spec.resources.requests[\"%s\"]: invalid quantity \"%s\"",
+                              res_name[r], pl);
+        total = v;
+    }
     const char *oh = vs_kv_get(&p->overhead, res_name[r]);
     if (oh) {
         e = r == R_CPU ? vs_quantity_milli_ceil(oh, &v) : vs_quantity_ceil(oh, &v);

@@ -1,7 +1,8 @@
 /* podres: a pod's cpu, memory and ephemeral-storage request as kube-scheduler counts it
  * (NodeResourcesFit, v1.36): per resource the larger of the app side and the largest init
  * container, sidecar init containers (restartPolicy Always) counted with the app side, plus
- * spec.overhead. Extended resources (the GPUs vgpu-sched manages among them) are not counted. */
+ * spec.overhead; pod-level cpu and memory requests (spec.resources) replace the containers'.
+ * Extended resources (the GPUs vgpu-sched manages among them) are not counted. */
 #ifndef VS_PODRES_H
 #define VS_PODRES_H
 

@@ -64,8 +64,16 @@ static json_t *score_json(float f)
     return json_real(strtod(s, NULL));
 }
 
+#define JSON_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_COMPACT)
+
 char *vs_report_json(const struct vs_sim_report *r)
 {
+    /* Results are dumped one at a time into `res` (a refused pod may carry a reason per node:
+     * the whole tree of a large run would not fit in memory) and spliced into the dump of the
+     * rest, whose "results" is left empty; with JSON_COMPACT the text is the same. */
+    struct vs_buf res;
+    vs_buf_init(&res);
+    vs_buf_puts(&res, "[");
     json_t *root = json_object(), *results = json_array(), *nodes = json_array();
     if (!root || !results || !nodes)
         goto oom;
@@ -74,7 +82,7 @@ char *vs_report_json(const struct vs_sim_report *r)
     for (size_t i = 0; i < r->n_pods; i++) {
         const struct vs_sim_pod *p = &r->pods[i];
         json_t *o = json_object();
-        if (!o || json_array_append_new(results, o))
+        if (!o)
             goto oom;
         json_object_set_new(o, "pod", json_string(p->pod));
         json_object_set_new(o, "node", p->node ? json_string(p->node) : json_null());
@@ -107,7 +115,16 @@ char *vs_report_json(const struct vs_sim_report *r)
                                                        : json_string(v));
             }
         }
+        char *one = json_dumps(o, JSON_FLAGS);
+        json_decref(o);
+        if (!one)
+            goto oom;
+        if (i)
+            vs_buf_puts(&res, ",");
+        vs_buf_puts(&res, one);
+        free(one);
     }
+    vs_buf_puts(&res, "]");
     for (size_t i = 0; i < r->n_nodes; i++) {
         const struct vs_node *n = vs_model_node(r->model, r->nodes[i]);
         json_t *o = json_object(), *cards = json_array();
@@ -140,11 +157,25 @@ char *vs_report_json(const struct vs_sim_report *r)
     if (!sum)
         goto oom;
     json_object_set_new(root, "summary", sum);
-    char *out = json_dumps(root, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_COMPACT);
+    char *rest = json_dumps(root, JSON_FLAGS);
     json_decref(root);
+    static const char head[] = "{\"results\":[]";
+    char *list = vs_buf_steal(&res);
+    char *out = NULL;
+    if (rest && list && strncmp(rest, head, sizeof(head) - 1) == 0) {
+        struct vs_buf b;
+        vs_buf_init(&b);
+        vs_buf_puts(&b, "{\"results\":");
+        vs_buf_puts(&b, list);
+        vs_buf_puts(&b, rest + sizeof(head) - 1);
+        out = vs_buf_steal(&b);
+    }
+    free(rest);
+    free(list);
     return out;
 oom:
     json_decref(root);
+    free(vs_buf_steal(&res));
     return NULL;
 }
 

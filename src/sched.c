@@ -815,8 +815,31 @@ static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_
 struct tally {
     uint32_t counts[R_COUNT];
     uint32_t pass, nc;
-    bool pending; /* refused; reason not worked out yet (lazy reasons) */
 };
+
+/* The refusals whose reasons are left for later (vs_sched_opts.lazy_reasons): at[i] is 1 + the
+ * index in t of candidate i's tally, 0 when it has none. Tallies are kept only for refused
+ * nodes, so a Filter where most nodes fit allocates little. */
+struct lazy {
+    uint32_t *at;
+    struct tally *t;
+    size_t n, cap;
+};
+
+static bool lazy_keep(struct lazy *lz, size_t i, const struct tally *t)
+{
+    if (lz->n == lz->cap) {
+        size_t cap = lz->cap ? lz->cap * 2 : 64;
+        struct tally *g = realloc(lz->t, cap * sizeof(*g));
+        if (!g)
+            return false;
+        lz->t = g;
+        lz->cap = cap;
+    }
+    lz->t[lz->n++] = *t;
+    lz->at[i] = (uint32_t)lz->n;
+    return true;
+}
 
 /* One pass over the node's own cards, for a node without MIG cards and without the pod's own
  * reservation (so its cards are exactly what snapshot() would copy): the node score as
@@ -902,11 +925,11 @@ static uint32_t quick_words(const struct fit_ctx *x, const struct tally *t)
 
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
  * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
- * `pending` non-NULL a node quick_scan refuses is left without its reason (pending->pending,
- * with the tally to word it later). */
+ * `lz` non-NULL a node quick_scan refuses is left without its reason (its tally kept in lz as
+ * candidate idx, to word it later). */
 static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                              struct vs_node_fit *f, bool (*want_devs)(void *ctx, float score),
-                             void *want_ctx, struct tally *pending)
+                             void *want_ctx, struct lazy *lz, size_t idx)
 {
     if (!n || !n->present)
         return set_reason(f, "node unregistered");
@@ -928,8 +951,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
-        struct tally local = {0}, *t = pending ? pending : &local;
-        bool fits = quick_scan(x, n, &score, t);
+        struct tally t = {0};
+        bool fits = quick_scan(x, n, &score, &t);
         if (fits && !want_devs(want_ctx, score)) {
             f->score = score;
             f->fit = true;
@@ -937,12 +960,10 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                 f->frag = quick_frag(x, n);
             return VS_OK;
         }
-        if (!fits && pending) {
-            pending->pending = true;
-            return VS_OK;
-        }
+        if (!fits && lz)
+            return lazy_keep(lz, idx, &t) ? VS_OK : VS_ERR_NOMEM;
         if (!fits) {
-            f->reason = quick_reason(x, t);
+            f->reason = quick_reason(x, &t);
             return f->reason ? VS_OK : VS_ERR_NOMEM;
         }
     }
@@ -1130,7 +1151,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     struct fit_ctx x;
     struct vs_errbuf eb;
     enum vs_err err = VS_OK;
-    struct tally *pending = NULL;
+    struct lazy lazy = {0}, *lz = o->lazy_reasons ? &lazy : NULL;
     const struct vs_node **nodes = NULL;
     memset(r, 0, sizeof(*r));
     memset(&x, 0, sizeof(x));
@@ -1243,7 +1264,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     r->n = n_cands;
     x.quick = o->full_walk ? NULL : quick_request(&x);
     x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
-    if ((o->lazy_reasons && !(pending = calloc(n_cands ? n_cands : 1, sizeof(*pending)))) ||
+    if ((lz && !(lazy.at = calloc(n_cands ? n_cands : 1, sizeof(*lazy.at)))) ||
         !(nodes = malloc((n_cands ? n_cands : 1) * sizeof(*nodes)))) {
         err = VS_ERR_NOMEM;
         goto out;
@@ -1260,8 +1281,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
         bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
-        if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc,
-                             pending ? &pending[i] : NULL)))
+        if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
         /* A busy node never beats one that is not; then the node policy (fragmentation first). */
         if (r->nodes[i].fit && (r->best < 0 ? true
@@ -1279,27 +1299,29 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         float score = f->score;
         memset(f, 0, sizeof(*f));
         f->node = cands[r->best];
-        if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL)))
+        if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL, 0)))
             goto out;
         f->frag = fr;
         f->score = score;
     }
     /* No node fits: the refusals left pending get their reasons now, from their tallies. */
-    for (size_t i = 0; pending && r->best < 0 && i < n_cands; i++) {
-        if (!pending[i].pending)
+    for (size_t i = 0; lz && r->best < 0 && i < n_cands; i++) {
+        if (!lazy.at[i])
             continue;
+        const struct tally *t = &lazy.t[lazy.at[i] - 1];
         if (o->reason_words) {
-            r->nodes[i].words = quick_words(&x, &pending[i]);
+            r->nodes[i].words = quick_words(&x, t);
             continue;
         }
-        if (!(r->nodes[i].reason = quick_reason(&x, &pending[i]))) {
+        if (!(r->nodes[i].reason = quick_reason(&x, t))) {
             err = VS_ERR_NOMEM;
             goto out;
         }
     }
 out:
     free(nodes);
-    free(pending);
+    free(lazy.at);
+    free(lazy.t);
     ctx_cleanup(&x);
     return err;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,9 @@ struct sim_ctx {
     const struct vs_node **mnodes; /* model entry of cl->nodes[i] */
     const char **cands;            /* names of the nodes that pass kube-scheduler's filters */
     const char **kreason;          /* kreason[i]: why cl->nodes[i] failed them, NULL if it passed */
+    /* The lowest spec.priority of the pods tracked on cards (INT32_MAX: none): a refused pod
+     * whose priority is not above it has no possible victim, so no preemption search runs. */
+    int32_t min_prio;
     char (*kbuf)[VS_KF_REASON_SIZE];
 };
 
@@ -388,7 +392,8 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             vs_model_account(c->m, p->uid, out->node, &res))
             rc = -1;
     } else {
-        int placed = place_by_preemption(c->m, p, c->cands, nc, c->so, out);
+        int placed =
+            p->priority > c->min_prio ? place_by_preemption(c->m, p, c->cands, nc, c->so, out) : 0;
         if (placed < 0)
             rc = -1;
         else if (placed)
@@ -397,7 +402,16 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
+    if (out->node && out->devices && p->priority < c->min_prio)
+        c->min_prio = p->priority; /* now tracked on its cards (victims only raise the minimum) */
     return rc;
+}
+
+static void min_prio_of(void *ctx, const struct vs_podent *pe)
+{
+    int32_t *min = ctx;
+    if (pe->priority < *min)
+        *min = pe->priority;
 }
 
 int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
@@ -500,6 +514,8 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
     for (size_t i = 0; !ctx_oom && i < cl.n_nodes; i++)
         ctx.mnodes[i] = vs_model_node(m, cl.nodes[i].name);
+    ctx.min_prio = INT32_MAX;
+    vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
     for (size_t i = 0; !ctx_oom && i < cl.n_pods; i++) {
         if (is_placed(&cl.pods[i]))
             continue;

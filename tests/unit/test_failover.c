@@ -9,11 +9,13 @@
 #include "kube.h"
 #include "leader.h"
 #include "nodelock.h"
+#include "serve.h"
 #include "store.h"
 
 #include "annot.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <time.h>
 
 /* ------------------------------------------------------------------ terms */
@@ -340,5 +342,393 @@ Test(failover_api, repair_reports_api_failure)
     cr_assert_eq(r.locked, 0);
     cr_assert_eq(r.broken, 0);
     cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    vs_nodelock_free(l);
+}
+
+/* ------------------------------------------------------------------ a Bind outliving its term */
+
+static void put_lease(const char *holder)
+{
+    char j[512];
+    snprintf(
+        j, sizeof(j),
+        "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"
+        "\"hami-scheduler\",\"namespace\":\"kube-system\"},\"spec\":{\"holderIdentity\":\"%s\","
+        "\"leaseDurationSeconds\":15}}",
+        holder);
+    cr_assert_neq(vs_fakeapi_put(api, j), 0);
+}
+
+struct bind_call {
+    struct vs_harness *h;
+    int port;
+    char *out;
+    long status;
+};
+
+static void *bind_thread(void *arg)
+{
+    struct bind_call *b = arg;
+    const char *body = "{\"PodName\":\"p\",\"PodNamespace\":\"default\",\"PodUID\":\"uid-p\","
+                       "\"Node\":\"n1\"}";
+    b->status = vs_harness_call(b->h, b->port, "POST", "/bind", "application/json", body,
+                                strlen(body), &b->out);
+    return NULL;
+}
+
+Test(failover_api, bind_refused_when_its_term_ends)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    put(vs_harness_node("n1", 1, 16000));
+    char *pod = vs_harness_pod("p", "uid-p", "1000", "10");
+    cr_assert_neq(vs_fakeapi_put(api, pod), 0);
+    put_lease("sched-a_1");
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = h.cert;
+    c.key_file = h.key;
+    c.kubeconfig = h.kubeconfig;
+    c.lock_retry_ms = 0;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = "sched-a";
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    int port = vs_service_port(svc);
+    char *out = NULL, body[4096];
+    snprintf(body, sizeof(body), "{\"Pod\":%s,\"NodeNames\":[\"n1\"]}", pod);
+    bool placed = false;
+    for (int i = 0; i < 100 && !placed; i++) {
+        cr_assert_eq(vs_harness_call(&h, port, "POST", "/filter", "application/json", body,
+                                     strlen(body), &out),
+                     200);
+        placed = strstr(out, "\"NodeNames\":[\"n1\"]") != NULL;
+        free(out);
+        if (!placed)
+            usleep(50 * 1000);
+    }
+    cr_assert(placed, "the replica never served its term");
+    /* Filter's patch lands; then the Bind's bind-phase PATCH hangs for 3 s, after the lock. */
+    for (int i = 0; i < 100; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+        bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                    VS_ANNO_VGPU_NODE) != NULL;
+        json_decref(o);
+        if (done)
+            break;
+        usleep(20 * 1000);
+    }
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 3000);
+    struct bind_call b = {.h = &h, .port = port};
+    pthread_t t;
+    pthread_create(&t, NULL, bind_thread, &b);
+    /* Wait until the lock is on the node (the Bind is in its hanging PATCH)... */
+    bool locked = false;
+    for (int i = 0; i < 100 && !locked; i++) {
+        locked = strcmp(lock_of("n1"), "(none)") != 0;
+        if (!locked)
+            usleep(20 * 1000);
+    }
+    cr_assert(locked, "the Bind never took the node lock");
+    /* ... then the Lease moves to another replica, seen while the Bind still hangs. */
+    put_lease("sched-b_2");
+    bool refused = false;
+    for (int i = 0; i < 100 && !refused; i++) {
+        long st = vs_harness_call(&h, port, "GET", "/readyz", NULL, NULL, 0, &out);
+        refused = st == 503 && strcmp(out, "{\"error\":\"not the leader\"}") == 0;
+        free(out);
+        if (!refused)
+            usleep(20 * 1000);
+    }
+    cr_assert(refused, "the Lease change was not seen");
+    pthread_join(t, NULL);
+    cr_assert_eq(b.status, 200, "%s", b.out);
+    cr_assert_str_eq(b.out, "{\"Error\":\"the leadership term of this vgpu-sched replica ended "
+                            "during the bind; it does not bind\"}");
+    free(b.out);
+    /* Nothing half-done: the lock is released and the pod is not bound. */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 0);
+    cr_assert_str_eq(lock_of("n1"), "(none)");
+    json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+    cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    json_decref(o);
+    vs_service_stop(svc);
+    free(pod);
+    vs_harness_cleanup(&h);
+}
+
+/* ------------------------------------------------------------------ two replicas, one Lease */
+
+static struct vs_service *start_replica(struct vs_harness *h, const char *pod_name)
+{
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "";
+    c.cert_file = h->cert;
+    c.key_file = h->key;
+    c.kubeconfig = h->kubeconfig;
+    c.lock_retry_ms = 0;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = pod_name;
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *s = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(s, "%s", eb.msg);
+    return s;
+}
+
+/* Filter of stored pod `name` on n1 through replica `s`; returns the answer (new string). */
+static char *filter_on(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", name);
+    cr_assert_not_null(pod);
+    char *pj = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    char body[8192], *out;
+    snprintf(body, sizeof(body), "{\"Pod\":%s,\"NodeNames\":[\"n1\"]}", pj);
+    free(pj);
+    cr_assert_eq(vs_harness_call(h, vs_service_port(s), "POST", "/filter", "application/json", body,
+                                 strlen(body), &out),
+                 200);
+    return out;
+}
+
+static char *bind_on(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    char body[512], *out;
+    snprintf(body, sizeof(body),
+             "{\"PodName\":\"%s\",\"PodNamespace\":\"default\",\"PodUID\":\"uid-%s\","
+             "\"Node\":\"n1\"}",
+             name, name);
+    cr_assert_eq(vs_harness_call(h, vs_service_port(s), "POST", "/bind", "application/json", body,
+                                 strlen(body), &out),
+                 200);
+    return out;
+}
+
+/* Filter until the replica serves (its answer is not a term refusal). */
+static char *filter_when_serving(struct vs_harness *h, struct vs_service *s, const char *name)
+{
+    for (int i = 0; i < 200; i++) {
+        char *out = filter_on(h, s, name);
+        if (!strstr(out, "leader"))
+            return out;
+        free(out);
+        usleep(50 * 1000);
+    }
+    cr_assert_fail("replica never served");
+    return NULL;
+}
+
+static void wait_annotated(const char *name)
+{
+    for (int i = 0; i < 100; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", name);
+        bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                    VS_ANNO_VGPU_NODE) != NULL;
+        json_decref(o);
+        if (done)
+            return;
+        usleep(20 * 1000);
+    }
+    cr_assert_fail("pod %s never annotated", name);
+}
+
+Test(failover_api, two_replicas_hand_over)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    put(vs_harness_node("n1", 1, 16000));
+    put(vs_harness_pod("p1", "uid-p1", "6000", "10"));
+    put(vs_harness_pod("p2", "uid-p2", "6000", "10"));
+    put(vs_harness_pod("p3", "uid-p3", "6000", "10"));
+    put_lease("sched-a_1");
+    struct vs_service *a = start_replica(&h, "sched-a"), *b = start_replica(&h, "sched-b");
+    char *out = filter_when_serving(&h, a, "p1");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    out = filter_on(&h, b, "p1");
+    cr_assert(strstr(out, "\"Error\":\"this vgpu-sched replica is not the leader and does not "
+                          "schedule\""),
+              "%s", out);
+    free(out);
+    out = bind_on(&h, a, "p1");
+    cr_assert_str_eq(out, "{\"Error\":\"\"}");
+    free(out);
+    /* The device plugin takes p1 (the lock it left is then breakable). */
+    json_t *p1 = vs_fakeapi_get(api, "Pod", "default", "p1");
+    json_object_set_new(json_object_get(json_object_get(p1, "metadata"), "annotations"),
+                        VS_ANNO_BIND_PHASE, json_string("success"));
+    put(json_dumps(p1, JSON_COMPACT));
+    json_decref(p1);
+    /* A filters p2 (reserved and annotated) but the Lease moves before it binds. */
+    out = filter_on(&h, a, "p2");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    wait_annotated("p2");
+    put_lease("sched-b_2");
+    /* B rebuilds from the API: p1 bound and p2 annotated hold 12000 of 16000 MiB, so p3 does
+     * not fit — the hand-over never double-books the card. */
+    out = filter_when_serving(&h, b, "p3");
+    cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    free(out);
+    /* A refuses at once; B binds p2 after filtering it again (its entry replaced, not added). */
+    out = bind_on(&h, a, "p2");
+    cr_assert_str_eq(out, "{\"Error\":\"this vgpu-sched replica is not the leader and does not "
+                          "bind\"}");
+    free(out);
+    out = filter_on(&h, b, "p2");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    out = bind_on(&h, b, "p2");
+    cr_assert_str_eq(out, "{\"Error\":\"\"}");
+    free(out);
+    out = filter_on(&h, b, "p3");
+    cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    free(out);
+    json_t *p2 = vs_fakeapi_get(api, "Pod", "default", "p2");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(p2, "spec"), "nodeName")),
+                     "n1");
+    json_decref(p2);
+    vs_service_stop(a);
+    vs_service_stop(b);
+    vs_harness_cleanup(&h);
+}
+
+Test(failover_api, queued_bind_fails_when_the_term_ends)
+{
+    struct vs_harness h = {0};
+    vs_harness_init(&h);
+    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    /* n1's lock belongs to a bound pod the device plugin is still allocating: kept by the
+     * repair, so a Bind for n1 waits in the queue. */
+    put_owner("holder", "allocating", "n1");
+    time_t now = time(NULL);
+    char *lock = vs_annot_format_lock((int64_t)now, "default", "holder");
+    char *nj = vs_harness_node("n1", 1, 16000);
+    json_t *n = json_loads(nj, 0, NULL);
+    free(nj);
+    json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+                        VS_ANNO_LOCK, json_string(lock));
+    put(json_dumps(n, JSON_COMPACT));
+    json_decref(n);
+    put(vs_harness_pod("p", "uid-p", "1000", "10"));
+    put_lease("sched-a_1");
+    struct vs_service_config c;
+    vs_service_config_defaults(&c);
+    c.http_bind = "127.0.0.1:0";
+    c.metrics_bind = "127.0.0.1:0";
+    c.cert_file = h.cert;
+    c.key_file = h.key;
+    c.kubeconfig = h.kubeconfig;
+    c.lock_retry_ms = 60000;
+    c.bind_wait_ms = 5000;
+    c.leader_elect = true;
+    c.lease_name = "hami-scheduler";
+    c.lease_ns = "kube-system";
+    c.pod_name = "sched-a";
+    int rc;
+    struct vs_errbuf eb;
+    struct vs_service *svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    char *out = filter_when_serving(&h, svc, "p");
+    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+    free(out);
+    wait_annotated("p");
+    struct bind_call b = {.h = &h, .port = vs_service_port(svc)};
+    pthread_t t;
+    pthread_create(&t, NULL, bind_thread, &b);
+    struct vs_harness plain = h;
+    plain.scheme = "http";
+    bool queued = false;
+    for (int i = 0; i < 200 && !queued; i++) {
+        vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL, NULL, 0,
+                        &out);
+        queued = strstr(out, "\nvgpu_sched_binds_waiting 1\n") != NULL;
+        free(out);
+        if (!queued)
+            usleep(20 * 1000);
+    }
+    cr_assert(queued, "the Bind never waited in the queue");
+    put_lease("sched-b_2");
+    pthread_join(t, NULL);
+    cr_assert_eq(b.status, 200, "%s", b.out);
+    cr_assert(strstr(b.out, "vgpu-sched lost leadership"), "%s", b.out);
+    free(b.out);
+    /* The holder's lock is untouched and p is not bound. */
+    cr_assert_str_eq(lock_of("n1"), lock);
+    json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+    cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    json_decref(o);
+    free(lock);
+    vs_service_stop(svc);
+    vs_harness_cleanup(&h);
+}
+
+static int64_t real_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+Test(failover_api, failed_release_is_retried)
+{
+    put(vs_harness_node("n1", 1, 16000));
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, real_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n1", "default", "p", &eb), VS_OK, "%s", eb.msg);
+    cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    /* The API refuses the release's every attempt (as while kube-apiserver is down). */
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/nodes/n1", 503, 5);
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_ERR_KUBE);
+    cr_assert(strstr(eb.msg, "503 injected fault"), "%s", eb.msg);
+    cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
+    /* The API is back: the release is retried in the background and the lock goes. */
+    bool gone = false;
+    for (int i = 0; i < 250 && !gone; i++) {
+        gone = strcmp(lock_of("n1"), "(none)") == 0;
+        if (!gone)
+            usleep(20 * 1000);
+    }
+    cr_assert(gone, "the failed release was never retried");
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.released, 1);
+    cr_assert_geq(st.release_retries, 1);
+    vs_nodelock_free(l);
+}
+
+Test(failover_api, retried_release_leaves_a_lock_that_is_no_longer_ours)
+{
+    put(vs_harness_node("n1", 1, 16000));
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, real_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n1", "default", "p", &eb), VS_OK, "%s", eb.msg);
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/nodes/n1", 503, 5);
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_ERR_KUBE);
+    /* Meanwhile the lock expired and another pod took the node. */
+    put_locked_node("n1", "other", 0);
+    char other[256];
+    snprintf(other, sizeof(other), "%s", lock_of("n1"));
+    struct vs_nodelock_stats st = {0};
+    for (int i = 0; i < 250 && st.release_retries == 0; i++) {
+        usleep(20 * 1000);
+        vs_nodelock_stats(l, &st);
+    }
+    cr_assert_geq(st.release_retries, 1);
+    cr_assert_eq(st.released, 0);
+    cr_assert_str_eq(lock_of("n1"), other);
     vs_nodelock_free(l);
 }

@@ -73,6 +73,49 @@ Test(list, matching_items_only, .timeout = 60)
     vs_fakeapi_stop(api);
 }
 
+static int on_other(void *ctx, const char *text, size_t len)
+{
+    struct seen *s = ctx;
+    json_t *item = json_loadb(text, len, 0, NULL);
+    cr_assert_not_null(item, "not one JSON value: %.*s", (int)len, text);
+    char key[600], tagged[640];
+    snprintf(tagged, sizeof(tagged), "other:%s", obj_key(item, key, sizeof(key)));
+    json_decref(item);
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->names = realloc(s->names, s->cap * sizeof(*s->names));
+    }
+    s->names[s->n++] = strdup(tagged);
+    return 0;
+}
+
+/* With on_other, the items the needle skips arrive as their exact JSON text, each page's
+ * matching items first, then the others in order. */
+Test(list, skipped_items_reach_on_other_as_text, .timeout = 60)
+{
+    struct vs_fakeapi *api = fake(NULL);
+    struct vs_kube *k = client(api, NULL, NULL);
+    struct vs_errbuf eb = {{0}};
+    struct seen s = {0};
+    char *rv = NULL, name[32];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        put_pod(api, "a", name, i % 3 == 0 ? "{\"x\":\"gpu-node\"}" : NULL, NULL);
+    }
+    cr_assert_eq(vs_kube_list_matching(k, "/api/v1/pods", NULL, 3, "gpu-node", on_item, on_other,
+                                       &s, &rv, &eb),
+                 VS_OK, "%s", eb.msg);
+    static const char *const want[] = {"a/p0", "other:a/p1", "other:a/p2",
+                                       "a/p3", "other:a/p4", "other:a/p5"};
+    cr_assert_eq(s.n, 6, "%zu", s.n);
+    for (size_t i = 0; i < 6; i++)
+        cr_assert_str_eq(s.names[i], want[i]);
+    free(rv);
+    seen_free(&s);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
 /* Pages of a shape the scan does not expect are decoded whole (every item handed over); a
  * malformed page is an error either way. */
 Test(list, matching_falls_back_on_unexpected_pages)

@@ -823,6 +823,9 @@ ParameterizedTestParameters(loader, errors)
          VS_ERR_PARSE,
          "rp.yaml: Pod default/p: spec.initContainers[0].restartPolicy: expected a string, got "
          "object"},
+        {"podres.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {resources: {requests: [1]}}\n",
+         VS_ERR_PARSE,
+         "podres.yaml: Pod default/p: spec.resources.requests: expected an object, got array"},
         {"kind.yaml", "kind: [Pod]\n", VS_ERR_PARSE,
          "kind.yaml: item 1: kind: expected a string, got array"},
         {"item.json", "[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}, 5]", VS_ERR_PARSE,

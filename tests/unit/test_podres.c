@@ -254,3 +254,25 @@ Test(podres, many_pods_grow_and_shrink_the_table)
     cr_assert_null(vs_model_node(m, "even"));
     vs_model_free(m);
 }
+
+Test(podres, pod_level_requests_replace_cpu_and_memory)
+{
+    struct vs_podres r = res_of(
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resources\":{\"requests\":{\"cpu\":\"2\","
+        "\"memory\":\"3Gi\"},\"limits\":{\"cpu\":\"4\"}},\"overhead\":{\"cpu\":\"100m\"},"
+        "\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+        "\"ephemeral-storage\":\"1Gi\"}}},{\"name\":\"b\"}]}}");
+    cr_assert_eq(r.cpu, 2100); /* pod-level 2 + overhead */
+    cr_assert_eq(r.mem, 3072 * MI);
+    cr_assert_eq(r.eph, 1024 * MI); /* not a pod-level resource */
+    cr_assert_eq(r.nz_cpu, 2100);   /* the defaults of b are replaced too */
+    cr_assert_eq(r.nz_mem, 3072 * MI);
+    struct vs_pod p;
+    pod_from("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resources\":{\"requests\":{\"memory\":"
+             "\"lots\"}}}}",
+             &p);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_podres_compute(&p, &r, &eb), VS_ERR_PARSE);
+    cr_assert_str_eq(eb.msg, "spec.resources.requests[\"memory\"]: invalid quantity \"lots\"");
+    vs_pod_cleanup(&p);
+}
