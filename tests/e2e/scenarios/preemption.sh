@@ -17,17 +17,15 @@
 
 scenario_preemption_pre_up() { vs_pre_up; }
 
-PRE_TERMINATE=3s
+PRE_TERMINATE=6s
 
-# pre_terminating : names of the pods of namespace pre being deleted, sorted, space-separated.
+# pre_terminating : "name=reason " of the pods of namespace pre being deleted, sorted; reason is
+# that of their DisruptionTarget condition.
 pre_terminating() {
     e2e_kubectl get pods --namespace pre \
-        -o 'jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' |
+        -o 'jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}={.status.conditions[?(@.type=="DisruptionTarget")].reason}{"\n"}{end}' |
         sort | tr '\n' ' '
 }
-
-# pre_preempting : boss has its Preempting event.
-pre_preempting() { [[ -n "$(vs_events boss Preempting pre)" ]]; }
 
 # pre_pod NAME CLASS MEM CORES [ROLE] : a pod in namespace pre on the pool's nodes.
 pre_pod() {
@@ -71,10 +69,16 @@ pre_capacity() {
     e2e_log "capacity ok after $1"
 }
 
+# pre_message_names_victims : boss's PodScheduled message has Filter's "; preempting pre/x,
+# pre/y." and kube-scheduler's own finding; BASH_REMATCH[1] and [2] are x and y.
+pre_message_names_victims() {
+    [[ "$(vs_condition_message boss pre)" =~ \;\ preempting\ pre/([a-z0-9-]+),\ pre/([a-z0-9-]+)\.\ .*expected\ at\ least\ one\ victim\ pod\ on\ node ]]
+}
+
 scenario_preemption() {
     local t0 t1 i
     e2e_fake_nodes --cards 2 --devmem 8192 --split 10 --label pool=pre pre-a pre-b
-    # The emulated kubelet takes 3 s to stop a pod being deleted (its containers' shutdown), so
+    # The emulated kubelet takes 6 s to stop a pod being deleted (its containers' shutdown), so
     # the preemptor must wait for its victims while they terminate.
     vs_setup --terminate "$PRE_TERMINATE"
     vs_namespace pre
@@ -149,22 +153,21 @@ EOF
     # Step 3: the preemptor.
     t0="$(date +%s.%N)"
     pre_pod boss high 8192 100
-    e2e_wait 30 "boss preempting" pre_preempting
-    # While the victims terminate they still hold the card: boss waits unbound and nothing else
-    # is evicted.
+    # Its first Filter evicts the victims; while they terminate ($PRE_TERMINATE) they still hold
+    # the card: boss waits unbound and nothing else is evicted.
+    e2e_wait 30 "two pods terminating" eval '[[ "$(wc -w <<<"$(pre_terminating)")" -eq 2 ]]'
     local terminating plan
     terminating="$(pre_terminating)"
-    plan="$(vs_events boss Preempting pre | sed -E 's/^[^|]*\|Preempting (.*) on node .*/\1/')"
-    e2e_log "boss preempting $plan (terminating: $terminating)"
     # Evicted through the Eviction API, which marks the pod before deleting it.
-    for i in $terminating; do
-        e2e_expect_eq "DisruptionTarget of $i" "$(e2e_jsonpath pod "$i" \
-            '{.status.conditions[?(@.type=="DisruptionTarget")].reason}' --namespace pre)" EvictionByEvictionAPI
-    done
+    e2e_expect_eq "terminating pods' DisruptionTarget reasons" \
+        "$(sed -E 's/[^ =]+=//g' <<<"$terminating")" "EvictionByEvictionAPI EvictionByEvictionAPI "
+    terminating="$(sed -E 's/=[^ ]*//g' <<<"$terminating")"
     # kube-scheduler's PodScheduled message carries Filter's reason for the node: "...; preempting
-    # pre/x, pre/y", and its own preemption found no victim (v1.36: GPU resources are ignored).
-    e2e_wait 10 "boss's PodScheduled message names the victims" eval \
-        '[[ "$(vs_condition_message boss pre)" == *"; preempting $plan."*"expected at least one victim pod on node"* ]]'
+    # pre/x, pre/y.", and its own preemption found no victim (v1.36: GPU resources are ignored).
+    e2e_wait 10 "boss's PodScheduled message names the victims" pre_message_names_victims
+    plan="$(printf '%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" | sort | tr '\n' ' ')"
+    e2e_log "boss preempting $plan(terminating: $terminating)"
+    e2e_expect_eq "victims named in boss's PodScheduled message" "$plan" "$terminating"
     e2e_expect_eq "node of boss while its victims terminate" \
         "$(e2e_jsonpath pod boss '{.spec.nodeName}' --namespace pre)" ""
     vs_wait_running boss pre
@@ -178,7 +181,7 @@ EOF
     # Exactly the two fillers of that card are gone, the six others untouched.
     evicted="$(awk -v c="$card" 'index($3, c ",") == 1 { print $1 }' "$E2E_CLUSTER/fillers-before.txt" | tr '\n' ' ')"
     e2e_expect_eq "fillers of $card before" "$(wc -w <<<"$evicted")" 2
-    e2e_expect_eq "pods terminating after the Preempting event" "$terminating" "$evicted"
+    e2e_expect_eq "pods terminating after boss's first Filter" "$terminating" "$evicted"
     e2e_expect_eq "fillers left" "$(pre_low_pods)" \
         "$(awk -v c="$card" 'index($3, c ",") != 1' "$E2E_CLUSTER/fillers-before.txt")"
     for i in $evicted; do
