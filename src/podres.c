@@ -88,7 +88,7 @@ static enum vs_err pod_value(const struct vs_pod *p, int r, int64_t dflt, int64_
                               res_name[r], oh);
         total = add_sat(total, v);
     }
-    *out = total;
+    *out = total < VS_PODRES_MAX ? total : VS_PODRES_MAX;
     return VS_OK;
 }
 

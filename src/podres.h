@@ -16,6 +16,11 @@
 #define VS_PODRES_DEFAULT_CPU 100                   /* millicores */
 #define VS_PODRES_DEFAULT_MEM (200LL * 1024 * 1024) /* bytes */
 
+/* A pod's request for one resource is capped here (2^50: a petabyte of memory, 10^12 cores):
+ * no node has that much, so the pod fits nowhere either way, and a node's sums of many such
+ * pods (vs_node.res) and a score's sum of node and pod stay far from overflowing. */
+#define VS_PODRES_MAX (INT64_C(1) << 50)
+
 struct vs_podres {
     int64_t cpu; /* millicores (Quantity.MilliValue, rounded up) */
     int64_t mem; /* bytes (Quantity.Value, rounded up) */

@@ -207,6 +207,10 @@ Test(kfilter, least_allocated_score)
     cr_assert_eq(vs_model_account(m, "x", "n1", &big), VS_OK);
     /* cpu 0 (over), memory (8-9)<0 -> 0 */
     cr_assert_eq(vs_kfilter_least_allocated(vs_model_node(m, "n1"), &r), 0);
+    /* Capped requests (VS_PODRES_MAX) add up without overflow: still 0, no UB. */
+    struct vs_podres huge = {.nz_cpu = VS_PODRES_MAX, .nz_mem = VS_PODRES_MAX};
+    cr_assert_eq(vs_model_account(m, "y", "n1", &huge), VS_OK);
+    cr_assert_eq(vs_kfilter_least_allocated(vs_model_node(m, "n1"), &huge), 0);
     vs_model_free(m);
 
     m = vs_model_new(1);

@@ -276,3 +276,17 @@ Test(podres, pod_level_requests_replace_cpu_and_memory)
     cr_assert_str_eq(eb.msg, "spec.resources.requests[\"memory\"]: invalid quantity \"lots\"");
     vs_pod_cleanup(&p);
 }
+
+Test(podres, a_request_beyond_a_petabyte_is_capped)
+{
+    /* Found by fuzz_loader: two such requests on one node overflowed the score's sum. */
+    struct vs_podres r = res_of(
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":["
+        "{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807\","
+        "\"memory\":\"9223372036854775807\"}}},"
+        "{\"name\":\"b\",\"resources\":{\"requests\":{\"memory\":\"9223372036854775807\"}}}]}}");
+    cr_assert_eq(r.cpu, VS_PODRES_MAX);
+    cr_assert_eq(r.mem, VS_PODRES_MAX);
+    cr_assert_eq(r.nz_mem, VS_PODRES_MAX);
+    cr_assert_eq(r.eph, 0);
+}
