@@ -7,6 +7,8 @@
 #   cluster.sh up DIR                 start everything; DIR must be new, empty, or an old cluster dir
 #   cluster.sh down DIR               stop every process recorded in DIR/pids (by PID)
 #   cluster.sh restart-scheduler DIR  stop kube-scheduler and start it again with the current env
+#   cluster.sh restart-apiserver DIR [SECONDS]  stop kube-apiserver (SIGTERM), wait SECONDS
+#                                     (default 0) and start it again on the same port
 #   cluster.sh spawn DIR NAME CMD...  start CMD in the background, log DIR/NAME.log, PID in DIR/pids
 #   cluster.sh stop DIR NAME          stop the processes recorded as NAME (SIGTERM, SIGKILL after 15 s)
 #   cluster.sh env DIR                print DIR/env (KUBECONFIG=..., ports; `source` it)
@@ -404,6 +406,13 @@ cmd_restart_scheduler() {
     start_scheduler
 }
 
+cmd_restart_apiserver() {
+    load_env
+    stop_procs kube-apiserver
+    sleep "${1:-0}"
+    start_apiserver
+}
+
 main() {
     (($# >= 2)) || usage
     local cmd=$1
@@ -414,6 +423,7 @@ main() {
     up) cmd_up ;;
     down) cmd_down ;;
     restart-scheduler) cmd_restart_scheduler ;;
+    restart-apiserver) cmd_restart_apiserver "$@" ;;
     spawn)
         (($# >= 2)) || usage
         [[ -f "$DIR/$MARKER" ]] || e2e_die "$DIR is not an e2e cluster directory"
