@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# chaos-apiserver: kube-apiserver is stopped (SIGTERM) in the middle of a 200-pod burst (once 20
+# chaos-apiserver: kube-apiserver is killed (SIGKILL) in the middle of a 200-pod burst (once 20
 # pods are bound) and started again on the same port 10 s later. Every watch breaks, every
 # request fails meanwhile (vgpu-sched's, kube-scheduler's, the node agent's); vgpu-sched resumes
 # or relists and must neither lose nor double-book a card. vgpu-sched keeps running throughout
@@ -39,7 +39,7 @@ scenario_chaos_apiserver() {
     }
     t1=$EPOCHREALTIME
     binds_before="$(vs_log_count 'event=bind ')"
-    e2e_log "kube-apiserver away (stop + 10 s + start until /readyz) for $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s; $binds_before binds logged by then"
+    e2e_log "kube-apiserver away (kill + 10 s + start until /readyz) for $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s; $binds_before binds logged by then"
     if [[ "$(vs_pid)" != "$pid" ]] || ! kill -0 "$pid" 2>/dev/null; then
         e2e_fail "vgpu-sched (pid $pid) did not survive the outage"
         return 1
