@@ -50,6 +50,7 @@ struct qnode {
     char *holder_key; /* its "ns/name" */
     bool holder_seen; /* the watch showed the holder's own lock */
     double taken_at;  /* monotonic seconds */
+    double done_at;   /* monotonic: the holder was seen allocated; 0 = not yet */
     size_t expected;  /* expect entries on this node */
     bool busy;        /* expected >= depth, linked in q->busy */
     struct qnode *busy_prev, *busy_next;
@@ -296,6 +297,7 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
     free(n->holder_key);
     n->holder_uid = n->holder_key = NULL;
     n->holder_seen = false;
+    n->done_at = 0;
 }
 
 /* Go's time.Duration.String() of a whole number of milliseconds ("28s", "1m30s", "500ms",
@@ -398,6 +400,18 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
                 continue;
             }
         }
+        double grace_end = n->holder_uid && n->done_at > 0
+                               ? n->done_at + (double)q->o.handoff_grace_ms / 1000.0
+                               : 0;
+        if (n->head == &w && grace_end > 0 && mono() >= grace_end) {
+            /* The holder is allocated but its lock was not seen released: the device plugin's
+             * release failed. Try the lock; the owner rules break it. */
+            vs_log(VS_LOG_WARN, "node_lock_not_released", "node=%s holder=%s", n->name,
+                   n->holder_key ? n->holder_key : "");
+            clear_holder(q, n, false);
+            n->gen++;
+            continue;
+        }
         if (n->head == &w && !n->holder_uid && (!w.tried || w.tried_gen != n->gen)) {
             uint64_t g = n->gen;
             struct vs_errbuf teb;
@@ -433,7 +447,8 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             timeout_msg(q, r->node, last, sizeof(last));
             break;
         }
-        struct timespec ts = abs_deadline(deadline);
+        struct timespec ts = abs_deadline(
+            n->head == &w && grace_end > 0 && grace_end < deadline ? grace_end : deadline);
         pthread_cond_timedwait(&n->cv, &q->mu, &ts);
     }
     bool was_head = n->head == &w;
@@ -602,6 +617,22 @@ void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, con
         HASH_FIND_STR(q->expects, uid, e);
         if (e && !e->active)
             expect_del(q, e);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    pthread_mutex_lock(&q->mu);
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
+            n->done_at = mono();
+            pthread_cond_broadcast(&n->cv);
+        }
     }
     pthread_mutex_unlock(&q->mu);
 }

@@ -449,6 +449,9 @@ void vs_service_fail_binds(struct vs_service *s, const char *why)
         vs_bindq_fail_all(s->bindq, why);
 }
 
+/* How long a node lock may outlive its holder's allocation before the next Bind tries it. */
+#define VS_HANDOFF_GRACE_MS 2000
+
 static void hook_node(void *ctx, const char *name, const char *lock, bool deleted, bool relist)
 {
     vs_bindq_node_event(ctx, name, lock, deleted, relist);
@@ -457,6 +460,11 @@ static void hook_node(void *ctx, const char *name, const char *lock, bool delete
 static void hook_pod(void *ctx, const char *uid, const char *ns, const char *name, bool deleted)
 {
     vs_bindq_pod_event(ctx, uid, ns, name, deleted);
+}
+
+static void hook_pod_allocated(void *ctx, const char *ns, const char *name)
+{
+    vs_bindq_pod_allocated(ctx, ns, name);
 }
 
 static void hook_expired(void *ctx)
@@ -557,15 +565,19 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,
                                .expect_ttl_s = c->reservation_ttl_ms / 1000,
-                               .metrics = s->metrics};
+                               .metrics = s->metrics,
+                               .handoff_grace_ms = VS_HANDOFF_GRACE_MS};
     if (!s->metrics || !(s->bindq = vs_bindq_new(&bo))) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
-    struct vs_store_hooks hooks = {
-        .node = hook_node, .pod = hook_pod, .expired = hook_expired, .ctx = s->bindq};
+    struct vs_store_hooks hooks = {.node = hook_node,
+                                   .pod = hook_pod,
+                                   .pod_allocated = hook_pod_allocated,
+                                   .expired = hook_expired,
+                                   .ctx = s->bindq};
     vs_store_set_hooks(s->store, &hooks);
     if (vs_store_start(s->store, eb))
         goto fail;

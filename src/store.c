@@ -385,12 +385,21 @@ static void call_hooks(struct vs_store *s, int which, const char *type, const js
         const char *lock = json_string_value(json_object_get(
             json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
         h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
-    } else if (which == INF_PODS && h->pod) {
+    } else if (which == INF_PODS && (h->pod || h->pod_allocated)) {
         const char *phase =
             json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
-        if (deleted || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
-            h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
-                   deleted);
+        if (deleted ||
+            (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))) {
+            if (h->pod)
+                h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"),
+                       meta_str(obj, "name"), deleted);
+        } else if (h->pod_allocated) {
+            const char *bp = json_string_value(
+                json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+                                VS_ANNO_BIND_PHASE));
+            if (bp && strcmp(bp, "success") == 0)
+                h->pod_allocated(h->ctx, meta_str(obj, "namespace"), meta_str(obj, "name"));
+        }
     }
 }
 

@@ -7,6 +7,9 @@
 #   cluster.sh up DIR                 start everything; DIR must be new, empty, or an old cluster dir
 #   cluster.sh down DIR               stop every process recorded in DIR/pids (by PID)
 #   cluster.sh restart-scheduler DIR  stop kube-scheduler and start it again with the current env
+#   cluster.sh restart-apiserver DIR [SECONDS]  kill kube-apiserver (SIGKILL: its graceful
+#                                     SIGTERM shutdown drains for more than 15 s mid-burst), wait
+#                                     SECONDS (default 0) and start it again on the same port
 #   cluster.sh spawn DIR NAME CMD...  start CMD in the background, log DIR/NAME.log, PID in DIR/pids
 #   cluster.sh stop DIR NAME          stop the processes recorded as NAME (SIGTERM, SIGKILL after 15 s)
 #   cluster.sh env DIR                print DIR/env (KUBECONFIG=..., ports; `source` it)
@@ -404,6 +407,18 @@ cmd_restart_scheduler() {
     start_scheduler
 }
 
+cmd_restart_apiserver() {
+    local pid
+    load_env
+    pid="$(awk '$1 == "kube-apiserver" { p = $2 } END { print p }' "$DIR/pids")"
+    [[ -n "$pid" ]] || e2e_die "no kube-apiserver recorded in $DIR/pids"
+    kill -KILL "$pid" 2>/dev/null || true
+    e2e_log "killed kube-apiserver (pid $pid) with SIGKILL"
+    stop_procs kube-apiserver # waits for it to be gone, drops it from DIR/pids
+    sleep "${1:-0}"
+    start_apiserver
+}
+
 main() {
     (($# >= 2)) || usage
     local cmd=$1
@@ -414,6 +429,7 @@ main() {
     up) cmd_up ;;
     down) cmd_down ;;
     restart-scheduler) cmd_restart_scheduler ;;
+    restart-apiserver) cmd_restart_apiserver "$@" ;;
     spawn)
         (($# >= 2)) || usage
         [[ -f "$DIR/$MARKER" ]] || e2e_die "$DIR is not an e2e cluster directory"

@@ -367,6 +367,32 @@ Test(bindq, dead_owner_lock_is_broken_while_queued)
     cr_assert_eq(atomic_load(&tries[0]), 2);
 }
 
+/* The device plugin allocated the holder but its release of the lock failed (API outage): the
+ * watch never shows the release. With handoff_grace_ms 0 the head tries as soon as the holder is
+ * seen allocated, and the owner rules (allocated owner: broken) free the node. */
+Test(bindq, allocated_holder_whose_release_is_lost_lets_the_next_try)
+{
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK);
+    watch(0); /* a's own lock seen */
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    vs_bindq_pod_allocated(q, "ns", "other"); /* not the holder: nothing changes */
+    cr_assert_eq(atomic_load(&tries[0]), 1);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 2);
+    pthread_mutex_lock(&api_mu);
+    owner_dead[0] = true; /* a carries bind-phase=success: nodelock breaks its lock */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_pod_allocated(q, "ns", "a");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[0], "ns/b");
+    cr_assert_eq(atomic_load(&tries[0]), 2);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 1); /* a is no longer counted in flight */
+}
+
 Test(bindq, shutdown_fails_waiters_and_later_binds)
 {
     hold(0, "other/x");

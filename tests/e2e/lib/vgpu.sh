@@ -291,3 +291,44 @@ vs_burst_report() {
     e2e_log "burst ($label): settled in ${settled}s (target ${target}s: $verdict), $bound pods bound, $(awk -v b="$bound" -v s="$settled" 'BEGIN { printf "%.1f", (s > 0 ? b / s : 0) }') pods/s, $contended Binds failed for lock contention"
     e2e_expect_eq "Binds failed for node lock contention" "$contended" 0
 }
+
+# vs_bound_at_least N NS : at least N pods of NS have a node.
+vs_bound_at_least() {
+    (($(e2e_kubectl get pods --namespace "$2" -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+        grep -c .) >= $1))
+}
+
+# vs_log_count REGEX : lines of vgpu-sched.log matching REGEX.
+vs_log_count() { grep -cE "$1" "$E2E_CLUSTER/vgpu-sched.log" || true; }
+
+# vs_no_node_locks : no node carries hami.io/mutex.lock.
+vs_no_node_locks() {
+    local locks
+    locks="$(e2e_kubectl get nodes -o 'jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.hami\.io/mutex\.lock}{"\n"}{end}' |
+        grep -v '=$' || true)"
+    [[ -z "$locks" ]] || {
+        e2e_fail "node locks left: $locks"
+        return 1
+    }
+}
+
+# vs_chaos_end NS COUNT : the end of a chaos scenario: every one of the COUNT pods of NS bound and
+# Running or refused with a reason (vs-e2e settle), no card over-committed, every bound GPU pod
+# with its allocation, vgpu-sched's metrics equal to the usage on the pods (vs-e2e capacity), no
+# node lock left.
+vs_chaos_end() {
+    local ns=$1 count=$2 out bound refused
+    out="$(vs_settle "$ns" 5m)" || {
+        e2e_fail "not settled: $out"
+        return 1
+    }
+    e2e_log "settled: $out"
+    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
+    refused="$(sed -E 's/.*"unschedulable":([0-9]+).*/\1/' <<<"$out")"
+    e2e_expect_eq "bound + refused" "$((bound + refused))" "$count"
+    vs_capacity --refused "$ns" --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
+        cat "$E2E_CLUSTER/capacity.txt" >&2
+        e2e_fail "capacity check failed"
+    }
+    vs_no_node_locks
+}
