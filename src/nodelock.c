@@ -293,6 +293,19 @@ static enum vs_err force_release(struct vs_nodelock *l, const char *node, const 
     return err;
 }
 
+/* A lock value that does not parse is broken once the same value has been seen for longer than
+ * the lock timeout (its first sighting is remembered per node, under nm->mu). */
+static bool malformed_aged(const struct vs_nodelock *l, struct node_mu *nm, const char *value,
+                           int64_t now)
+{
+    if (!nm->bad_value || strcmp(nm->bad_value, value) != 0) {
+        free(nm->bad_value);
+        nm->bad_value = strdup(value);
+        nm->bad_since = now;
+    }
+    return now - nm->bad_since > l->timeout;
+}
+
 enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
                                 const char *name, struct vs_errbuf *eb)
 {
@@ -316,12 +329,7 @@ enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const c
     int64_t now = l->now();
     const char *why = NULL;
     if (vs_annot_parse_lock(value, &parsed, &pe)) {
-        if (!nm->bad_value || strcmp(nm->bad_value, value) != 0) {
-            free(nm->bad_value);
-            nm->bad_value = strdup(value);
-            nm->bad_since = now;
-        }
-        if (now - nm->bad_since <= l->timeout) {
+        if (!malformed_aged(l, nm, value, now)) {
             char q[VS_ERRBUF_SIZE + 8];
             vs_log(VS_LOG_WARN, "node_lock_malformed", "node=%s error=%s", node,
                    vs_log_quote(pe.msg, q, sizeof(q)));
@@ -551,12 +559,7 @@ static enum vs_err repair_node(struct vs_nodelock *l, const char *node, int64_t 
     int64_t now = l->now();
     const char *why = NULL;
     if (vs_annot_parse_lock(value, &parsed, &pe)) {
-        if (!nm->bad_value || strcmp(nm->bad_value, value) != 0) {
-            free(nm->bad_value);
-            nm->bad_value = strdup(value);
-            nm->bad_since = now;
-        }
-        if (now - nm->bad_since > l->timeout)
+        if (malformed_aged(l, nm, value, now))
             why = "malformed lock value older than the timeout";
         goto decided;
     }
