@@ -732,3 +732,60 @@ Test(failover_api, retried_release_leaves_a_lock_that_is_no_longer_ours)
     cr_assert_str_eq(lock_of("n1"), other);
     vs_nodelock_free(l);
 }
+
+static int64_t settable_now_v;
+static int64_t settable_now(void)
+{
+    return settable_now_v;
+}
+
+static void put_raw_lock(const char *name, const char *value)
+{
+    char *j = vs_harness_node(name, 1, 16000);
+    json_t *n = json_loads(j, 0, NULL);
+    free(j);
+    json_t *md = json_object_get(n, "metadata");
+    if (!json_object_get(md, "annotations"))
+        json_object_set_new(md, "annotations", json_object());
+    json_object_set_new(json_object_get(md, "annotations"), VS_ANNO_LOCK, json_string(value));
+    put(json_dumps(n, JSON_COMPACT));
+    json_decref(n);
+}
+
+/* A lock value that does not parse blocks the node for the lock timeout from its first
+ * sighting, then acquire and repair both break it. */
+Test(failover_api, malformed_lock_is_broken_after_the_timeout)
+{
+    put_raw_lock("n-bad", "not-a-lock");
+    put_raw_lock("n-bad2", "also,not");
+    settable_now_v = 2000000000;
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, settable_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n-bad", "default", "p1", &eb), VS_ERR_CONFLICT);
+    cr_assert(strncmp(eb.msg, "node n-bad has a malformed lock annotation (", 44) == 0, "%s",
+              eb.msg);
+    cr_assert(strstr(eb.msg, "); it is broken after the lock timeout: node lock contention"), "%s",
+              eb.msg);
+    struct vs_nodelock_repair r;
+    cr_assert_eq(vs_nodelock_repair(l, settable_now_v, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 2);
+    cr_assert_eq(r.kept, 2);
+    cr_assert_eq(r.broken, 0);
+    cr_assert_str_eq(lock_of("n-bad"), "not-a-lock");
+
+    settable_now_v += 300; /* not older than the timeout yet */
+    cr_assert_eq(vs_nodelock_acquire(l, "n-bad", "default", "p1", &eb), VS_ERR_CONFLICT);
+    settable_now_v += 1;
+    cr_assert_eq(vs_nodelock_repair(l, settable_now_v, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.broken, 2, "broken=%zu kept=%zu", (size_t)r.broken, (size_t)r.kept);
+    cr_assert_str_eq(lock_of("n-bad2"), "(none)");
+    /* Written again after the break: a new sighting, blocked for the timeout again. */
+    put_raw_lock("n-bad", "not-a-lock");
+    cr_assert_eq(vs_nodelock_acquire(l, "n-bad", "default", "p1", &eb), VS_ERR_CONFLICT);
+    settable_now_v += 301;
+    cr_assert_eq(vs_nodelock_acquire(l, "n-bad", "default", "p1", &eb), VS_OK, "%s", eb.msg);
+    char *want = vs_annot_format_lock(settable_now_v, "default", "p1");
+    cr_assert_str_eq(lock_of("n-bad"), want);
+    free(want);
+    vs_nodelock_free(l);
+}
