@@ -262,6 +262,7 @@ static enum vs_err fits(struct search *s, const bool *in, bool *ok, struct vs_fi
     so.without = s->without;
     so.n_without = n;
     so.lazy_reasons = true;
+    so.what_if = true;
     struct vs_filter_result r;
     s->evals++;
     if (vs_sched_filter(s->m, s->pod, &s->node, 1, &so, &r))

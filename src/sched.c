@@ -1220,7 +1220,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         }
     }
     struct vs_frag_req shape = frag_req_of(sr ? sr : &(struct vs_req){0}, x.pod_cpu, 0);
-    if (o->frag_stats && sr &&
+    if (o->frag_stats && sr && !o->what_if &&
         (err = vs_frag_stats_add(o->frag_stats, &shape, vs_kv_get(an, VS_ANNO_USE_TYPE),
                                  vs_kv_get(an, VS_ANNO_NOUSE_TYPE))))
         goto out;

@@ -41,6 +41,9 @@ struct vs_sched_opts {
      * placements and namespace quota usage left out). The result must not be committed. */
     const struct vs_podent *const *without;
     size_t n_without;
+    /* A what-if evaluation (a preemption plan's fit check): frag_stats is read but the pod's
+     * shape is not counted again, so one Filter counts its pod once however many sets it tries. */
+    bool what_if;
     /* The request shapes seen so far (policy `fragmentation`); every evaluated pod is counted
      * here. NULL: the policy measures against the pod's own shape only. */
     struct vs_frag_stats *frag_stats;

@@ -3,6 +3,7 @@
 #include "builders.h"
 #include "extargs.h"
 #include "extender.h"
+#include "fragmentation.h"
 #include "k8s_codec.h"
 #include "preempt.h"
 
@@ -699,4 +700,29 @@ Test(preempt, precheck_equals_plain_enumeration)
         vs_pod_cleanup(&p);
     }
     cr_assert_geq(planned, 20, "only %d of 60 rounds had a plan", planned);
+}
+
+Test(preempt, plan_search_does_not_count_the_pod_in_the_workload)
+{
+    node("n1", 2);
+    on_card("a1", "n1", 0, 3000, 10, 0, 100);
+    on_card("a2", "n1", 0, 3000, 10, 0, 200);
+    on_card("b1", "n1", 1, 2000, 10, 0, 100);
+    on_card("b2", "n1", 1, 2000, 10, 0, 200);
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    cr_assert_not_null(st);
+    so.frag_stats = st;
+    struct vs_pod p;
+    preemptor(&p, 100, "1", "8000", NULL);
+    struct vs_preempt_plan pl;
+    bool found;
+    cr_assert_str_eq(plan_on(&p, "n1", &found, &pl), "b1,b2");
+    vs_preempt_plan_cleanup(&pl);
+    /* Every set tried was a what-if: the shapes seen are still none. */
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_eq(x.k, 0);
+    so.frag_stats = NULL;
+    vs_frag_stats_free(st);
+    vs_pod_cleanup(&p);
 }
