@@ -34,6 +34,8 @@
 #define VS_ANNO_NOUSE_UUID  "nvidia.com/nouse-gpuuuid"
 #define VS_ANNO_VGPU_MODE   "nvidia.com/vgpu-mode"
 #define VS_ANNO_NUMA_BIND   "nvidia.com/numa-bind"
+/* vgpu-sched's own: written on a refused pod to make kube-scheduler retry it (requeue.h) */
+#define VS_ANNO_REQUEUE "vgpu-sched.io/requeue"
 /* Labels */
 #define VS_LABEL_VGPU_NODE  "hami.io/vgpu-node"
 #define VS_LABEL_SCHED_ROLE "hami.io/scheduler-role"

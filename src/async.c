@@ -145,16 +145,16 @@ static void *worker(void *arg)
             err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
         if (err) {
             char qt[VS_ERRBUF_SIZE + 8];
-            vs_log(j->is_event ? VS_LOG_DEBUG : VS_LOG_WARN,
+            vs_log(j->is_event || !j->uid ? VS_LOG_DEBUG : VS_LOG_WARN,
                    j->is_event ? "event_post_failed" : "pod_patch_failed", "path=%s error=%s",
                    j->path, vs_log_quote(eb.msg, qt, sizeof(qt)));
-            if (!j->is_event && a->on_failed)
+            if (!j->is_event && j->uid && a->on_failed)
                 a->on_failed(a->ctx, j->uid, j->alloc);
         }
         if (events)
             usleep(EVENT_PACE_US);
         pthread_mutex_lock(&a->mu);
-        if (!j->is_event) {
+        if (!j->is_event && j->uid) {
             struct state *s = NULL;
             HASH_FIND_STR(a->states, j->uid, s);
             if (s) {
@@ -269,6 +269,21 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
         HASH_ADD_KEYPTR(hh, a->states, s->uid, strlen(s->uid), s);
     }
     s->in_flight++;
+    enqueue(a, j);
+    pthread_mutex_unlock(&a->mu);
+    return VS_OK;
+}
+
+enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->path = strdup(path))) {
+        free(j);
+        json_decref(patch);
+        return VS_ERR_NOMEM;
+    }
+    j->body = patch;
+    pthread_mutex_lock(&a->mu);
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
     return VS_OK;

@@ -26,6 +26,9 @@ void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are drop
  * on_patch_failed). */
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
                                const char *alloc);
+/* Queues a merge patch of path that nothing waits for and whose failure only is logged (debug):
+ * no per-pod state, no on_patch_failed. Takes ownership of patch. */
+enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch);
 /* Queues an Event POST (best effort: dropped when too many are pending). Takes ownership of
  * event. */
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event);

@@ -10,6 +10,7 @@
 #include "k8s_codec.h"
 #include "log.h"
 #include "preempt.h"
+#include "requeue.h"
 #include "request.h"
 #include "sched.h"
 #include "webhook.h"
@@ -571,6 +572,23 @@ static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const cha
     free(left);
 }
 
+void vs_ext_nudge(void *ctx, const char *uid, const char *ns, const char *name)
+{
+    struct vs_app *a = ctx;
+    char ts[32];
+    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+    json_t *patch =
+        json_pack("{s:{s:s,s:{s:s}}}", "metadata", "uid", uid, "annotations", VS_ANNO_REQUEUE, ts);
+    char *path = pod_path(ns, name);
+    if (patch && path && vs_async_patch_quiet(a->async, path, patch) == VS_OK) {
+        vs_metrics_requeue_nudge(a->metrics);
+        vs_log(VS_LOG_INFO, "requeue_nudge", "pod=%s/%s", ns, name);
+    } else if (!path) {
+        json_decref(patch);
+    }
+    free(path);
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -633,11 +651,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         so.n_busy = vs_bindq_busy(a->bindq, &busy);
     so.busy = (const char *const *)busy;
     int64_t now = a->now();
+    double read_at = mono(); /* usage is read after this: a later freeing change may nudge */
     if (vs_store_filter(a->store, &fa.pod, cands, nc, &so, now, &r)) {
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
         goto out;
     }
     if (r.error) {
+        vs_requeue_forget(a->requeue, fa.pod.uid); /* the pod's own error: capacity won't help */
         pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", r.error);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, r.error));
         goto out;
@@ -649,6 +669,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     if (r.best < 0) {
         outcome = VS_FILTER_UNSCHEDULABLE;
+        vs_requeue_refused(a->requeue, fa.pod.uid, fa.pod.ns, fa.pod.name, read_at);
         char *pnode = NULL, *pvictims = NULL;
         if (a->preemption == VS_GPU_PREEMPT_FILTER && a->holds && vs_preempt_allowed(&fa.pod))
             filter_preempt(a, &fa.pod, cands, nc, &so, now, &pnode, &pvictims);
@@ -688,6 +709,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
+        vs_requeue_forget(a->requeue, fa.pod.uid);
         if (a->bindq && r.any_regular)
             vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
         succeed_event(a, &fa, &r);

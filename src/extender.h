@@ -27,6 +27,8 @@ struct vs_holds;
 enum vs_gpu_preemption { VS_GPU_PREEMPT_OFF, VS_GPU_PREEMPT_VERB, VS_GPU_PREEMPT_FILTER };
 struct vs_frag_stats;
 
+struct vs_requeue;
+
 struct vs_app {
     struct vs_store *store;
     struct vs_kube *kube;
@@ -46,12 +48,16 @@ struct vs_app {
     enum vs_gpu_preemption preemption;
     struct vs_holds *holds; /* filter-mode preemptors holding freed capacity (NULL: none) */
     struct vs_frag_stats *frag_stats; /* request shapes seen (policy fragmentation) */
+    struct vs_requeue *requeue;       /* refused pods to nudge when capacity frees (NULL: none) */
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */
 struct vs_holds *vs_holds_new(void);
 void vs_holds_free(struct vs_holds *h);
 
+/* Patches VS_ANNO_REQUEUE on the pod (uid as precondition) so kube-scheduler retries it
+ * (requeue.h's nudge; ctx is the app). */
+void vs_ext_nudge(void *app, const char *uid, const char *ns, const char *name);
 void vs_ext_filter(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_bind(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 /* kube-scheduler's preemptVerb (node-cache mode): per candidate node, kube-scheduler's victims

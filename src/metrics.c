@@ -38,6 +38,7 @@ struct vs_metrics {
     atomic_uint_fast64_t preempt[VS_PM_MODES][VS_PO_OUTCOMES];
     atomic_uint_fast64_t victims;
     atomic_uint_fast64_t preempt_bound_n, preempt_bound_ms;
+    atomic_uint_fast64_t requeue_nudges;
     char *res_mem, *res_cores; /* quota resource names; set once before serving */
 };
 
@@ -105,6 +106,11 @@ void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
                            enum vs_preempt_outcome o)
 {
     atomic_fetch_add(&m->preempt[mode][o], 1);
+}
+
+void vs_metrics_requeue_nudge(struct vs_metrics *m)
+{
+    atomic_fetch_add(&m->requeue_nudges, 1);
 }
 
 void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n)
@@ -446,6 +452,12 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   (unsigned long long)atomic_load(&m->victims),
                   (double)atomic_load(&m->preempt_bound_ms) / 1000.0,
                   (unsigned long long)atomic_load(&m->preempt_bound_n));
+    vs_buf_printf(&b,
+                  "# HELP vgpu_sched_requeue_nudges_total Refused pods patched so kube-scheduler "
+                  "retries them after capacity was freed.\n"
+                  "# TYPE vgpu_sched_requeue_nudges_total counter\n"
+                  "vgpu_sched_requeue_nudges_total %llu\n",
+                  (unsigned long long)atomic_load(&m->requeue_nudges));
     if (x) {
         vs_buf_printf(&b,
                       "# TYPE vgpu_sched_node_lock_total counter\n"

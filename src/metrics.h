@@ -61,6 +61,8 @@ enum vs_preempt_outcome {
 void vs_metrics_preemption(struct vs_metrics *m, enum vs_preempt_mode_m mode,
                            enum vs_preempt_outcome o);
 void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n);
+/* A refused pod was nudged to be retried (requeue.h). */
+void vs_metrics_requeue_nudge(struct vs_metrics *m);
 void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds);
 
 /* Gauges and counters owned by other modules, read at scrape time. */

@@ -4,6 +4,7 @@
 
 #include "async.h"
 #include "bindq.h"
+#include "requeue.h"
 #include "devcfg.h"
 #include "extender.h"
 #include "fragmentation.h"
@@ -270,6 +271,13 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int64_t now_s(void)
 {
     return (int64_t)time(NULL);
@@ -365,6 +373,7 @@ struct vs_service {
     struct vs_leader *leader;
     struct vs_nodelock *lock;
     struct vs_bindq *bindq;
+    struct vs_requeue *requeue;
     struct vs_holds *holds;
     struct vs_async *async;
     struct vs_metrics *metrics;
@@ -428,9 +437,11 @@ void vs_service_stop(struct vs_service *s)
         vs_bindq_close(s->bindq, "vgpu-sched is shutting down");
     vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
+    vs_requeue_stop(s->requeue); /* its nudges write through async */
     vs_async_free(s->async);
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_requeue_free(s->requeue); /* after the store: its informers report to it */
     vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
     vs_kube_free(s->kube);
@@ -454,22 +465,40 @@ void vs_service_fail_binds(struct vs_service *s, const char *why)
 
 static void hook_node(void *ctx, const char *name, const char *lock, bool deleted, bool relist)
 {
-    vs_bindq_node_event(ctx, name, lock, deleted, relist);
+    struct vs_service *s = ctx;
+    vs_bindq_node_event(s->bindq, name, lock, deleted, relist);
 }
 
 static void hook_pod(void *ctx, const char *uid, const char *ns, const char *name, bool deleted)
 {
-    vs_bindq_pod_event(ctx, uid, ns, name, deleted);
+    struct vs_service *s = ctx;
+    vs_bindq_pod_event(s->bindq, uid, ns, name, deleted);
+    if (deleted)
+        vs_requeue_forget(s->requeue, uid);
 }
 
 static void hook_pod_allocated(void *ctx, const char *ns, const char *name)
 {
-    vs_bindq_pod_allocated(ctx, ns, name);
+    struct vs_service *s = ctx;
+    vs_bindq_pod_allocated(s->bindq, ns, name);
 }
 
 static void hook_expired(void *ctx)
 {
-    vs_bindq_recheck(ctx);
+    struct vs_service *s = ctx;
+    vs_bindq_recheck(s->bindq);
+}
+
+static void hook_freed(void *ctx)
+{
+    struct vs_service *s = ctx;
+    vs_requeue_freed(s->requeue, mono_s());
+}
+
+static void requeue_nudge(void *ctx, const char *uid, const char *ns, const char *name)
+{
+    struct vs_service *s = ctx;
+    vs_ext_nudge(&s->app, uid, ns, name);
 }
 
 int vs_service_port(const struct vs_service *s)
@@ -571,13 +600,27 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    /* Refused pods are nudged 1 s after a change frees capacity (kube-scheduler's own retry on
+     * the same event comes first), if refused within 5 min before it (kube-scheduler's
+     * podMaxInUnschedulablePodsDuration: older refusals are retried by it anyway). */
+    struct vs_requeue_opts ro = {.delay_s = 1.0,
+                                 .window_s = 300.0,
+                                 .max_pods = 100000,
+                                 .thread = true,
+                                 .nudge = requeue_nudge,
+                                 .ctx = s};
+    if (!(s->requeue = vs_requeue_new(&ro))) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
     struct vs_store_hooks hooks = {.node = hook_node,
                                    .pod = hook_pod,
                                    .pod_allocated = hook_pod_allocated,
                                    .expired = hook_expired,
-                                   .ctx = s->bindq};
+                                   .freed = hook_freed,
+                                   .ctx = s};
     vs_store_set_hooks(s->store, &hooks);
     if (vs_store_start(s->store, eb))
         goto fail;
@@ -616,7 +659,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .preemption = pmode,
                              .holds = s->holds = vs_holds_new(),
                              .now = now_s,
-                             .frag_stats = s->frag};
+                             .frag_stats = s->frag,
+                             .requeue = s->requeue};
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
     if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {

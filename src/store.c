@@ -410,6 +410,16 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     struct vs_errbuf eb;
     enum vs_err err;
     pthread_rwlock_wrlock(&s->mu);
+    bool had = false;
+    uint64_t had_fp = 0;
+    if (inf->which == INF_PODS) {
+        const struct vs_podent *pe = vs_model_pod(s->model, meta_str(obj, "uid"));
+        had = pe && !pe->expired;
+    } else if (inf->which == INF_NODES) {
+        const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
+        had = n && n->present;
+        had_fp = had ? n->register_fp : 0;
+    }
     if (inf->listing) {
         char key[512];
         if (inf->which == INF_NODES)
@@ -429,8 +439,18 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     else
         err = apply_pdb(s, type, obj, &eb);
     bool listing = inf->listing;
+    bool freed = false;
+    if (inf->which == INF_PODS) {
+        const struct vs_podent *pe = vs_model_pod(s->model, meta_str(obj, "uid"));
+        freed = had && (!pe || pe->expired);
+    } else if (inf->which == INF_NODES) {
+        const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
+        freed = n && n->present && (!had || n->register_fp != had_fp);
+    }
     pthread_rwlock_unlock(&s->mu);
     call_hooks(s, inf->which, type, obj, listing);
+    if (freed && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
     if (err) {
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "object_decode_failed", "kind=%s name=%s/%s error=%s",
@@ -522,6 +542,8 @@ static void on_synced(void *ctx)
         free(sw.gone[i]);
     }
     free(sw.gone);
+    if (inf->which == INF_PODS && sw.n && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
@@ -581,6 +603,8 @@ static void *expiry_main(void *arg)
         pthread_rwlock_unlock(&s->mu);
         if (n && s->hooks.expired)
             s->hooks.expired(s->hooks.ctx);
+        if (n && s->hooks.freed)
+            s->hooks.freed(s->hooks.ctx);
         if (n) {
             atomic_fetch_add(&s->expired, n);
             vs_log(VS_LOG_INFO, "reservations_expired", "count=%zu ttl_s=%lld", n,
@@ -721,6 +745,8 @@ size_t vs_store_drop_reservations(struct vs_store *s)
     pthread_rwlock_wrlock(&s->mu);
     size_t n = drop_reservations(s);
     pthread_rwlock_unlock(&s->mu);
+    if (n && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
     return n;
 }
 
@@ -835,9 +861,13 @@ void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
 {
     pthread_rwlock_wrlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    if (pe && pe->reservation && (!alloc || (pe->alloc_raw && strcmp(pe->alloc_raw, alloc) == 0)))
+    bool freed =
+        pe && pe->reservation && (!alloc || (pe->alloc_raw && strcmp(pe->alloc_raw, alloc) == 0));
+    if (freed)
         vs_model_remove_pod(s->model, uid);
     pthread_rwlock_unlock(&s->mu);
+    if (freed && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
 }
 
 enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid)

@@ -40,13 +40,16 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
  * queue's wake-ups). node: every Node event, with its hami.io/mutex.lock value (NULL when
  * none), deleted for DELETED and for nodes a relist no longer shows, relist for objects of a
  * list; pod: a Pod DELETED (also by a relist sweep) or in phase Succeeded/Failed; expired: the
- * expiry thread dropped reservations. Each may be NULL. */
+ * expiry thread dropped reservations; freed: see below. Each may be NULL. */
 struct vs_store_hooks {
     void (*node)(void *ctx, const char *name, const char *lock, bool deleted, bool relist);
     void (*pod)(void *ctx, const char *uid, const char *ns, const char *name, bool deleted);
     /* a Pod event (not DELETED, not terminal) with hami.io/bind-phase=success */
     void (*pod_allocated)(void *ctx, const char *ns, const char *name);
     void (*expired)(void *ctx);
+    /* capacity may have been freed: a pod's usage left the model (deleted, terminal, its
+     * reservation expired or was dropped), or a node appeared or changed its register */
+    void (*freed)(void *ctx);
     void *ctx;
 };
 /* Before vs_store_start; h is copied. */
