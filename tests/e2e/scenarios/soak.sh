@@ -25,7 +25,7 @@
 VS_SOAK_MIN_WAVES=4
 
 scenario_soak_pre_up() {
-    if [[ -z "${VS_E2E_SOAK:-}" ]]; then
+    if [[ -z "${VS_E2E_SOAK:-}" || "$VS_E2E_SOAK" == 0 ]]; then
         e2e_skip "soak is opt-in (VS_E2E_SOAK=MINUTES)" || exit 77
     fi
     [[ "$VS_E2E_SOAK" =~ ^[1-9][0-9]{0,3}$ ]] ||
