@@ -14,7 +14,7 @@
 # samples are printed (and kept in soak-rss.txt) with the RSS slope: least squares of VmRSS over
 # the waves after the first (wave 1 grows the heap, the informers' caches and the allocator's
 # per-thread arenas to their working size). The scenario fails when RSS grows beyond noise:
-#   slope > VS_E2E_SOAK_SLOPE_KIB (64) KiB per wave, or
+#   slope > VS_E2E_SOAK_SLOPE_KIB (256) KiB per wave, or
 #   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (2048) KiB.
 # Every wave adds and removes about 50 pods, so a leak of a few hundred bytes per pod, per
 # event or per Bind shows in the slope.
@@ -52,7 +52,7 @@ soak_pod_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || 
 
 # soak_report FILE : prints the samples and the slope; fails beyond the thresholds.
 soak_report() {
-    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-64} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-2048}
+    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-2048}
     e2e_log "soak samples (KiB): wave seconds pods bound refused VmRSS VmHWM"
     sed 's/^/    /' "$file" >&2
     awk -v smax="$slope_max" -v gmax="$growth_max" '
