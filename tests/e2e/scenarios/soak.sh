@@ -13,11 +13,16 @@
 # The waves go on until MINUTES have passed, and at least VS_SOAK_MIN_WAVES (4). At the end the
 # samples are printed (and kept in soak-rss.txt) with the RSS slope: least squares of VmRSS over
 # the waves after the first (wave 1 grows the heap, the informers' caches and the allocator's
-# per-thread arenas to their working size). The scenario fails when RSS grows beyond noise:
+# per-thread arenas to their working size). The scenario fails when RSS grows beyond what was
+# measured without a leak (docs/reliability.md):
 #   slope > VS_E2E_SOAK_SLOPE_KIB (256) KiB per wave, or
-#   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (2048) KiB.
-# Every wave adds and removes about 50 pods, so a leak of a few hundred bytes per pod, per
-# event or per Bind shows in the slope.
+#   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (4096) KiB.
+# Measured: 2-minute runs 110-120 KiB/wave over 3-4 waves (the allocator's arenas still
+# faulting in pages they already own), a 12-minute run 62 KiB/wave and +1.9 MiB over 29 waves,
+# decelerating, with glibc's in-use heap (mallinfo2, read with gdb by hand) flat. Every wave adds
+# and removes about 50 pods and answers about 1,000 Filters, so a leak of 5 KiB per pod or
+# 256 bytes per Filter fails even the 2-minute run; smaller ones need a longer soak to cross
+# the growth limit.
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -52,7 +57,7 @@ soak_pod_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || 
 
 # soak_report FILE : prints the samples and the slope; fails beyond the thresholds.
 soak_report() {
-    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-2048}
+    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-4096}
     e2e_log "soak samples (KiB): wave seconds pods bound refused VmRSS VmHWM"
     sed 's/^/    /' "$file" >&2
     awk -v smax="$slope_max" -v gmax="$growth_max" '
