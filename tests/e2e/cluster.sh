@@ -56,16 +56,19 @@ pid_alive() {
 }
 
 # spawn NAME CMD... : start CMD detached from our stdin, output to DIR/NAME.log, record its PID.
+# E2E_SPAWN_ARGV0: the program CMD ends up exec'ing (when CMD is a wrapper such as unshare), which
+# is what identifies the process later.
 spawn() {
     local name=$1
     shift
+    local argv0=${E2E_SPAWN_ARGV0:-$1}
     "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
     local pid=$! i
-    printf '%s %s %s\n' "$name" "$pid" "$1" >>"$DIR/pids"
+    printf '%s %s %s\n' "$name" "$pid" "$argv0" >>"$DIR/pids"
     # Until the forked shell has exec'd, /proc/PID/cmdline is still ours and pid_alive would
     # call the process gone: wait (up to 10 s) for the exec, or for the process to die.
     for ((i = 0; i < 200; i++)); do
-        pid_alive "$pid" "$1" && break
+        pid_alive "$pid" "$argv0" && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
     done
