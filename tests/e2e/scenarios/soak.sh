@@ -44,6 +44,22 @@ soak_rss() {
         "/proc/$1/status"
 }
 
+# soak_heap PID : "INUSE ARENA" bytes from glibc's mallinfo2() in the process (uordblks + hblkhd,
+# and arena: what its arenas hold from the system), read with gdb; "- -" when unavailable. Only
+# with VS_E2E_SOAK_HEAP=1 (a diagnostic: gdb stops the process for a moment).
+soak_heap() {
+    local out
+    if [[ "${VS_E2E_SOAK_HEAP:-0}" == 1 ]] && command -v gdb >/dev/null &&
+        out="$(timeout 30 gdb -p "$1" -batch \
+            -ex 'print (unsigned long)(((struct mallinfo2 (*)(void))mallinfo2)().uordblks + ((struct mallinfo2 (*)(void))mallinfo2)().hblkhd)' \
+            -ex 'print (unsigned long)((struct mallinfo2 (*)(void))mallinfo2)().arena' 2>/dev/null |
+            awk '/^\$[0-9]+ = / { printf "%s%s", sep, $3; sep = " " }')" && [[ "$out" == *" "* ]]; then
+        printf '%s\n' "$out"
+    else
+        printf -- '- -\n'
+    fi
+}
+
 # soak_pick SEED COUNT : COUNT of the lines on stdin, picked at random (Fisher-Yates, SEED).
 soak_pick() {
     awk -v seed="$1" -v k="$2" '{ a[NR] = $0 }
@@ -58,7 +74,7 @@ soak_pod_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || 
 # soak_report FILE : prints the samples and the slope; fails beyond the thresholds.
 soak_report() {
     local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-4096}
-    e2e_log "soak samples (KiB): wave seconds pods bound refused VmRSS VmHWM"
+    e2e_log "soak samples: wave seconds pods bound refused VmRSS(KiB) VmHWM(KiB) heap-in-use(B) arenas(B) (the last two with VS_E2E_SOAK_HEAP=1)"
     sed 's/^/    /' "$file" >&2
     awk -v smax="$slope_max" -v gmax="$growth_max" '
         { w[NR] = $1; r[NR] = $6 }
@@ -77,7 +93,7 @@ soak_report() {
 
 scenario_soak() {
     local ns=soak pop=${VS_E2E_SOAK_PODS:-100} minutes=$VS_E2E_SOAK wave=0 end pid t0 out
-    local n half missing bound refused rss hwm samples="$E2E_CLUSTER/soak-rss.txt" victims=()
+    local n half missing bound refused rss hwm inuse arena samples="$E2E_CLUSTER/soak-rss.txt" victims=()
     # 3 nodes of 4 x 16 GiB cards shared by 5 and 2 of 4 x 8 GiB shared by 10: 262144 MiB and
     # 140 slots; 100 of these pods (1000..4000 MiB, 2500 on average) do not all fit.
     e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=soak soak-01 soak-02 soak-03
@@ -124,9 +140,10 @@ scenario_soak() {
             return 1
         }
         read -r rss hwm < <(soak_rss "$pid")
-        printf '%d %d %d %d %d %d %d\n' "$wave" "$((SECONDS - t0))" "$pop" "$bound" "$refused" \
-            "$rss" "$hwm" >>"$samples"
-        e2e_log "wave $wave: $missing created, $bound bound, $refused refused, $((SECONDS - t0))s; VmRSS $rss KiB, VmHWM $hwm KiB"
+        read -r inuse arena < <(soak_heap "$pid")
+        printf '%d %d %d %d %d %d %d %s %s\n' "$wave" "$((SECONDS - t0))" "$pop" "$bound" "$refused" \
+            "$rss" "$hwm" "$inuse" "$arena" >>"$samples"
+        e2e_log "wave $wave: $missing created, $bound bound, $refused refused, $((SECONDS - t0))s; VmRSS $rss KiB, VmHWM $hwm KiB${VS_E2E_SOAK_HEAP:+; heap in use $inuse B, arenas $arena B}"
     done
     soak_report "$samples"
 }
