@@ -17,12 +17,11 @@
 # measured without a leak (docs/reliability.md):
 #   slope > VS_E2E_SOAK_SLOPE_KIB (256) KiB per wave, or
 #   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (4096) KiB.
-# Measured: 2-minute runs 110-120 KiB/wave over 3-4 waves (the allocator's arenas still
-# faulting in pages they already own), a 12-minute run 62 KiB/wave and +1.9 MiB over 29 waves,
-# decelerating, with glibc's in-use heap (mallinfo2, read with gdb by hand) flat. Every wave adds
-# and removes about 50 pods and answers about 1,000 Filters, so a leak of 5 KiB per pod or
-# 256 bytes per Filter fails even the 2-minute run; smaller ones need a longer soak to cross
-# the growth limit.
+# Measured: 2-minute runs 62-112 KiB/wave over 3-4 waves, a 16-minute run 57 KiB/wave and
+# +2.1 MiB over 35 waves (glibc's heap in use +1.8 MiB, growing 25 KiB/wave after the first 10
+# minutes; docs/reliability.md). Every wave adds and removes about 50 pods and answers about
+# 1,000 Filters, so a leak of 5 KiB per pod or 256 bytes per Filter pushes even the 2-minute run
+# over the slope limit; smaller ones need a longer soak (VS_E2E_SOAK_HEAP=1 shows the heap).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
