@@ -14,7 +14,7 @@
 # samples are printed (and kept in soak-rss.txt) with the RSS slope: least squares of VmRSS over
 # the waves after the first (wave 1 grows the heap, the informers' caches and the allocator's
 # per-thread arenas to their working size). The scenario fails when RSS grows beyond what was
-# measured without a leak (docs/reliability.md):
+# measured (docs/reliability.md):
 #   slope > VS_E2E_SOAK_SLOPE_KIB (256) KiB per wave, or
 #   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (4096) KiB.
 # Measured: 2-minute runs 62-112 KiB/wave over 3-4 waves, a 16-minute run 57 KiB/wave and
