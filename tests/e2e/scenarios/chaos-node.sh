@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# chaos-node: nodes change under a burst. 60 pods on 5 nodes of 4 × 16 GiB cards; the agent holds
-# every node lock 1.5 s (--hold), so Binds queue on every node.
+# chaos-node: nodes change under a burst. 55 pods on 5 nodes of 4 × 8 GiB cards (a little more
+# memory asked than is left after the faults); the agent holds every node lock 1 s (--hold), so
+# Binds queue on every node.
 #
 # (a) Once 10 pods are bound, the node with the most Binds in flight (vgpu-sched's log: Filter
 #     decisions for it not yet followed by a Bind result) is deleted. vgpu-sched's bind queue
@@ -78,10 +79,10 @@ cn_card_in_metrics() {
 
 scenario_chaos_node() {
     local ns=chaos t0 t_reg del_ts x y k card on_card_end on_card gone failed_del late n msg
-    e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=chaos "${CN_NODES[@]}"
-    vs_setup --hold 1500ms
+    e2e_fake_nodes --cards 4 --devmem 8192 --split 5 --label pool=chaos "${CN_NODES[@]}"
+    vs_setup --hold 1s
     vs_namespace "$ns"
-    vs_random_pods k 60 20261414 '{pool: chaos}' "$ns" >"$E2E_CLUSTER/chaos-pods.yaml"
+    vs_random_pods k 55 20261414 '{pool: chaos}' "$ns" >"$E2E_CLUSTER/chaos-pods.yaml"
     t0=$EPOCHREALTIME
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$E2E_CLUSTER/chaos-pods.yaml"
 
@@ -104,7 +105,7 @@ scenario_chaos_node() {
                   print y }')"
     card="GPU-$y-3"
     "$E2E_BIN/vs-e2e" nodes --kubeconfig "$KUBECONFIG" --kubelet-version "$K8S_VERSION" \
-        --cards 3 --devmem 16384 --split 5 --label pool=chaos "$y" >/dev/null
+        --cards 3 --devmem 8192 --split 5 --label pool=chaos "$y" >/dev/null
     t_reg=$EPOCHREALTIME
     e2e_wait 30 "vgpu-sched dropping $card from its metrics" eval "! cn_card_in_metrics $card" || return 1
     e2e_log "vgpu-sched no longer reports $card: $(awk -v a="$t_reg" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s after the register change"
@@ -124,7 +125,7 @@ scenario_chaos_node() {
     fi
     e2e_log "PodGC (emulated): deleted the $gone pods bound to $x"
 
-    VS_CHAOS_SETTLE_FLAGS="--started $t0" vs_chaos_end "$ns" "$((60 - gone))" --removed-cards "$card" || return 1
+    VS_CHAOS_SETTLE_FLAGS="--started $t0" vs_chaos_end "$ns" "$((55 - gone))" --removed-cards "$card" || return 1
 
     # The queued Binds of the deleted node failed, with the reason, right after the deletion.
     failed_del="$(grep -cE "event=bind_failed pod=[^ ]+ node=$x .*node $x was deleted while the Bind waited for its lock" \
