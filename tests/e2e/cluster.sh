@@ -301,8 +301,10 @@ render_scheduler_config() {
             for f in "$ca" "$crt" "$key"; do [[ -r "$f" ]] || e2e_die "$f not readable"; done
             out=${out//@EXTENDER_HTTPS@/true}
             out=${out//@EXTENDER_CA_DATA@/$(base64 -w0 "$ca")}
-            out=${out//@EXTENDER_CLIENT_CERT_DATA@/$(base64 -w0 "$crt")}
-            out=${out//@EXTENDER_CLIENT_KEY_DATA@/$(base64 -w0 "$key")}
+            # The client key as a file, not keyData: kube-scheduler at -v=2 logs the extender
+            # configuration whole ("Creating extender", the component config), keyData included.
+            out=${out//@EXTENDER_CLIENT_CERT_FILE@/$(realpath "$crt")}
+            out=${out//@EXTENDER_CLIENT_KEY_FILE@/$(realpath "$key")}
         else
             out=${out//@EXTENDER_HTTPS@/false}
         fi
