@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fakeapi.h"
 #include "serve.h"
 
 struct vs_harness {
@@ -70,6 +71,20 @@ static inline void vs_harness_kubeconfig(struct vs_harness *h, const char *url)
             "user: u\nusers:\n- name: u\n  user: {}\n",
             url);
     fclose(f);
+}
+
+/* Everything a service test needs before its service: libcurl, the harness (certificates), a
+ * quiet fake API server on a free port and a kubeconfig for it. Aborts on failure. */
+static inline struct vs_fakeapi *vs_harness_fakeapi(struct vs_harness *h)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    vs_harness_init(h);
+    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
+    struct vs_fakeapi *api = vs_fakeapi_start(&o);
+    if (!api)
+        vs_harness_die("fake API did not start");
+    vs_harness_kubeconfig(h, vs_fakeapi_url(api));
+    return api;
 }
 
 /* The configuration every service test starts from: loopback listeners (metrics included), the

@@ -67,12 +67,7 @@ static char *pending(const char *name, int mem, int prio, const char *policy)
 
 static void setup(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     /* Every card full of priority-0 pods: n1's card 1 holds one pod, the others two. */
     put(vs_harness_node("n1", 2, 15360));
     put(vs_harness_node("n2", 1, 15360));

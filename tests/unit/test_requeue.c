@@ -134,12 +134,7 @@ static void put(char *json)
 
 static void setup(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     put(vs_harness_node("n1", 1, 15360));
     struct vs_service_config c;
     vs_harness_service_config(&h, &c);
