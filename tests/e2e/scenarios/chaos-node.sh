@@ -18,9 +18,9 @@
 #
 # At the end (vs_chaos_end): every remaining pod bound and Running or Pending with a reason, no
 # card over-committed, vgpu-sched's metrics equal the usage on the pods and name no card that is
-# not registered (the deleted node's and the removed card's), no node lock left; plus: the pods
-# on the removed card are exactly those seen there once the change was applied, with the same
-# allocation, Running.
+# not registered (the deleted node's and the removed card's), no node lock left; plus: no Filter
+# chose the removed card after the change, and the bound pods on it are pods that held it (or
+# were placed on it) before, with the same allocation, Running.
 #
 # Opt-in (VS_E2E_CHAOS=1), like the other chaos scenarios.
 
@@ -78,7 +78,7 @@ cn_card_in_metrics() {
 }
 
 scenario_chaos_node() {
-    local ns=chaos t0 t_reg del_ts x y k card on_card_end on_card gone failed_del late n msg
+    local ns=chaos t0 t_reg applied_ts del_ts x y k card on_card_end on_card gone failed_del late n msg
     e2e_fake_nodes --cards 4 --devmem 8192 --split 5 --label pool=chaos "${CN_NODES[@]}"
     vs_setup --hold 1s
     vs_namespace "$ns"
@@ -108,10 +108,17 @@ scenario_chaos_node() {
         --cards 3 --devmem 8192 --split 5 --label pool=chaos "$y" >/dev/null
     t_reg=$EPOCHREALTIME
     e2e_wait 30 "vgpu-sched dropping $card from its metrics" eval "! cn_card_in_metrics $card" || return 1
+    applied_ts="$(date -u +%Y-%m-%dT%H:%M:%S.%3N)"
     e2e_log "vgpu-sched no longer reports $card: $(awk -v a="$t_reg" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s after the register change"
     sleep 1 # a Filter decided just before the change: its pod patch is in flight
-    # Every pod that may hold the card: bound, or placed by a Filter before the change.
-    cn_pods_on_card "$ns" "$card" all >"$E2E_CLUSTER/on-removed-card.txt"
+    # Every pod that may hold the card: bound, or placed by a Filter before the change (the API's
+    # view, and vgpu-sched's own Filter decisions in its log).
+    cn_pods_on_card "$ns" "$card" all >"$E2E_CLUSTER/on-removed-card-alloc.txt"
+    {
+        sed 's/=.*//' "$E2E_CLUSTER/on-removed-card-alloc.txt"
+        grep -E "event=filter pod=$ns/[^ ]+ node=$y devices=[^ ]*$card," "$E2E_CLUSTER/vgpu-sched.log" |
+            sed -E "s|.* pod=$ns/([^ ]+) .*|\1|"
+    } | LC_ALL=C sort -u >"$E2E_CLUSTER/on-removed-card.txt"
     e2e_log "node $y re-registered without $card, which $(grep -c . "$E2E_CLUSTER/on-removed-card.txt" || true) pods hold (bound or placed)"
 
     # The deleted node's queue drains at once (its Binds fail); then PodGC's part: delete the pods
@@ -150,11 +157,18 @@ scenario_chaos_node() {
     e2e_expect_eq "pods still bound to the deleted node" \
         "$(e2e_kubectl get pods --namespace "$ns" --field-selector "spec.nodeName=$x" -o name | grep -c . || true)" 0
 
-    # The removed card: only pods seen there once the change was applied, with the same
-    # allocation, all Running; nobody new.
+    # The removed card: no Filter chose it once the change was applied; the pods on it are pods
+    # that held it (or were placed on it) before, all Running.
+    late="$(awk -v t="ts=$applied_ts" '$1 > t' "$E2E_CLUSTER/vgpu-sched.log" |
+        grep -E "event=filter .* devices=[^ ]*$card," || true)"
+    e2e_expect_eq "Filter decisions for the removed card $card after the change" "$late" ""
     on_card_end="$(cn_pods_on_card "$ns" "$card")"
-    e2e_expect_eq "pods on the removed card $card not there when it was removed (name=allocation)" \
-        "$(LC_ALL=C comm -23 <(printf '%s\n' "$on_card_end" | grep .) "$E2E_CLUSTER/on-removed-card.txt" | paste -sd' ' -)" ""
+    e2e_expect_eq "pods on the removed card $card that did not hold it when it was removed" \
+        "$(LC_ALL=C comm -23 <(sed 's/=.*//' <<<"$on_card_end" | grep . | LC_ALL=C sort) "$E2E_CLUSTER/on-removed-card.txt" | paste -sd' ' -)" ""
+    e2e_expect_eq "pods on $card whose allocation changed since it was removed" \
+        "$(LC_ALL=C join -t= <(grep . <<<"$on_card_end" | LC_ALL=C sort -t= -k1,1) \
+            <(LC_ALL=C sort -t= -k1,1 "$E2E_CLUSTER/on-removed-card-alloc.txt") |
+            awk -F= '$2 != $3 { print $1 }' | paste -sd' ' -)" ""
     for n in $(sed 's/=.*//' <<<"$on_card_end"); do
         vs_running "$n" "$ns" || {
             e2e_fail "pod $n on the removed card is not Running"
