@@ -24,6 +24,7 @@
 #                       client certificate kube-scheduler presents to the extender;
 #                       default DIR/pki/extender-client.{crt,key} (signed by DIR/pki/ca.crt)
 #   VS_E2E_APISERVER_V / VS_E2E_SCHEDULER_V   klog verbosity (default 1 / 2)
+#   VS_E2E_SCHEDULER_FLAGS                    more kube-scheduler flags (words), e.g. --feature-gates=...
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -328,7 +329,7 @@ start_scheduler() {
         --cert-dir="$DIR/scheduler-certs" \
         --authentication-kubeconfig="$DIR/scheduler.kubeconfig" \
         --authorization-kubeconfig="$DIR/scheduler.kubeconfig" \
-        --v="${VS_E2E_SCHEDULER_V:-2}"
+        --v="${VS_E2E_SCHEDULER_V:-2}" ${VS_E2E_SCHEDULER_FLAGS:-}
     wait_until "kube-scheduler healthy on 127.0.0.1:$SCHED_PORT" kube-scheduler \
         curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz"
 }

@@ -316,21 +316,28 @@ vs_no_node_locks() {
     }
 }
 
-# vs_chaos_end NS COUNT : the end of a chaos scenario: every one of the COUNT pods of NS bound and
-# Running or refused with a reason (vs-e2e settle), no card over-committed, every bound GPU pod
-# with its allocation, vgpu-sched's metrics equal to the usage on the pods (vs-e2e capacity), no
-# node lock left.
+# vs_chaos_end NS COUNT [CAPACITY FLAGS] : the end of a chaos scenario: every one of the COUNT pods
+# of NS bound and Running or refused with a reason (vs-e2e settle; VS_CHAOS_SETTLE_FLAGS adds
+# settle flags, e.g. --allow-failed: then pods Failed by the device plugin count too), no card
+# over-committed, every bound GPU pod with its allocation, vgpu-sched's metrics equal to the usage
+# on the pods (vs-e2e capacity, with the extra flags given), no node lock left. Sets VS_SETTLED to
+# settle's JSON.
 vs_chaos_end() {
-    local ns=$1 count=$2 out bound refused
-    out="$(vs_settle "$ns" 5m)" || {
+    local ns=$1 count=$2 out bound refused failed
+    shift 2
+    # shellcheck disable=SC2086  # words on purpose
+    out="$(vs_settle "$ns" 5m ${VS_CHAOS_SETTLE_FLAGS:-})" || {
         e2e_fail "not settled: $out"
         return 1
     }
+    VS_SETTLED=$out
     e2e_log "settled: $out"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     refused="$(sed -E 's/.*"unschedulable":([0-9]+).*/\1/' <<<"$out")"
-    e2e_expect_eq "bound + refused" "$((bound + refused))" "$count"
-    vs_capacity --refused "$ns" --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
+    failed=0
+    [[ "$out" != *'"failed":'* ]] || failed="$(sed -E 's/.*"failed":([0-9]+).*/\1/' <<<"$out")"
+    e2e_expect_eq "bound + refused + failed by the device plugin" "$((bound + refused + failed))" "$count"
+    vs_capacity --refused "$ns" --table "$@" 2>"$E2E_CLUSTER/capacity.txt" >"$E2E_CLUSTER/capacity.json" || {
         cat "$E2E_CLUSTER/capacity.txt" >&2
         e2e_fail "capacity check failed"
     }
