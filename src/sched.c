@@ -892,7 +892,12 @@ static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
     frag_node_free(n, &cpu, &mem);
     struct vs_frag_req q = frag_req_of(r, x->pod_cpu, x->pod_mem);
     size_t picks[VS_FRAG_MAX_CARDS];
-    double d = vs_frag_pick(x->frag, fc, n->n_cards, cpu, mem, &q, ok, picks);
+    /* The node's own cards and cpu/memory, as the generation stamps them: the sums over them
+     * come from the node's memo while neither the node nor the shape set changed. The model is
+     * const to Filter but for this cache (atomic pointer, try-locked inside). */
+    struct vs_node *mn = (struct vs_node *)n;
+    double d =
+        vs_frag_pick_memo(x->frag, &mn->frag_memo, n->gen, fc, n->n_cards, cpu, mem, &q, ok, picks);
     return isnan(d) ? 0 : d;
 }
 
