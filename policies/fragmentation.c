@@ -400,11 +400,13 @@ static uint32_t cpu_mem_mask(const struct vs_frag_ctx *x, int64_t cpu, int64_t m
  * (nonfit - 0 + 0): it adds 0 and is skipped. */
 static double agg_change(const struct vs_frag_ctx *x, const struct agg *a, uint32_t m0, double u0,
                          uint32_t m1, double u1, uint32_t cm1, int64_t cpu1, int64_t mem1,
-                         struct agg *out)
+                         struct agg *out, uint32_t *todo_out, double *delta_out)
 {
     bool apply = out != NULL;
     uint32_t all_k = x->k >= 32 ? ~0u : (1u << x->k) - 1;
     uint32_t todo = all_k & ~(m0 & m1 & a->hosted & cm1);
+    if (todo_out)
+        *todo_out = todo;
     double all1 = a->all - u0 + u1, d = 0;
     uint32_t hosted1 = a->hosted & ~todo;
     for (uint32_t b = todo; b; b &= b - 1) {
@@ -414,7 +416,10 @@ static double agg_change(const struct vs_frag_ctx *x, const struct agg *a, uint3
         double nonfit1 = a->nonfit[s] - (f0 ? 0 : u0) + (f1 ? 0 : u1);
         bool h1 = (cm1 >> s & 1u) && nfit1 >= x->s[s].r.nums;
         double v1 = h1 ? nonfit1 : all1;
-        d += x->s[s].w * (v1 - a->v0[s]);
+        double delta = v1 - a->v0[s];
+        d += x->s[s].w * delta;
+        if (delta_out)
+            delta_out[s] = delta;
         if (apply) {
             out->nfit[s] = nfit1;
             out->nonfit[s] = nonfit1;
@@ -448,7 +453,7 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
     struct vs_frag_card to = card_plus(&cards[i], r);
     int64_t cpu1 = sub_sat(cpu_free, r->cpu_milli), mem1 = sub_sat(mem_free, r->mem_bytes);
     return agg_change(x, &a, masks[i], idles[i], fitmask(x, &to), vs_frag_idle(&to),
-                      cpu_mem_mask(x, cpu1, mem1), cpu1, mem1, NULL);
+                      cpu_mem_mask(x, cpu1, mem1), cpu1, mem1, NULL, NULL, NULL);
 }
 
 #define TIE 1e-9
@@ -460,12 +465,23 @@ static bool plus_shrinks(const struct vs_frag_req *r)
     return r->cores >= 0 && r->memmib >= 0 && r->mempct >= -1;
 }
 
+/* What a one-card pick tried, for replaying it under other weights: per card state tried (in
+ * order), the card, the shapes whose term changed and each such term's change (v1 - v0). The
+ * growth under weights w is then the same sum, term by term in the same order, bit for bit. */
+struct pick_rec {
+    size_t n_tried;
+    uint32_t *idx, *todo; /* n_tried of them */
+    double *delta;        /* VS_FRAG_K per tried state */
+};
+
 /* vs_frag_pick on sums already built (a, masks, idles: read only; a request for more than one
- * card works on copies). */
+ * card works on copies). With rec (one-card requests only) the tried states are recorded. */
 static double pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                    const struct agg *a, const uint32_t *masks, const double *idles,
-                   const struct vs_frag_req *r, uint64_t ok, size_t *picks)
+                   const struct vs_frag_req *r, uint64_t ok, size_t *picks, struct pick_rec *rec)
 {
+    if (r->nums != 1)
+        rec = NULL;
     struct vs_frag_card view[VS_FRAG_MAX_CARDS];
     uint32_t vmasks[VS_FRAG_MAX_CARDS];
     double vidles[VS_FRAG_MAX_CARDS];
@@ -503,11 +519,15 @@ static double pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards
             if (seen)
                 continue;
             tried[n_tried++] = i;
+            if (rec)
+                rec->idx[n_tried - 1] = (uint32_t)i;
             struct vs_frag_card to = card_plus(&cards[i], r);
             uint32_t m1 =
                 shrinks && cards[i].devmem >= 0 ? fitmask_in(x, &to, masks[i]) : fitmask(x, &to);
             double u1 = vs_frag_idle(&to);
-            double d = agg_change(x, a, masks[i], idles[i], m1, u1, cm1, cpu1, mem1, NULL);
+            double d = agg_change(x, a, masks[i], idles[i], m1, u1, cm1, cpu1, mem1, NULL,
+                                  rec ? &rec->todo[n_tried - 1] : NULL,
+                                  rec ? &rec->delta[(n_tried - 1) * VS_FRAG_K] : NULL);
             if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
                 best = (long)i;
                 bd = d;
@@ -516,13 +536,15 @@ static double pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards
                 bu1 = u1;
             }
         }
+        if (rec)
+            rec->n_tried = n_tried;
         if (best < 0)
             return NAN;
         picks[k] = (size_t)best;
         total += bd;
         if (k + 1 == r->nums)
             break;
-        agg_change(x, a, masks[best], idles[best], bmask, bu1, cm1, cpu1, mem1, &va);
+        agg_change(x, a, masks[best], idles[best], bmask, bu1, cm1, cpu1, mem1, &va, NULL, NULL);
         view[best] = card_plus(&view[best], r);
         vmasks[best] = bmask;
         vidles[best] = bu1;
@@ -541,10 +563,14 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
     double idles[VS_FRAG_MAX_CARDS];
     struct agg a;
     agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
-    return pick(x, cards, n, &a, masks, idles, r, ok, picks);
+    return pick(x, cards, n, &a, masks, idles, r, ok, picks, NULL);
 }
 
 /* ------------------------------------------------------------------ memo */
+
+/* Room for recorded term changes per card of a memo (a node's one-card picks with more
+ * changed terms than 8 per card on average are not recorded, just computed). */
+#define REC_TERMS_PER_CARD 8
 
 struct vs_frag_memo {
     atomic_flag busy;
@@ -553,6 +579,16 @@ struct vs_frag_memo {
     struct agg a;
     double *idles;   /* cap of them, in the same block */
     uint32_t *masks; /* cap of them, in the same block */
+    /* The last one-card pick on these sums (pick_rec, terms packed in `terms`), valid for a
+     * request with the same card part, the same cpu/memory mask after it and the same cards
+     * allowed: under new weights only the weighted sums are redone. */
+    bool rec_valid;
+    int32_t rec_cores, rec_mempct, rec_memmib;
+    uint32_t rec_cm1;
+    uint64_t rec_ok;
+    size_t rec_n_tried;
+    uint32_t *rec_idx, *rec_todo; /* cap of them */
+    double *rec_terms;            /* cap * REC_TERMS_PER_CARD; popcount(todo) per tried state */
 };
 
 static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t n)
@@ -561,15 +597,20 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     if (m)
         return m->cap >= n ? m : NULL; /* a node that grew cards goes without */
     size_t cap = n < 8 ? 8 : n;
-    m = malloc(sizeof(*m) + cap * (sizeof(double) + sizeof(uint32_t)));
+    m = malloc(sizeof(*m) +
+               cap * (sizeof(double) * (1 + REC_TERMS_PER_CARD) + 3 * sizeof(uint32_t)));
     if (!m)
         return NULL; /* the sums are computed without it */
     atomic_flag_clear(&m->busy);
     m->gen = m->sig = 0;
     m->n = 0;
     m->cap = cap;
+    m->rec_valid = false;
     m->idles = (double *)(m + 1);
-    m->masks = (uint32_t *)(m->idles + cap);
+    m->rec_terms = m->idles + cap;
+    m->masks = (uint32_t *)(m->rec_terms + cap * REC_TERMS_PER_CARD);
+    m->rec_idx = m->masks + cap;
+    m->rec_todo = m->rec_idx + cap;
     struct vs_frag_memo *expect = NULL;
     if (!atomic_compare_exchange_strong_explicit(slot, &expect, m, memory_order_acq_rel,
                                                  memory_order_acquire)) {
@@ -577,6 +618,31 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
         return expect->cap >= n ? expect : NULL;
     }
     return m;
+}
+
+/* The recorded pick under x's weights: pick()'s loop over the same states with each growth
+ * summed from the recorded term changes in the same order (so bit for bit the same values). */
+static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, size_t *picks)
+{
+    long best = -1;
+    double bd = 0, bidle = 0;
+    const double *terms = m->rec_terms;
+    for (size_t t = 0; t < m->rec_n_tried; t++) {
+        uint32_t i = m->rec_idx[t];
+        double d = 0;
+        for (uint32_t b = m->rec_todo[t]; b; b &= b - 1)
+            d += x->s[__builtin_ctz(b)].w * *terms++;
+        if (best < 0 || d < bd - TIE || (d <= bd + TIE && m->idles[i] < bidle - TIE)) {
+            best = (long)i;
+            bd = d;
+            bidle = m->idles[i];
+        }
+    }
+    if (best < 0)
+        return NAN;
+    picks[0] = (size_t)best;
+    double total = 0;
+    return total + bd;
 }
 
 double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
@@ -593,8 +659,43 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
         m->gen = gen;
         m->sig = x->sig;
         m->n = n;
+        m->rec_valid = false;
     }
-    double d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks);
+    double d;
+    if (r->nums == 1) {
+        uint32_t cm1 = cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
+                                    sub_sat(m->a.mem_free, r->mem_bytes));
+        if (m->rec_valid && m->rec_cores == r->cores && m->rec_mempct == r->mempct &&
+            m->rec_memmib == r->memmib && m->rec_cm1 == cm1 && m->rec_ok == ok) {
+            d = replay(x, m, picks);
+        } else {
+            uint32_t idx[VS_FRAG_MAX_CARDS], todo[VS_FRAG_MAX_CARDS];
+            double delta[VS_FRAG_MAX_CARDS * VS_FRAG_K];
+            struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
+            d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, &rec);
+            size_t terms = 0;
+            for (size_t t = 0; t < rec.n_tried; t++)
+                terms += (size_t)__builtin_popcount(todo[t]);
+            m->rec_valid = terms <= m->cap * REC_TERMS_PER_CARD;
+            if (m->rec_valid) {
+                double *out = m->rec_terms;
+                for (size_t t = 0; t < rec.n_tried; t++) {
+                    m->rec_idx[t] = idx[t];
+                    m->rec_todo[t] = todo[t];
+                    for (uint32_t b = todo[t]; b; b &= b - 1)
+                        *out++ = delta[t * VS_FRAG_K + (size_t)__builtin_ctz(b)];
+                }
+                m->rec_n_tried = rec.n_tried;
+                m->rec_cores = r->cores;
+                m->rec_mempct = r->mempct;
+                m->rec_memmib = r->memmib;
+                m->rec_cm1 = cm1;
+                m->rec_ok = ok;
+            }
+        }
+    } else {
+        d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, NULL);
+    }
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
 }

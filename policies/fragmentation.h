@@ -25,7 +25,9 @@
 #include "annot.h"
 #include "err.h"
 
-#define VS_FRAG_K          16   /* shapes the measure uses at most (the most frequent) */
+#ifndef VS_FRAG_K
+#define VS_FRAG_K 16 /* shapes the measure uses at most (the most frequent), <= 32 */
+#endif
 #define VS_FRAG_MAX_SHAPES 4096 /* distinct shapes remembered; later new ones are not */
 #define VS_FRAG_MAX_CARDS  64   /* nodes with more cards are scored without the measure */
 

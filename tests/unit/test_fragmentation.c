@@ -218,16 +218,25 @@ static void random_ctx(struct vs_frag_ctx *x, uint64_t *rng)
     vs_frag_ctx_set(x, rs, w, k);
 }
 
-/* The memo answers exactly what a direct pick answers (same growth bit for bit, same cards),
- * reused while (gen, shape set) stay, rebuilt when either changes. */
+/* The memo answers exactly what a direct pick answers (same growth bit for bit, same cards):
+ * its sums reused while (gen, shape set) stay, its recorded one-card pick replayed under other
+ * weights for the same request, both rebuilt when the node or the shapes change. */
 Test(frag, memo_matches_direct_pick)
 {
     uint64_t rng = 42;
     for (int round = 0; round < 300; round++) {
         struct vs_frag_memo *_Atomic slot = NULL;
-        struct vs_frag_ctx x, y;
+        struct vs_frag_ctx x, y, xw;
         random_ctx(&x, &rng);
         random_ctx(&y, &rng);
+        /* xw: x's shapes under other weights (same signature) */
+        xw = x;
+        double sum = 0;
+        for (size_t s = 0; s < xw.k; s++)
+            sum += (xw.s[s].w = (double)(1 + lcg(&rng) % 50));
+        for (size_t s = 0; s < xw.k; s++)
+            xw.s[s].w /= sum;
+        cr_assert_eq(xw.sig, x.sig);
         size_t n = 1 + lcg(&rng) % 8;
         struct vs_frag_card cs[8];
         for (size_t i = 0; i < n; i++) {
@@ -240,18 +249,21 @@ Test(frag, memo_matches_direct_pick)
         }
         int64_t cpu = (int64_t)(lcg(&rng) % 5) * 4000, mem = INT64_MAX;
         uint64_t gen = 1;
-        for (int step = 0; step < 6; step++) {
-            /* steps 0-1: same gen and ctx (the second reuses); 2: other shapes, same gen; 3:
-             * back; 4-5: a card changed under a new gen */
-            const struct vs_frag_ctx *c = step == 2 ? &y : &x;
-            if (step == 4) {
+        struct vs_frag_req p = share(1, 30);
+        for (int step = 0; step < 8; step++) {
+            /* 0: build; 1: same request, other weights (replayed); 2: another request; 3: other
+             * shapes, same gen; 4: back; 5: a card changed under a new gen; 6-7: same request
+             * twice under the two weightings */
+            const struct vs_frag_ctx *c = step == 3 ? &y : (step == 1 || step == 7) ? &xw : &x;
+            if (step == 5) {
                 cs[0].used++;
                 cs[0].usedmem += 1000;
                 gen++;
             }
-            struct vs_frag_req p =
-                share(1 + (int32_t)(lcg(&rng) % 2), (int32_t)(lcg(&rng) % 11) * 10);
-            p.cpu_milli = (int64_t)(lcg(&rng) % 3) * 2000;
+            if (step == 0 || step == 2 || step == 5) {
+                p = share(1 + (int32_t)(lcg(&rng) % 4 == 0), (int32_t)(lcg(&rng) % 11) * 10);
+                p.cpu_milli = (int64_t)(lcg(&rng) % 3) * 2000;
+            }
             uint64_t ok = (1ull << n) - 1;
             size_t pa[8] = {0}, pb[8] = {0};
             double a = vs_frag_pick(c, cs, n, cpu, mem, &p, ok, pa);
