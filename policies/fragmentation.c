@@ -568,9 +568,9 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 
 /* ------------------------------------------------------------------ memo */
 
-/* Room for recorded term changes per card of a memo (a node's one-card picks with more
- * changed terms than 8 per card on average are not recorded, just computed). */
-#define REC_TERMS_PER_CARD 8
+/* Room for recorded term changes per card of a memo: every shape's, so any one-card pick can
+ * be recorded (about 1.5 KiB per node of 8 cards with VS_FRAG_K 16). */
+#define REC_TERMS_PER_CARD VS_FRAG_K
 
 struct vs_frag_memo {
     atomic_flag busy;
