@@ -585,7 +585,7 @@ struct vs_frag_memo {
     bool rec_valid;
     int32_t rec_cores, rec_mempct, rec_memmib;
     uint32_t rec_cm1;
-    uint64_t rec_ok;
+    uint64_t rec_ok, rec_req_sig;
     size_t rec_n_tried;
     uint32_t *rec_idx, *rec_todo; /* cap of them */
     double *rec_terms;            /* cap * REC_TERMS_PER_CARD; popcount(todo) per tried state */
@@ -647,7 +647,8 @@ static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, 
 
 double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
                          uint64_t gen, const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
-                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok, size_t *picks)
+                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                         uint64_t req_sig, size_t *picks)
 {
     if (n > VS_FRAG_MAX_CARDS)
         return NAN;
@@ -691,6 +692,7 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
                 m->rec_memmib = r->memmib;
                 m->rec_cm1 = cm1;
                 m->rec_ok = ok;
+                m->rec_req_sig = req_sig;
             }
         }
     } else {
@@ -698,6 +700,24 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     }
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
+}
+
+bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
+                         double *d, size_t *picks)
+{
+    struct vs_frag_memo *m = atomic_load_explicit(slot, memory_order_acquire);
+    if (!m || r->nums != 1 || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
+        return false;
+    bool hit = m->rec_valid && m->sig == x->sig && m->gen == gen && m->n == n &&
+               m->rec_req_sig == req_sig && m->rec_cores == r->cores &&
+               m->rec_mempct == r->mempct && m->rec_memmib == r->memmib &&
+               m->rec_cm1 == cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
+                                          sub_sat(m->a.mem_free, r->mem_bytes));
+    if (hit)
+        *d = replay(x, m, picks);
+    atomic_flag_clear_explicit(&m->busy, memory_order_release);
+    return hit;
 }
 
 /* ------------------------------------------------------------------ policies */

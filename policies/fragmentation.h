@@ -134,7 +134,18 @@ struct vs_frag_memo;
  * slot; the node frees it). `gen` must change whenever any card or the node's cpu/memory does. */
 double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
                          uint64_t gen, const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
-                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok, size_t *picks);
+                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                         uint64_t req_sig, size_t *picks);
+
+/* The node's recorded one-card pick replayed under x's weights, without the cards: true (with
+ * *d and picks[0] as vs_frag_pick_memo would give them) when the memo holds a pick for
+ * (gen, x's shapes, n cards) made for a request with the same req_sig and cpu/memory effect.
+ * req_sig is the caller's name for everything that decided `ok` besides the cards (the
+ * request's card part and the pod's card selectors): equal req_sig and gen must mean equal
+ * `ok`. False: call vs_frag_pick_memo. */
+bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
+                         double *d, size_t *picks);
 
 /* Growth of the node's fragmentation when one instance of r goes on card i. */
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,

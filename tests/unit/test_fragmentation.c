@@ -267,12 +267,32 @@ Test(frag, memo_matches_direct_pick)
             uint64_t ok = (1ull << n) - 1;
             size_t pa[8] = {0}, pb[8] = {0};
             double a = vs_frag_pick(c, cs, n, cpu, mem, &p, ok, pa);
-            double b = vs_frag_pick_memo(c, &slot, gen, cs, n, cpu, mem, &p, ok, pb);
+            /* what decided ok besides the cards: here the request alone */
+            uint64_t rs = (uint64_t)p.cores << 32 | (uint32_t)p.nums;
+            size_t pc[8] = {0};
+            double c0 = 0;
+            bool replayed = vs_frag_memo_replay(c, &slot, gen, n, &p, rs, &c0, pc);
+            /* a replay needs this request recorded on this state: never on the first call or
+             * right after the shapes or the node changed; always for a one-card request asked
+             * again on the same state (under other weights or not) */
+            if (step == 0 || step == 3 || step == 4 || step == 5 || p.nums != 1)
+                cr_assert_not(replayed, "round %d step %d", round, step);
+            if ((step == 1 || step == 6 || step == 7) && p.nums == 1)
+                cr_assert(replayed, "round %d step %d: not replayed", round, step);
+            double b = vs_frag_pick_memo(c, &slot, gen, cs, n, cpu, mem, &p, ok, rs, pb);
             cr_assert(isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof(a)) == 0,
                       "round %d step %d: %.17g vs %.17g", round, step, a, b);
             if (!isnan(a))
                 cr_assert_arr_eq(pa, pb, (size_t)p.nums * sizeof(pa[0]), "round %d step %d", round,
                                  step);
+            if (replayed) {
+                cr_assert(isnan(a) ? isnan(c0) : memcmp(&a, &c0, sizeof(a)) == 0,
+                          "round %d step %d: replay %.17g vs %.17g", round, step, c0, a);
+                if (!isnan(a))
+                    cr_assert_eq(pc[0], pa[0], "round %d step %d", round, step);
+            }
+            /* the same state under another request key is never replayed */
+            cr_assert_not(vs_frag_memo_replay(c, &slot, gen, n, &p, rs ^ 1, &c0, pc));
         }
         free(atomic_load(&slot));
     }
