@@ -2,7 +2,8 @@
 # Runs every test of vgpu-sched from a fresh clone: installs missing packages, builds, runs the
 # unit/integration/golden/replay tests plainly and under ASan+UBSan, checks formatting, runs each
 # libFuzzer target for a bounded time, and (when its tools are present) the end-to-end suite.
-# Env: VS_FUZZ_SECONDS (default 15 per target), VS_SKIP_E2E=1, VS_JOBS (default 2).
+# Env: VS_FUZZ_SECONDS (default 15 per target), VS_SKIP_E2E=1, VS_E2E_SOAK (minutes of the e2e
+# soak, default 2, 0 skips it), VS_JOBS (default 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -80,7 +81,9 @@ fuzz() { VS_FUZZ_MERGE=0 VS_JOBS=$jobs bash scripts/fuzz.sh "${VS_FUZZ_SECONDS:-
 step "fuzz" fuzz
 
 if [ "${VS_SKIP_E2E:-0}" != 1 ] && [ -x tests/e2e/run.sh ]; then
-  step "e2e" tests/e2e/run.sh "$root/build/vgpu-sched"
+  # With a 2-minute soak (scenario soak, opt-in elsewhere); VS_E2E_SOAK=N for longer, 0 skips it.
+  soak=${VS_E2E_SOAK-2}; [ "$soak" = 0 ] && soak=
+  step "e2e" env VS_E2E_SOAK="$soak" tests/e2e/run.sh "$root/build/vgpu-sched"
 fi
 
 echo

@@ -28,10 +28,11 @@ struct vs_bindq_opts {
     int depth;                  /* queued + in-flight Binds that make a node busy; 0 = never busy */
     int64_t expect_ttl_s;       /* a Filter decision whose Bind never came is forgotten after it */
     struct vs_metrics *metrics; /* may be NULL; borrowed */
-    /* Once the holder of a node's lock is allocated (vs_bindq_pod_allocated) the device plugin
-     * releases the lock; if the release is not seen within this time (the plugin's PATCH failed,
-     * e.g. during an API outage), the head of the node's queue tries the lock anyway, and the
-     * owner rules (owner allocated: broken) free the node. */
+    /* Once the holder of a node's lock is allocated or its allocation failed
+     * (vs_bindq_pod_allocated) the device plugin releases the lock; if the release is not seen
+     * within this time (the plugin's PATCH failed, e.g. during an API outage), the head of the
+     * node's queue tries the lock anyway, and the owner rules (owner allocated or failed:
+     * broken) free the node. */
     int64_t handoff_grace_ms;
 };
 
@@ -77,8 +78,9 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
  * now be broken (the head tries again), and a deleted pod's waiting Bind leaves. */
 void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, const char *name,
                         bool deleted);
-/* Pod ns/name carries hami.io/bind-phase=success: if it holds a node's lock taken here, that
- * lock is due for release; after handoff_grace_ms without the release, the next Bind tries. */
+/* Pod ns/name carries hami.io/bind-phase=success or failed (the device plugin answered): if it
+ * holds a node's lock taken here, that lock is due for release; after handoff_grace_ms without the
+ * release, the next Bind tries. */
 void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name);
 /* Reservations expired: every waiting Bind runs its check. */
 void vs_bindq_recheck(struct vs_bindq *q);

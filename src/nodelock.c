@@ -263,6 +263,11 @@ static bool owner_dead(struct vs_nodelock *l, const char *ns, const char *name, 
     } else if (bp && strcmp(bp, "success") == 0) {
         *why = "owner pod already allocated (bind-phase=success)";
         dead = true;
+    } else if (bp && strcmp(bp, "failed") == 0) {
+        /* The device plugin's Allocate failed: it is done with the node (HAMi's plugin releases
+         * the lock right after writing `failed`; this covers a release that was lost). */
+        *why = "owner pod's allocation failed (bind-phase=failed)";
+        dead = true;
     }
     json_decref(pod);
     return dead;

@@ -1,8 +1,9 @@
 /* nodelock: HAMi's node lock `hami.io/mutex.lock` (spec/hami-compat.md §6.2) over the API:
  * value "<RFC3339>,<ns>,<pod>", conditional merge patches carrying the node's resourceVersion,
- * owner-checked release. Our fixes: a lock whose owner pod is gone, terminal or already
- * `bind-phase=success` is broken (and logged); a malformed lock value is reported and broken
- * once it has been seen unchanged for longer than the timeout, instead of blocking forever. */
+ * owner-checked release. Our fixes: a lock whose owner pod is gone, terminal, already
+ * `bind-phase=success` or `bind-phase=failed` (the device plugin answered) is broken (and logged);
+ * a malformed lock value is reported and broken once it has been seen unchanged for longer than the
+ * timeout, instead of blocking forever. */
 #ifndef VS_NODELOCK_H
 #define VS_NODELOCK_H
 
@@ -44,7 +45,7 @@ struct vs_nodelock_repair {
 };
 
 /* What a crashed leader left: lists the nodes and applies acquire's rules to every lock without
- * wanting it — a lock whose owner is gone, terminated or already bind-phase=success is broken,
+ * wanting it — a lock whose owner is gone, terminated or bind-phase=success/failed is broken,
  * as is an expired one (its owner, if still bind-phase=allocating, is reported: the device
  * plugin never answered) and a malformed one seen unchanged for longer than the timeout. One
  * more rule, for a new leadership term that began at `before` (unix seconds): a lock taken

@@ -397,7 +397,7 @@ static void call_hooks(struct vs_store *s, int which, const char *type, const js
             const char *bp = json_string_value(
                 json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
                                 VS_ANNO_BIND_PHASE));
-            if (bp && strcmp(bp, "success") == 0)
+            if (bp && (strcmp(bp, "success") == 0 || strcmp(bp, "failed") == 0))
                 h->pod_allocated(h->ctx, meta_str(obj, "namespace"), meta_str(obj, "name"));
         }
     }

@@ -44,7 +44,8 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
 struct vs_store_hooks {
     void (*node)(void *ctx, const char *name, const char *lock, bool deleted, bool relist);
     void (*pod)(void *ctx, const char *uid, const char *ns, const char *name, bool deleted);
-    /* a Pod event (not DELETED, not terminal) with hami.io/bind-phase=success */
+    /* a Pod event (not DELETED, not terminal) with hami.io/bind-phase=success or failed: the
+     * device plugin has answered (allocated or failed) and releases its node's lock */
     void (*pod_allocated)(void *ctx, const char *ns, const char *name);
     void (*expired)(void *ctx);
     /* capacity may have been freed: a pod's usage left the model (deleted, terminal, its

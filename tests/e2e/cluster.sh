@@ -24,6 +24,7 @@
 #                       client certificate kube-scheduler presents to the extender;
 #                       default DIR/pki/extender-client.{crt,key} (signed by DIR/pki/ca.crt)
 #   VS_E2E_APISERVER_V / VS_E2E_SCHEDULER_V   klog verbosity (default 1 / 2)
+#   VS_E2E_SCHEDULER_FLAGS                    more kube-scheduler flags (words), e.g. --feature-gates=...
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -56,16 +57,19 @@ pid_alive() {
 }
 
 # spawn NAME CMD... : start CMD detached from our stdin, output to DIR/NAME.log, record its PID.
+# E2E_SPAWN_ARGV0: the program CMD ends up exec'ing (when CMD is a wrapper such as unshare), which
+# is what identifies the process later.
 spawn() {
     local name=$1
     shift
+    local argv0=${E2E_SPAWN_ARGV0:-$1}
     "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
     local pid=$! i
-    printf '%s %s %s\n' "$name" "$pid" "$1" >>"$DIR/pids"
+    printf '%s %s %s\n' "$name" "$pid" "$argv0" >>"$DIR/pids"
     # Until the forked shell has exec'd, /proc/PID/cmdline is still ours and pid_alive would
     # call the process gone: wait (up to 10 s) for the exec, or for the process to die.
     for ((i = 0; i < 200; i++)); do
-        pid_alive "$pid" "$1" && break
+        pid_alive "$pid" "$argv0" && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
     done
@@ -297,8 +301,10 @@ render_scheduler_config() {
             for f in "$ca" "$crt" "$key"; do [[ -r "$f" ]] || e2e_die "$f not readable"; done
             out=${out//@EXTENDER_HTTPS@/true}
             out=${out//@EXTENDER_CA_DATA@/$(base64 -w0 "$ca")}
-            out=${out//@EXTENDER_CLIENT_CERT_DATA@/$(base64 -w0 "$crt")}
-            out=${out//@EXTENDER_CLIENT_KEY_DATA@/$(base64 -w0 "$key")}
+            # The client key as a file, not keyData: kube-scheduler at -v=2 logs the extender
+            # configuration whole ("Creating extender", the component config), keyData included.
+            out=${out//@EXTENDER_CLIENT_CERT_FILE@/$(realpath "$crt")}
+            out=${out//@EXTENDER_CLIENT_KEY_FILE@/$(realpath "$key")}
         else
             out=${out//@EXTENDER_HTTPS@/false}
         fi
@@ -323,7 +329,7 @@ start_scheduler() {
         --cert-dir="$DIR/scheduler-certs" \
         --authentication-kubeconfig="$DIR/scheduler.kubeconfig" \
         --authorization-kubeconfig="$DIR/scheduler.kubeconfig" \
-        --v="${VS_E2E_SCHEDULER_V:-2}"
+        --v="${VS_E2E_SCHEDULER_V:-2}" ${VS_E2E_SCHEDULER_FLAGS:-}
     wait_until "kube-scheduler healthy on 127.0.0.1:$SCHED_PORT" kube-scheduler \
         curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz"
 }

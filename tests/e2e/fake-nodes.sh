@@ -14,7 +14,9 @@
 #   fake-nodes.sh agent DIR [FLAGS]
 #       FLAGS (see `vs-e2e agent -h`): --hold 20ms (the emulated device plugin's Allocate
 #       time, during which the node lock stays held), --terminate 3s (how long a pod being
-#       deleted takes to stop, at most its grace period; default 0), --workers 64.
+#       deleted takes to stop, at most its grace period; default 0), --workers 64, injected
+#       device-plugin faults --fail-rate 0.1 --delay-rate 0.1 --delay 3s --seed 14 (per pod,
+#       drawn from a hash of the seed and its name; see tests/e2e/README.md).
 #       Start the node emulation loop in the background (PID in DIR/pids, so cluster.sh down
 #       stops it; log DIR/agent.log). For pods bound to fake nodes it does the HAMi device
 #       plugin's handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every

@@ -173,12 +173,7 @@ static int check_capacity(void)
 
 int main(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    if (!(api = vs_fakeapi_start(&o)))
-        vs_harness_die("fake API did not start");
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     char *n1 = vs_harness_node("n1", 2, CARD_MEM), *n2 = vs_harness_node("n2", 1, CARD_MEM);
     vs_fakeapi_put(api, n1);
     vs_fakeapi_put(api, n2);

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fakeapi.h"
+#include "serve.h"
+
 struct vs_harness {
     char dir[64];
     char ca[128], cert[128], key[128], kubeconfig[128];
@@ -68,6 +71,52 @@ static inline void vs_harness_kubeconfig(struct vs_harness *h, const char *url)
             "user: u\nusers:\n- name: u\n  user: {}\n",
             url);
     fclose(f);
+}
+
+/* Everything a service test needs before its service: libcurl, the harness (certificates), a
+ * quiet fake API server on a free port and a kubeconfig for it. Aborts on failure. */
+static inline struct vs_fakeapi *vs_harness_fakeapi(struct vs_harness *h)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    vs_harness_init(h);
+    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
+    struct vs_fakeapi *api = vs_fakeapi_start(&o);
+    if (!api)
+        vs_harness_die("fake API did not start");
+    vs_harness_kubeconfig(h, vs_fakeapi_url(api));
+    return api;
+}
+
+/* The configuration every service test starts from: loopback listeners (metrics included), the
+ * harness's serving certificate and kubeconfig, scheduler name hami-scheduler, Bind waiting 5 s
+ * for Filter's pod patch; the test sets what it is about. */
+static inline void vs_harness_service_config(const struct vs_harness *h,
+                                             struct vs_service_config *c)
+{
+    vs_service_config_defaults(c);
+    c->http_bind = "127.0.0.1:0";
+    c->metrics_bind = "127.0.0.1:0";
+    c->cert_file = h->cert;
+    c->key_file = h->key;
+    c->kubeconfig = h->kubeconfig;
+    c->scheduler_name = "hami-scheduler";
+    c->bind_wait_ms = 5000;
+}
+
+/* Starts the service and waits (5 s at most) until its store has synced; NULL with the error in
+ * eb when it does not start, aborts when it never syncs. */
+static inline struct vs_service *vs_harness_service_start(const struct vs_service_config *c,
+                                                          struct vs_errbuf *eb)
+{
+    int rc;
+    struct vs_service *svc = vs_service_start(c, &rc, eb);
+    if (!svc)
+        return NULL;
+    for (int i = 0; i < 100 && !vs_service_synced(svc); i++)
+        usleep(50 * 1000);
+    if (!vs_service_synced(svc))
+        vs_harness_die("the service's store never synced");
+    return svc;
 }
 
 static inline void vs_harness_cleanup(struct vs_harness *h)

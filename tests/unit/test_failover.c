@@ -330,6 +330,37 @@ Test(failover_api, repair_breaks_what_a_crash_left)
     vs_nodelock_free(l);
 }
 
+/* An owner whose allocation failed (bind-phase=failed, not yet terminal): the device plugin is
+ * done with the node, so a lock it still names (its release was lost) is broken by the next
+ * acquire and by the repair; an owner still allocating within the timeout keeps its lock. */
+Test(failover_api, lock_of_a_failed_allocation_is_broken)
+{
+    put_owner("bad", "failed", "n1");
+    put_owner("bad2", "failed", "n2");
+    put_owner("busy", "allocating", "n3");
+    put_owner("p", "allocating", "n1");
+    put_locked_node("n1", "bad", 10);
+    put_locked_node("n2", "bad2", 10);
+    put_locked_node("n3", "busy", 10);
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_nodelock_acquire(l, "n1", "default", "p", &eb), VS_OK, "%s", eb.msg);
+    char *want = vs_annot_format_lock(fixed_now(), "default", "p");
+    cr_assert_str_eq(lock_of("n1"), want);
+    free(want);
+    cr_assert_eq(vs_nodelock_acquire(l, "n3", "default", "p", &eb), VS_ERR_CONFLICT);
+    struct vs_nodelock_repair r;
+    cr_assert_eq(vs_nodelock_repair(l, fixed_now() - 100, &r, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(r.locked, 3); /* n1 (now p's, bound and allocating), n2, n3 */
+    cr_assert_eq(r.broken, 1);
+    cr_assert_eq(r.kept, 2);
+    cr_assert_str_eq(lock_of("n2"), "(none)");
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.broken, 2);
+    vs_nodelock_free(l);
+}
+
 Test(failover_api, repair_reports_api_failure)
 {
     put_locked_node("n1", "x", 10);

@@ -419,3 +419,39 @@ Test(model, each_quota_in_namespace_order)
     vs_model_each_quota(m, quota_line, out);
     cr_assert_str_eq(out, "team:0:0:0:0;zeta:1:30000:0:0;");
 }
+
+/* A card dropped from the register (its device plugin re-registered without it): the pods on it
+ * keep their usage, which counts on no card (the remaining cards and the node's sums hold only
+ * their own pods); when the card comes back its pods count on it again. */
+Test(model, removed_card_keeps_its_pods_usage_for_its_return)
+{
+    struct vs_pod a, b;
+    running(&a, "a", "n1", "GPU1,NVIDIA,1000,10:;");
+    running(&b, "b", "n1", "GPU0,NVIDIA,2000,20:;");
+    upsert(&a);
+    upsert(&b);
+    char c0[256], c1[256], one[300], both[600];
+    tb_card(c0, sizeof(c0), "GPU0", 0, 0, 10, 40000, 100, 1);
+    tb_card(c1, sizeof(c1), "GPU1", 1, 0, 10, 40000, 100, 1);
+    snprintf(one, sizeof(one), "[%s]", c0);
+    snprintf(both, sizeof(both), "[%s,%s]", c0, c1);
+    tb_node(m, "n1", one, NULL, NULL);
+    const struct vs_node *n = vs_model_node(m, "n1");
+    cr_assert_eq(n->n_cards, 1);
+    assert_card("n1", 0, 1, 2000, 20);
+    cr_assert_eq(n->sums.used, 1);
+    cr_assert_eq(n->sums.usedmem, 2000);
+    cr_assert_eq(n->sums.devmem, 40000);
+    /* A pod that names the missing card (placed before the change) counts nowhere either. */
+    struct vs_pod c;
+    running(&c, "c", "n1", "GPU1,NVIDIA,500,5:;");
+    upsert(&c);
+    assert_card("n1", 0, 1, 2000, 20);
+    cr_assert_eq(vs_model_node(m, "n1")->sums.usedmem, 2000);
+    tb_node(m, "n1", both, NULL, NULL);
+    assert_card("n1", 0, 1, 2000, 20);
+    assert_card("n1", 1, 2, 1500, 15);
+    vs_pod_cleanup(&a);
+    vs_pod_cleanup(&b);
+    vs_pod_cleanup(&c);
+}

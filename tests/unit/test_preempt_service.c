@@ -24,23 +24,12 @@ static void put(char *json)
 static void start_service(const char *mode)
 {
     struct vs_service_config c;
-    vs_service_config_defaults(&c);
-    c.http_bind = "127.0.0.1:0";
-    c.metrics_bind = "127.0.0.1:0";
-    c.cert_file = h.cert;
-    c.key_file = h.key;
-    c.kubeconfig = h.kubeconfig;
-    c.scheduler_name = "hami-scheduler";
+    vs_harness_service_config(&h, &c);
     c.lock_retry_ms = 0;
-    c.bind_wait_ms = 5000;
     c.gpu_preemption = mode;
-    int rc;
     struct vs_errbuf eb;
-    svc = vs_service_start(&c, &rc, &eb);
+    svc = vs_harness_service_start(&c, &eb);
     cr_assert_not_null(svc, "service start: %s", eb.msg);
-    for (int i = 0; i < 100 && !vs_service_synced(svc); i++)
-        usleep(50 * 1000);
-    cr_assert(vs_service_synced(svc), "store never synced");
 }
 
 /* A running pod bound to node, holding mem MiB on card, priority 0, started at minute start. */
@@ -78,12 +67,7 @@ static char *pending(const char *name, int mem, int prio, const char *policy)
 
 static void setup(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     /* Every card full of priority-0 pods: n1's card 1 holds one pod, the others two. */
     put(vs_harness_node("n1", 2, 15360));
     put(vs_harness_node("n2", 1, 15360));

@@ -134,29 +134,13 @@ static void put(char *json)
 
 static void setup(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     put(vs_harness_node("n1", 1, 15360));
     struct vs_service_config c;
-    vs_service_config_defaults(&c);
-    c.http_bind = "127.0.0.1:0";
-    c.metrics_bind = "127.0.0.1:0";
-    c.cert_file = h.cert;
-    c.key_file = h.key;
-    c.kubeconfig = h.kubeconfig;
-    c.scheduler_name = "hami-scheduler";
-    c.bind_wait_ms = 5000;
-    int rc;
+    vs_harness_service_config(&h, &c);
     struct vs_errbuf eb;
-    svc = vs_service_start(&c, &rc, &eb);
+    svc = vs_harness_service_start(&c, &eb);
     cr_assert_not_null(svc, "service start: %s", eb.msg);
-    for (int i = 0; i < 100 && !vs_service_synced(svc); i++)
-        usleep(50 * 1000);
-    cr_assert(vs_service_synced(svc), "store never synced");
 }
 
 static void teardown(void)

@@ -28,15 +28,8 @@ static void put(char *json)
 static void start_service(bool leader_elect, long long ttl_ms)
 {
     struct vs_service_config c;
-    vs_service_config_defaults(&c);
-    c.http_bind = "127.0.0.1:0";
-    c.metrics_bind = "127.0.0.1:0";
-    c.cert_file = h.cert;
-    c.key_file = h.key;
-    c.kubeconfig = h.kubeconfig;
-    c.scheduler_name = "hami-scheduler";
+    vs_harness_service_config(&h, &c);
     c.lock_retry_ms = retry_ms;
-    c.bind_wait_ms = 5000;
     if (ttl_ms)
         c.reservation_ttl_ms = ttl_ms;
     if (leader_elect) {
@@ -46,23 +39,14 @@ static void start_service(bool leader_elect, long long ttl_ms)
         c.pod_name = "sched-a";
         c.pod_ns = "kube-system";
     }
-    int rc;
     struct vs_errbuf eb;
-    svc = vs_service_start(&c, &rc, &eb);
+    svc = vs_harness_service_start(&c, &eb);
     cr_assert_not_null(svc, "service start: %s", eb.msg);
-    for (int i = 0; i < 100 && !vs_service_synced(svc); i++)
-        usleep(50 * 1000);
-    cr_assert(vs_service_synced(svc), "store never synced");
 }
 
 static void setup(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    vs_harness_init(&h);
-    struct vs_fakeapi_opts o = {.port = 0, .quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    vs_harness_kubeconfig(&h, vs_fakeapi_url(api));
+    api = vs_harness_fakeapi(&h);
     put(vs_harness_node("n1", 2, 15360));
     put(vs_harness_node("n2", 1, 15360));
 }

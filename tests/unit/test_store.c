@@ -11,6 +11,7 @@
 #include "annot.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 static struct vs_fakeapi *api;
 static struct vs_kube *kube;
@@ -332,5 +333,68 @@ Test(store, apply_pod_text_counts_requests_only)
     cr_assert_eq(vs_store_apply_pod_text(s, "{\"spec\":[]}", 11, &eb), VS_ERR_PARSE);
     cr_assert_str_eq(eb.msg, "spec: expected an object, got array");
     expect_res(s, "n0:3000m/1024Mi/1 n1:0m/0Mi/0 n2:0m/0Mi/0 ");
+    vs_store_free(s);
+}
+
+/* ------------------------------------------------------------------ device plugin answered */
+
+struct answered {
+    pthread_mutex_t mu;
+    char names[256];
+};
+
+static void on_allocated(void *ctx, const char *ns, const char *name)
+{
+    struct answered *a = ctx;
+    pthread_mutex_lock(&a->mu);
+    strcat(a->names, ns);
+    strcat(a->names, "/");
+    strcat(a->names, name);
+    strcat(a->names, " ");
+    pthread_mutex_unlock(&a->mu);
+}
+
+static void put_phase_pod(const char *name, const char *bind_phase)
+{
+    json_t *p =
+        json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:s,s:s}},s:{s:s,s:[{s:s}]},s:{s:s}}", "kind", "Pod",
+                  "metadata", "name", name, "namespace", "default", "uid", name, "annotations",
+                  VS_ANNO_VGPU_NODE, "n0", VS_ANNO_BIND_PHASE, bind_phase, "spec", "nodeName", "n0",
+                  "containers", "name", "c", "status", "phase", "Pending");
+    char *t = json_dumps(p, JSON_COMPACT);
+    cr_assert_neq(vs_fakeapi_put(api, t), 0);
+    free(t);
+    json_decref(p);
+}
+
+/* The device plugin answered a pod (bind-phase success, or failed: HAMi's plugin releases the
+ * node lock in both cases): the pod_allocated hook hears of it, so the bind queue can stop
+ * waiting for a release that was lost. A pod still allocating is not reported. */
+Test(store, pod_allocated_hook_for_success_and_failed)
+{
+    struct answered a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct vs_store_opts so = {.cfg = &cfg, .reservation_ttl = 3600};
+    struct vs_errbuf eb;
+    struct vs_store *s = vs_store_new(kube, &so, &eb);
+    cr_assert_not_null(s);
+    struct vs_store_hooks h = {.pod_allocated = on_allocated, .ctx = &a};
+    vs_store_set_hooks(s, &h);
+    cr_assert_eq(vs_store_start(s, &eb), VS_OK, "%s", eb.msg);
+    for (int i = 0; i < 200 && !vs_store_synced(s); i++)
+        usleep(20 * 1000);
+    cr_assert(vs_store_synced(s));
+    put_phase_pod("busy", "allocating");
+    put_phase_pod("ok", "success");
+    put_phase_pod("bad", "failed");
+    char got[256] = "";
+    for (int i = 0; i < 250; i++) {
+        pthread_mutex_lock(&a.mu);
+        snprintf(got, sizeof(got), "%s", a.names);
+        pthread_mutex_unlock(&a.mu);
+        if (strstr(got, "default/bad "))
+            break;
+        usleep(20 * 1000);
+    }
+    cr_assert_str_eq(got, "default/ok default/bad ");
     vs_store_free(s);
 }

@@ -13,6 +13,9 @@
 # kube-scheduler configuration, e.g. pick a port with `"$E2E_BIN/vs-e2e" freeport` for vgpu-sched.
 # Processes a scenario starts should be started with e2e_spawn so `down` stops them.
 
+# shellcheck source=secrets.sh
+. "$E2E_DIR/lib/secrets.sh"
+
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_FAILED_NAMES=()
@@ -108,6 +111,14 @@ e2e_run_one() {
         "$fn"
     ) 2> >(tee "$E2E_RUN_DIR/$name.out" >&2)
     rc=$?
+    # No key material or bearer token in any log of the run (lib/secrets.sh), pass or fail.
+    local sec
+    if ((rc != 77)) && [[ -d "$dir" ]]; then
+        sec="$(e2e_secrets_check "$dir" "$E2E_RUN_DIR/$name.out" 2>&1)" || {
+            ((rc != 0)) || rc=1
+        }
+        printf '%s\n' "$sec" | tee -a "$E2E_RUN_DIR/$name.out" >&2
+    fi
     set -e
     case $rc in
     0)

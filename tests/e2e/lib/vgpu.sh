@@ -68,27 +68,31 @@ EOF
     e2e_log "vgpu-sched runs as system:serviceaccount:$VS_SYSTEM_NS:vgpu-sched (chart RBAC)"
 }
 
-# vs_pid : PID of the running vgpu-sched ("" if none is recorded).
-vs_pid() { awk '$1 == "vgpu-sched" { p = $2 } END { print p }' "$E2E_CLUSTER/pids" 2>/dev/null; }
+# vs_pid [PROC] : PID of the running vgpu-sched (or PROC) ("" if none is recorded).
+vs_pid() { awk -v n="${1:-vgpu-sched}" '$1 == n { p = $2 } END { print p }' "$E2E_CLUSTER/pids" 2>/dev/null; }
 
 vs_ready() { curl -fsS --max-time 2 --cacert "$E2E_CLUSTER/pki/ca.crt" "$(vs_url /readyz)"; }
 
 # shellcheck disable=SC2120  # the flags are optional
 # vs_start [EXTRA FLAGS] : start vgpu-sched serve, wait for "listening on port N" and /readyz.
+# VS_PROC names the process and its log (default vgpu-sched; a second replica needs its own, and
+# its own VS_EXTENDER_PORT/VS_METRICS_PORT); VS_START_NOT_READY=1 skips the /readyz wait (a
+# follower replica is not ready by design).
 vs_start() {
-    local log="$E2E_CLUSTER/vgpu-sched.log" before pid deadline
+    local proc=${VS_PROC:-vgpu-sched}
+    local log="$E2E_CLUSTER/$proc.log" before pid deadline
     [[ -x "$VS_BIN" ]] || e2e_die "vgpu-sched binary $VS_BIN not found (build it, or pass its path to run.sh)"
     before="$(grep -c '^listening on port ' "$log" 2>/dev/null || true)"
-    e2e_spawn vgpu-sched "$VS_BIN" serve \
+    e2e_spawn "$proc" "$VS_BIN" serve \
         --kubeconfig "$E2E_CLUSTER/vgpu-sched.kubeconfig" \
         --http_bind="127.0.0.1:$VS_EXTENDER_PORT" \
         --cert_file "$E2E_CLUSTER/pki/extender.crt" --key_file "$E2E_CLUSTER/pki/extender.key" \
         --scheduler-name="$VS_SCHEDULER_NAME" \
         --metrics-bind-address="127.0.0.1:$VS_METRICS_PORT" "$@"
-    pid="$(vs_pid)"
+    pid="$(vs_pid "$proc")"
     deadline=$((SECONDS + 60))
     until [[ "$(grep -c "^listening on port $VS_EXTENDER_PORT\$" "$log" 2>/dev/null || true)" -gt "${before:-0}" ]] &&
-        vs_ready >/dev/null 2>&1; do
+        { [[ "${VS_START_NOT_READY:-0}" == 1 ]] || vs_ready >/dev/null 2>&1; }; do
         if ! kill -0 "$pid" 2>/dev/null; then
             tail -n 20 "$log" >&2 || true
             e2e_fail "vgpu-sched (pid $pid) exited during start-up (log: $log)"
@@ -101,7 +105,7 @@ vs_start() {
         fi
         sleep 0.2
     done
-    e2e_log "vgpu-sched ready on $(vs_url) (pid $pid, metrics $(vs_metrics_url))"
+    e2e_log "$proc ready on $(vs_url) (pid $pid, metrics $(vs_metrics_url))"
 }
 
 # vs_stop : SIGTERM vgpu-sched (cluster.sh stop: by recorded PID, SIGKILL after 15 s) and check
@@ -256,11 +260,11 @@ vs_capacity() {
 }
 
 # vs_settle NS TIMEOUT [FLAGS] : every pod of NS bound and Running or refused (vs-e2e settle;
-# FLAGS such as --started UNIX_TIME go to it).
+# FLAGS such as --started UNIX_TIME go to it). VS_SCHED_PORT: another kube-scheduler's port.
 vs_settle() {
     local port ns=$1 timeout=$2
     shift 2
-    port="$(awk -F= '$1 == "SCHED_PORT" { print $2 }' "$E2E_CLUSTER/env")"
+    port="${VS_SCHED_PORT:-$(awk -F= '$1 == "SCHED_PORT" { print $2 }' "$E2E_CLUSTER/env")}"
     "$E2E_BIN/vs-e2e" settle --kubeconfig "$KUBECONFIG" --namespace "$ns" --timeout "$timeout" \
         --scheduler-metrics "https://127.0.0.1:$port/metrics" "$@"
 }
@@ -312,21 +316,28 @@ vs_no_node_locks() {
     }
 }
 
-# vs_chaos_end NS COUNT : the end of a chaos scenario: every one of the COUNT pods of NS bound and
-# Running or refused with a reason (vs-e2e settle), no card over-committed, every bound GPU pod
-# with its allocation, vgpu-sched's metrics equal to the usage on the pods (vs-e2e capacity), no
-# node lock left.
+# vs_chaos_end NS COUNT [CAPACITY FLAGS] : the end of a chaos scenario: every one of the COUNT pods
+# of NS bound and Running or refused with a reason (vs-e2e settle; VS_CHAOS_SETTLE_FLAGS adds
+# settle flags, e.g. --allow-failed: then pods Failed by the device plugin count too), no card
+# over-committed, every bound GPU pod with its allocation, vgpu-sched's metrics equal to the usage
+# on the pods (vs-e2e capacity, with the extra flags given), no node lock left. Sets VS_SETTLED to
+# settle's JSON.
 vs_chaos_end() {
-    local ns=$1 count=$2 out bound refused
-    out="$(vs_settle "$ns" 5m)" || {
+    local ns=$1 count=$2 out bound refused failed
+    shift 2
+    # shellcheck disable=SC2086  # words on purpose
+    out="$(vs_settle "$ns" 5m ${VS_CHAOS_SETTLE_FLAGS:-})" || {
         e2e_fail "not settled: $out"
         return 1
     }
+    VS_SETTLED=$out
     e2e_log "settled: $out"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     refused="$(sed -E 's/.*"unschedulable":([0-9]+).*/\1/' <<<"$out")"
-    e2e_expect_eq "bound + refused" "$((bound + refused))" "$count"
-    vs_capacity --refused "$ns" --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
+    failed=0
+    [[ "$out" != *'"failed":'* ]] || failed="$(sed -E 's/.*"failed":([0-9]+).*/\1/' <<<"$out")"
+    e2e_expect_eq "bound + refused + failed by the device plugin" "$((bound + refused + failed))" "$count"
+    vs_capacity --refused "$ns" --table "$@" 2>"$E2E_CLUSTER/capacity.txt" >"$E2E_CLUSTER/capacity.json" || {
         cat "$E2E_CLUSTER/capacity.txt" >&2
         e2e_fail "capacity check failed"
     }

@@ -35,7 +35,13 @@ import (
 //     never handed off by a scheduler, becomes Failed with UnexpectedAdmissionError as kubelet
 //     would report; a pod being deleted is removed (grace period 0) once --terminate has passed
 //     since the deletion request, at most its own grace period (default 0: at once), as a
-//     kubelet removes it once its containers have stopped.
+//     kubelet removes it once its containers have stopped;
+//   - injected device-plugin faults (--fail-rate, --delay-rate, --delay, --seed): a pod drawn
+//     for "fail" gets what HAMi's plugin does on an Allocate error (bind-phase=failed, lock
+//     released) and then, as kubelet reports an admission error, phase Failed; a pod drawn for
+//     "delay" keeps the node lock --delay longer before its handoff. The draw is a hash of the
+//     seed and the pod's namespace/name (pickFault), so it does not depend on the order the
+//     pods arrive in, and `vs-e2e faults` can recompute it.
 type agent struct {
 	cs       *kubernetes.Clientset
 	pods     corelisters.PodLister
@@ -44,6 +50,7 @@ type agent struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	hold     time.Duration
 	term     time.Duration
+	faults   faultOpts
 }
 
 func cmdAgent(args []string) error {
@@ -54,9 +61,22 @@ func cmdAgent(args []string) error {
 	hold := fs.Duration("hold", 0, "how long the emulated device plugin keeps the node lock (Allocate time) before it hands off and releases it")
 	term := fs.Duration("terminate", 0, "how long a pod being deleted takes to terminate (at most its grace period) before the emulated kubelet removes it")
 	workers := fs.Int("workers", 64, "pods handled at once (a real node has its own device plugin: holds on different nodes overlap)")
+	var fo faultOpts
+	fo.register(fs)
+	delay := fs.Duration("delay", 0, "extra time an allocation drawn for delay (--delay-rate) keeps the node lock before its handoff")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := fo.validate(); err != nil {
+		return err
+	}
+	if *delay < 0 {
+		return fmt.Errorf("--delay must not be negative")
+	}
+	if fo.delayRate > 0 && *delay == 0 {
+		return fmt.Errorf("--delay-rate needs --delay")
+	}
+	fo.delay = *delay
 	if *workers < 1 {
 		return fmt.Errorf("--workers must be at least 1")
 	}
@@ -89,6 +109,7 @@ func cmdAgent(args []string) error {
 		selector: selector,
 		hold:     *hold,
 		term:     *term,
+		faults:   fo,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 	}
@@ -119,7 +140,8 @@ func cmdAgent(args []string) error {
 			return fmt.Errorf("cache of %v did not sync", typ)
 		}
 	}
-	logger.Printf("running (nodes %s, hold %s, terminate %s, %d workers)", selector, *hold, *term, *workers)
+	logger.Printf("running (nodes %s, hold %s, terminate %s, %d workers, faults: fail %g, delay %g by %s, seed %d)",
+		selector, *hold, *term, *workers, fo.failRate, fo.delayRate, fo.delay, fo.seed)
 	go func() {
 		<-ctx.Done()
 		a.queue.ShutDown()
@@ -273,10 +295,20 @@ func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
 	if mode == "hold" {
 		return nil
 	}
-	if a.hold > 0 {
-		// Allocate takes this long on the node; the lock stays held meanwhile.
+	wait := a.hold // Allocate takes this long on the node; the lock stays held meanwhile
+	if mode == "" {
+		switch a.faults.pick(pod.Namespace, pod.Name) {
+		case faultFail:
+			mode = "fail"
+			logger.Printf("%s on %s: fault=fail (injected Allocate error)", key, pod.Spec.NodeName)
+		case faultDelay:
+			wait += a.faults.delay
+			logger.Printf("%s on %s: fault=delay %s (injected)", key, pod.Spec.NodeName, a.faults.delay)
+		}
+	}
+	if wait > 0 {
 		select {
-		case <-time.After(a.hold):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -27,7 +27,13 @@ import (
 //
 // With --metrics URL the per-card usage vgpu-sched reports (hami_gpu_memory_allocated_bytes,
 // hami_gpu_core_allocated_ratio, hami_gpu_shared_count) must equal what the API objects say:
-// after a restart this proves the new instance rebuilt its usage from the pod annotations.
+// after a restart this proves the new instance rebuilt its usage from the pod annotations. A card
+// vgpu-sched reports that no node registers is a problem too (it counts usage on a card that is
+// gone: a deleted node, a card dropped from a register annotation).
+//
+// --removed-cards UUID,...: cards deliberately dropped from their node's register annotation
+// while pods held them (chaos-node). A bound pod may still name such a card (it keeps its
+// allocation); that usage is not summed on any card and is listed as "onRemovedCards".
 
 type card struct {
 	node, uuid               string
@@ -45,6 +51,8 @@ type capacityReport struct {
 	Mem      int64    `json:"memUsed"`
 	MemTotal int64    `json:"memTotal"`
 	Problems []string `json:"problems"`
+	// pods per card named in --removed-cards that still hold an allocation on it
+	OnRemoved map[string]int `json:"onRemovedCards,omitempty"`
 }
 
 func cmdCapacity(args []string) error {
@@ -53,8 +61,15 @@ func cmdCapacity(args []string) error {
 	metricsURL := fs.String("metrics", "", "vgpu-sched metrics URL whose per-card usage must match the API objects")
 	table := fs.Bool("table", false, "print the per-card usage")
 	refusedNS := fs.String("refused", "", "namespace whose unschedulable single-GPU pods must not fit on any card now (no leaked capacity)")
+	removedList := fs.String("removed-cards", "", "comma list of card UUIDs removed from their node's register on purpose: pods may still name them")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	removed := map[string]bool{}
+	for _, u := range strings.Split(*removedList, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			removed[u] = true
+		}
 	}
 	cs, err := newClient(*kubeconfig)
 	if err != nil {
@@ -131,6 +146,16 @@ func cmdCapacity(args []string) error {
 		for _, ctr := range devs {
 			for _, d := range ctr {
 				c := cards[d.uuid]
+				if c == nil && removed[d.uuid] {
+					if rep.OnRemoved == nil {
+						rep.OnRemoved = map[string]int{}
+					}
+					if !seen[d.uuid] {
+						rep.OnRemoved[d.uuid]++
+						seen[d.uuid] = true
+					}
+					continue
+				}
 				if c == nil {
 					problem("pod %s: card %s is not registered on any node", key, d.uuid)
 					continue
@@ -150,8 +175,12 @@ func cmdCapacity(args []string) error {
 	}
 
 	if *metricsURL != "" {
-		if err := readCardMetrics(ctx, *metricsURL, cards); err != nil {
+		stray, err := readCardMetrics(ctx, *metricsURL, cards)
+		if err != nil {
 			return err
+		}
+		for _, s := range stray {
+			problem("vgpu-sched reports card %s, which no node registers", s)
 		}
 	}
 	for _, c := range order {
@@ -291,24 +320,26 @@ func decodeAllocated(v string) ([][]allocDev, error) {
 	return out, nil
 }
 
-// readCardMetrics fills the m* fields of cards from vgpu-sched's Prometheus text.
-func readCardMetrics(ctx context.Context, url string, cards map[string]*card) error {
+// readCardMetrics fills the m* fields of cards from vgpu-sched's Prometheus text and returns the
+// cards ("node/uuid") it reports that are not in cards.
+func readCardMetrics(ctx context.Context, url string, cards map[string]*card) ([]string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("metrics: %s", resp.Status)
+		return nil, fmt.Errorf("metrics: %s", resp.Status)
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var stray []string
 	for _, line := range strings.Split(string(body), "\n") {
 		name, labels, value, ok := parseSample(line)
 		if !ok {
@@ -316,6 +347,9 @@ func readCardMetrics(ctx context.Context, url string, cards map[string]*card) er
 		}
 		c := cards[labels["device_uuid"]]
 		if c == nil || labels["node"] != c.node {
+			if name == "hami_gpu_memory_allocated_bytes" && labels["device_uuid"] != "" {
+				stray = append(stray, labels["node"]+"/"+labels["device_uuid"])
+			}
 			continue
 		}
 		switch name {
@@ -327,7 +361,7 @@ func readCardMetrics(ctx context.Context, url string, cards map[string]*card) er
 			c.mSlots = int64(value)
 		}
 	}
-	return nil
+	return stray, nil
 }
 
 // parseSample parses `name{k="v",...} value` (no escapes needed for our label values).

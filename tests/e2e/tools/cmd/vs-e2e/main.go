@@ -11,6 +11,7 @@
 //	vs-e2e create-pods [flags] F   create the Pods of a YAML stream concurrently
 //	vs-e2e settle [flags]          wait until every pod is bound and Running or refused
 //	vs-e2e capacity [flags]        per-card usage of bound pods never exceeds a card
+//	vs-e2e faults [flags]          pods hit by the agent's injected faults are exactly the drawn ones
 //
 // Every subcommand takes --kubeconfig (default $KUBECONFIG).
 package main
@@ -30,6 +31,7 @@ commands:
   create-pods [flags] F create the Pods of a YAML stream concurrently (vs-e2e create-pods -h)
   settle [flags]        wait until every pod is bound+Running or refused by the extender
   capacity [flags]      check no card is over-committed by bound pods (vs-e2e capacity -h)
+  faults [flags]        check the outcome of the agent's injected faults (vs-e2e faults -h)
 `)
 }
 
@@ -54,6 +56,8 @@ func main() {
 		err = cmdSettle(os.Args[2:])
 	case "capacity":
 		err = cmdCapacity(os.Args[2:])
+	case "faults":
+		err = cmdFaults(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return

@@ -23,15 +23,20 @@ import (
 //   - refused: not bound, condition PodScheduled=False with reason Unschedulable, and at least
 //     one FilteringFailed event (source hami-scheduler) for the pod;
 //
+//   - failed by the device plugin, with --allow-failed only: phase Failed, reason
+//     UnexpectedAdmissionError and hami.io/bind-phase=failed (an Allocate error, as kubelet
+//     reports it; counted in "failed");
+//
 // and kube-scheduler has nothing left to try (its scheduler_pending_pods gauges for the active
-// and backoff queues are 0), all of it unchanged for --stable. A pod that fails (phase Failed)
-// ends the wait with an error. Prints a JSON summary: "settled" is the time from the start
+// and backoff queues are 0), all of it unchanged for --stable. Any other pod that fails (phase
+// Failed or Succeeded) ends the wait with an error. Prints a JSON summary: "settled" is the time from the start
 // (--started, else the call) until that state was first seen, "seconds" adds the --stable window.
 
 type settleSummary struct {
 	Pods          int            `json:"pods"`
 	Bound         int            `json:"bound"`
 	Unschedulable int            `json:"unschedulable"`
+	Failed        int            `json:"failed,omitempty"`
 	Seconds       float64        `json:"seconds"`
 	Settled       float64        `json:"settled"`
 	Reasons       map[string]int `json:"reasons"`
@@ -45,6 +50,7 @@ func cmdSettle(args []string) error {
 	timeout := fs.Duration("timeout", 4*time.Minute, "give up after this long")
 	stable := fs.Duration("stable", 3*time.Second, "the settled state must hold this long")
 	started := fs.Float64("started", 0, "unix time (seconds, fractional) the clock starts at, e.g. when the pods were created (default: now)")
+	allowFailed := fs.Bool("allow-failed", false, "a pod Failed by the device plugin (bind-phase=failed, UnexpectedAdmissionError) is an end state")
 	schedURL := fs.String("scheduler-metrics", "", "kube-scheduler /metrics URL (client certificate of the kubeconfig; server certificate not verified)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,7 +76,7 @@ func cmdSettle(args []string) error {
 	var sum settleSummary
 	var pending []string
 	for {
-		sig, s, waiting, failed, err := settleState(ctx, cs, *ns, *selector)
+		sig, s, waiting, failed, err := settleState(ctx, cs, *ns, *selector, *allowFailed)
 		if err == nil && len(failed) > 0 {
 			return fmt.Errorf("pods failed: %s", strings.Join(failed, "; "))
 		}
@@ -115,7 +121,7 @@ func cmdSettle(args []string) error {
 }
 
 // settleState classifies the pods. sig changes whenever any pod changes state.
-func settleState(ctx context.Context, cs kubeClient, ns, selector string) (sig string, sum settleSummary, waiting, failed []string, err error) {
+func settleState(ctx context.Context, cs kubeClient, ns, selector string, allowFailed bool) (sig string, sum settleSummary, waiting, failed []string, err error) {
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return
@@ -137,6 +143,10 @@ func settleState(ctx context.Context, cs kubeClient, ns, selector string) (sig s
 		sum.Pods++
 		state := "waiting"
 		switch {
+		case allowFailed && p.Status.Phase == corev1.PodFailed && p.Status.Reason == "UnexpectedAdmissionError" &&
+			p.Annotations[annoBindPhase] == "failed":
+			sum.Failed++
+			state = "failed"
 		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
 			failed = append(failed, fmt.Sprintf("%s %s %s %s", p.Name, p.Status.Phase, p.Status.Reason, p.Status.Message))
 			state = string(p.Status.Phase)
