@@ -50,6 +50,7 @@ struct opts {
     double gpu_share;
     long iters, https_iters;
     bool skip_https;
+    bool filter_only; /* --filter-only: build the store, run the in-process Filter, nothing else */
     uint64_t seed;
     bool bind_throughput; /* only the bind-throughput phase */
     long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
@@ -88,6 +89,14 @@ static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* CPU time of the calling thread: what a call cost, whatever else the machine runs. */
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
@@ -690,7 +699,9 @@ static void cand_sets_free(const char ***sets)
 
 struct inproc {
     struct lat lat;
+    struct lat cpu; /* the same calls' thread CPU time */
     long fits, misses;
+    uint64_t digest; /* FNV-1a of the chosen nodes' names in call order: same placements? */
 };
 
 /* vs_store_filter (evaluate under the read lock, commit under the write lock) of a fresh pod
@@ -728,7 +739,10 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
                                .frag_stats = frag};
     out->lat.v = xcalloc((size_t)o->iters, sizeof(double));
     out->lat.n = 0;
+    out->cpu.v = xcalloc((size_t)o->iters, sizeof(double));
+    out->cpu.n = 0;
     out->fits = out->misses = 0;
+    out->digest = 0xcbf29ce484222325ULL;
     char *own_uid = pod->uid;
     for (long i = -WARMUP; i < o->iters; i++) {
         int slot = (int)((i + WARMUP) % RING);
@@ -738,12 +752,17 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
         pod->uid = uids[slot];
         struct vs_filter_result r;
         const char **cands = sets[(i + WARMUP) % CAND_SETS];
+        double c0 = thread_cpu_s();
         double t0 = now_s();
         enum vs_err err = vs_store_filter(s, pod, cands, n_cand, &so, BASE_TIME + 3600, &r);
         double t1 = now_s();
+        double c1 = thread_cpu_s();
         if (err)
             die("filter: out of memory");
         if (r.best >= 0) {
+            for (const char *c = r.nodes[r.best].node; *c; c++)
+                out->digest = (out->digest ^ (unsigned char)*c) * 0x100000001b3ULL;
+            out->digest = (out->digest ^ 0xff) * 0x100000001b3ULL;
             held[slot] = true;
             if (i >= 0)
                 out->fits++;
@@ -751,8 +770,10 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
             out->misses++;
         }
         vs_filter_result_cleanup(&r);
-        if (i >= 0)
+        if (i >= 0) {
             out->lat.v[out->lat.n++] = (t1 - t0) * 1e6;
+            out->cpu.v[out->cpu.n++] = (c1 - c0) * 1e6;
+        }
     }
     for (int k = 0; k < RING; k++)
         if (held[k])
@@ -763,6 +784,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     free(uids);
     cand_sets_free(sets);
     lat_sort(&out->lat);
+    lat_sort(&out->cpu);
 }
 
 /* ------------------------------------------------------------------ HTTPS (embedded mode) */
@@ -1391,7 +1413,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
-            "                        [--policy P]\n"
+            "                        [--policy P] [--filter-only]\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
             "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 4]\n");
 }
@@ -1427,6 +1449,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         long seed = 0;
         if (strcmp(a, "--skip-https") == 0) {
             o->skip_https = true;
+            continue;
+        } else if (strcmp(a, "--filter-only") == 0) {
+            o->filter_only = o->skip_https = true;
             continue;
         } else if (strcmp(a, "--bind-throughput") == 0) {
             o->bind_throughput = true;
@@ -1523,20 +1548,26 @@ int main(int argc, char **argv)
 
     /* 5. Memory first, in a child forked while this process is still small. */
     struct mem_result mem;
-    if (!measure_memory(&o, &cfg, &mem))
+    memset(&mem, 0, sizeof(mem));
+    if (!o.filter_only && !measure_memory(&o, &cfg, &mem))
         die("the memory child failed");
     double rss_mib = (double)mem.hwm_kib / 1024.0;
-    printf("memory: model of %zu nodes + %zu tracked pods: VmHWM %.1f MiB, VmRSS %.1f MiB "
-           "(process baseline %.1f MiB)\n",
-           mem.model_nodes, mem.model_pods, rss_mib, (double)mem.rss_kib / 1024.0,
-           (double)mem.base_kib / 1024.0);
-    printf("memory: heap in use %.1f MiB: nodes %.1f MiB (%.0f B/node), tracked pods %.1f MiB "
-           "(%.0f B/pod)\n",
-           (double)mem.heap_bytes / 1048576.0, (double)mem.heap_nodes_bytes / 1048576.0,
-           mem.model_nodes ? (double)mem.heap_nodes_bytes / (double)mem.model_nodes : 0.0,
-           (double)(mem.heap_bytes - mem.heap_nodes_bytes) / 1048576.0,
-           mem.model_pods ? (double)(mem.heap_bytes - mem.heap_nodes_bytes) / (double)mem.model_pods
-                          : 0.0);
+    if (o.filter_only) {
+        printf("memory: skipped (--filter-only)\n");
+    } else {
+        printf("memory: model of %zu nodes + %zu tracked pods: VmHWM %.1f MiB, VmRSS %.1f MiB "
+               "(process baseline %.1f MiB)\n",
+               mem.model_nodes, mem.model_pods, rss_mib, (double)mem.rss_kib / 1024.0,
+               (double)mem.base_kib / 1024.0);
+        printf("memory: heap in use %.1f MiB: nodes %.1f MiB (%.0f B/node), tracked pods %.1f MiB "
+               "(%.0f B/pod)\n",
+               (double)mem.heap_bytes / 1048576.0, (double)mem.heap_nodes_bytes / 1048576.0,
+               mem.model_nodes ? (double)mem.heap_nodes_bytes / (double)mem.model_nodes : 0.0,
+               (double)(mem.heap_bytes - mem.heap_nodes_bytes) / 1048576.0,
+               mem.model_pods
+                   ? (double)(mem.heap_bytes - mem.heap_nodes_bytes) / (double)mem.model_pods
+                   : 0.0);
+    }
 
     /* 4. Ingest: the pages of the initial lists, as the informer receives them. */
     struct gen g;
@@ -1565,7 +1596,7 @@ int main(int argc, char **argv)
            "%.3f s, store apply %.3f s), %.0f pods/s, %.1f MiB/s\n",
            PAGE_ITEMS, o.pods, pod_s, pt.parse, pt.apply, ingest_rate,
            pod_s > 0 ? (double)pp.bytes / 1048576.0 / pod_s : 0.0);
-    {
+    if (!o.filter_only) {
         /* For comparison: every item decoded by jansson (the informer before the scan). */
         struct vs_store *s2 = store_new(&cfg);
         struct ingest_time t2 = {0};
@@ -1583,7 +1614,9 @@ int main(int argc, char **argv)
 
     /* The same pod list as one PodList text (what `kubectl get pods -A -o json` prints). Its
      * jansson tree takes ~13 KiB per pod, so very large lists skip this informative line. */
-    if (o.pods > SINGLE_LIST_MAX) {
+    if (o.filter_only) {
+        printf("ingest pods (one PodList): skipped (--filter-only)\n");
+    } else if (o.pods > SINGLE_LIST_MAX) {
         printf("ingest pods (one PodList): skipped above %d pods\n", SINGLE_LIST_MAX);
     } else {
         struct gen g1; /* node generation draws no random numbers: same pods as above */
@@ -1628,11 +1661,15 @@ int main(int argc, char **argv)
     snprintf(label, sizeof(label), "filter in-process %zu cand",
              o.nodes < 500 ? (size_t)o.nodes : (size_t)500);
     print_lat(label, &f500.lat);
-    printf("  (filter+commit; %ld placed, %ld unschedulable)\n", f500.fits, f500.misses);
+    print_lat("  thread CPU time of the same calls", &f500.cpu);
+    printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
+           f500.fits, f500.misses, (unsigned long long)f500.digest);
     snprintf(label, sizeof(label), "filter in-process %zu cand",
              o.nodes < 5000 ? (size_t)o.nodes : (size_t)5000);
     print_lat(label, &f5000.lat);
-    printf("  (filter+commit; %ld placed, %ld unschedulable)\n", f5000.fits, f5000.misses);
+    print_lat("  thread CPU time of the same calls", &f5000.cpu);
+    printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
+           f5000.fits, f5000.misses, (unsigned long long)f5000.digest);
 
     /* 2 and 3. HTTPS against the real service in embedded mode. */
     struct https h;
@@ -1669,6 +1706,8 @@ int main(int argc, char **argv)
            pct(&h.filter, 0.99), ingest_rate, rss_mib);
     free(f500.lat.v);
     free(f5000.lat.v);
+    free(f500.cpu.v);
+    free(f5000.cpu.v);
     free(h.filter.v);
     free(h.bind.v);
     return 0;

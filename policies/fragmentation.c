@@ -106,6 +106,45 @@ out:
 
 /* ------------------------------------------------------------------ context */
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t fnv_list(uint64_t h, const struct vs_strlist *l)
+{
+    size_t n = l ? l->n : 0;
+    h = fnv(h, &n, sizeof(n));
+    for (size_t i = 0; i < n; i++)
+        h = fnv(h, l->items[i], strlen(l->items[i]) + 1);
+    return h;
+}
+
+/* The shapes' signature and fitmask's layout of them (after the shapes are in place). */
+static void ctx_finish(struct vs_frag_ctx *x)
+{
+    uint64_t h = fnv(0xcbf29ce484222325ULL, &x->k, sizeof(x->k));
+    x->c100 = x->c0 = 0;
+    for (size_t s = 0; s < x->k; s++) {
+        const struct vs_frag_req *r = &x->s[s].r;
+        int64_t f[6] = {r->nums, r->cores, r->mempct, r->memmib, r->cpu_milli, r->mem_bytes};
+        h = fnv(h, f, sizeof(f));
+        h = fnv_list(h, x->s[s].use);
+        h = fnv_list(h, x->s[s].nouse);
+        x->f_cores[s] = r->cores > 100 ? 100 : r->cores;
+        x->f_pct[s] = r->mempct >= 0 ? r->mempct : 0;
+        x->f_mib[s] = r->mempct >= 0 ? 0 : r->memmib;
+        if (x->f_cores[s] == 100)
+            x->c100 |= 1u << s;
+        if (x->f_cores[s] == 0)
+            x->c0 |= 1u << s;
+    }
+    x->sig = h ? h : 1;
+}
+
 void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
 {
     memset(x, 0, sizeof(*x));
@@ -127,6 +166,7 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
     pthread_mutex_unlock(&st->mu);
     for (size_t i = 0; i < x->k; i++)
         x->s[i].w /= sum;
+    ctx_finish(x);
 }
 
 void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const double *weights,
@@ -141,6 +181,7 @@ void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const 
         x->s[i].w = sum > 0 ? weights[i] / sum : 0;
         x->k++;
     }
+    ctx_finish(x);
 }
 
 /* Fit's type rule (spec §4.4 checkType): some use-gputype item is a substring of the card's
@@ -213,26 +254,45 @@ double vs_frag_idle(const struct vs_frag_card *c)
 
 /* Which shapes one instance fits on card c (bit s): vs_frag_card_fits for every shape, with
  * the card's part worked out once and the percentage compared without a division
- * (floor(devmem * pct / 100) <= free  <=>  devmem * pct <= 100 * free + 99). */
+ * (floor(devmem * pct / 100) <= free  <=>  devmem * pct <= 100 * free + 99). A shape asking a
+ * percentage has f_mib 0 and one asking MiB has f_pct 0, so both memory tests hold for each
+ * (0 <= free and 0 <= 100 * free + 99 are the same condition on an integer). */
 static uint32_t fitmask(const struct vs_frag_ctx *x, const struct vs_frag_card *c)
 {
-    uint32_t m = 0, acc = c->accept;
     if (!c->usable || c->count <= c->used)
         return 0;
     int64_t fm = c->devmem - c->usedmem, fc = c->devcore - c->usedcores;
-    int64_t fm100 = 100 * fm + 99;
-    bool full100 = c->devcore == 100 && c->used > 0;
-    bool exhausted = c->devcore != 0 && c->usedcores == c->devcore;
-    for (size_t s = 0; s < x->k; s++) {
-        const struct vs_frag_req *r = &x->s[s].r;
-        int64_t cores = r->cores > 100 ? 100 : r->cores;
-        if (!(acc >> s & 1u) || fc < cores)
-            continue;
-        if (r->mempct >= 0 ? (int64_t)c->devmem * r->mempct > fm100 : r->memmib > fm)
-            continue;
-        if ((full100 && cores == 100) || (exhausted && cores == 0))
-            continue;
-        m |= 1u << s;
+    int64_t fm100 = 100 * fm + 99, dm = c->devmem;
+    uint32_t m = 0;
+    for (size_t s = 0; s < x->k; s++)
+        m |= (uint32_t)((fc >= x->f_cores[s]) & (dm * x->f_pct[s] <= fm100) & (x->f_mib[s] <= fm))
+             << s;
+    m &= c->accept;
+    if (c->devcore == 100 && c->used > 0)
+        m &= ~x->c100;
+    if (c->devcore != 0 && c->usedcores == c->devcore)
+        m &= ~x->c0;
+    return m;
+}
+
+/* fitmask(x, c) & within, looking only at the shapes in `within`. */
+static uint32_t fitmask_in(const struct vs_frag_ctx *x, const struct vs_frag_card *c,
+                           uint32_t within)
+{
+    within &= c->accept;
+    if (!within || !c->usable || c->count <= c->used)
+        return 0;
+    int64_t fm = c->devmem - c->usedmem, fc = c->devcore - c->usedcores;
+    int64_t fm100 = 100 * fm + 99, dm = c->devmem;
+    if (c->devcore == 100 && c->used > 0)
+        within &= ~x->c100;
+    if (c->devcore != 0 && c->usedcores == c->devcore)
+        within &= ~x->c0;
+    uint32_t m = 0;
+    for (uint32_t b = within; b; b &= b - 1) {
+        int s = __builtin_ctz(b);
+        if ((fc >= x->f_cores[s]) & (dm * x->f_pct[s] <= fm100) & (x->f_mib[s] <= fm))
+            m |= 1u << s;
     }
     return m;
 }
@@ -244,13 +304,23 @@ static bool same_state(const struct vs_frag_card *a, const struct vs_frag_card *
            a->accept == b->accept && a->usable == b->usable;
 }
 
-/* Per-shape sums over a node's cards, so one card's change is re-scored in O(k). */
+/* Per-shape sums over a node's cards, so one card's change is re-scored in O(k): the idle
+ * capacity of all cards, per shape the idle capacity of the cards that cannot host one
+ * instance and the number that can, and the shape's term of the measure (v0: nonfit when the
+ * node hosts the shape, else all). */
 struct agg {
     double all;
     double nonfit[VS_FRAG_K];
+    double v0[VS_FRAG_K];
     int nfit[VS_FRAG_K];
+    uint32_t hosted; /* shapes the node hosts (bit s: v0[s] is nonfit[s]) */
     int64_t cpu_free, mem_free;
 };
+
+static bool hosts(const struct vs_frag_req *r, int nfit, int64_t cpu_free, int64_t mem_free)
+{
+    return nfit >= r->nums && cpu_free >= r->cpu_milli && mem_free >= r->mem_bytes;
+}
 
 /* Builds the sums; masks/idles receive each card's fit mask and idle capacity. Cards in the
  * same state as the card before them (idle cards, mostly) reuse its values. */
@@ -277,20 +347,18 @@ static void agg_build(const struct vs_frag_ctx *x, const struct vs_frag_card *ca
                 a->nonfit[s] += idles[i];
         }
     }
-}
-
-static bool hosts(const struct vs_frag_req *r, int nfit, int64_t cpu_free, int64_t mem_free)
-{
-    return nfit >= r->nums && cpu_free >= r->cpu_milli && mem_free >= r->mem_bytes;
+    for (size_t s = 0; s < x->k; s++) {
+        bool h = hosts(&x->s[s].r, a->nfit[s], cpu_free, mem_free);
+        a->v0[s] = h ? a->nonfit[s] : a->all;
+        a->hosted |= (uint32_t)h << s;
+    }
 }
 
 static double agg_value(const struct vs_frag_ctx *x, const struct agg *a)
 {
     double f = 0;
-    for (size_t s = 0; s < x->k; s++) {
-        bool h = hosts(&x->s[s].r, a->nfit[s], a->cpu_free, a->mem_free);
-        f += x->s[s].w * (h ? a->nonfit[s] : a->all);
-    }
+    for (size_t s = 0; s < x->k; s++)
+        f += x->s[s].w * a->v0[s];
     return f;
 }
 
@@ -316,29 +384,54 @@ static struct vs_frag_card card_plus(const struct vs_frag_card *c, const struct 
     return d;
 }
 
-/* Growth of the fragmentation when a card goes from (m0, u0) to (m1, u1) (fit mask, idle
- * capacity) and the node's free cpu/memory become cpu1/mem1; with `apply` the sums follow. */
-static double agg_change(const struct vs_frag_ctx *x, struct agg *a, uint32_t m0, double u0,
-                         uint32_t m1, double u1, int64_t cpu1, int64_t mem1, bool apply)
+/* The shapes whose cpu and memory a node with cpu/mem left would still have (bit s). */
+static uint32_t cpu_mem_mask(const struct vs_frag_ctx *x, int64_t cpu, int64_t mem)
 {
+    uint32_t m = 0;
+    for (size_t s = 0; s < x->k; s++)
+        m |= (uint32_t)(cpu >= x->s[s].r.cpu_milli && mem >= x->s[s].r.mem_bytes) << s;
+    return m;
+}
+
+/* Growth of the fragmentation when a card goes from (m0, u0) to (m1, u1) (fit mask, idle
+ * capacity) and the node's free cpu/memory become cpu1/mem1, which leave the node the cpu and
+ * memory of the shapes in cm1 (cpu_mem_mask); with `apply` the sums follow. A shape the card
+ * fits before and after, on a node that hosts it before and after, keeps its term exactly
+ * (nonfit - 0 + 0): it adds 0 and is skipped. */
+static double agg_change(const struct vs_frag_ctx *x, const struct agg *a, uint32_t m0, double u0,
+                         uint32_t m1, double u1, uint32_t cm1, int64_t cpu1, int64_t mem1,
+                         struct agg *out, uint32_t *todo_out, double *delta_out)
+{
+    bool apply = out != NULL;
+    uint32_t all_k = x->k >= 32 ? ~0u : (1u << x->k) - 1;
+    uint32_t todo = all_k & ~(m0 & m1 & a->hosted & cm1);
+    if (todo_out)
+        *todo_out = todo;
     double all1 = a->all - u0 + u1, d = 0;
-    for (size_t s = 0; s < x->k; s++) {
-        const struct vs_frag_req *r = &x->s[s].r;
+    uint32_t hosted1 = a->hosted & ~todo;
+    for (uint32_t b = todo; b; b &= b - 1) {
+        int s = __builtin_ctz(b);
         int f0 = (int)(m0 >> s & 1u), f1 = (int)(m1 >> s & 1u);
         int nfit1 = a->nfit[s] - f0 + f1;
         double nonfit1 = a->nonfit[s] - (f0 ? 0 : u0) + (f1 ? 0 : u1);
-        double v0 = hosts(r, a->nfit[s], a->cpu_free, a->mem_free) ? a->nonfit[s] : a->all;
-        double v1 = hosts(r, nfit1, cpu1, mem1) ? nonfit1 : all1;
-        d += x->s[s].w * (v1 - v0);
+        bool h1 = (cm1 >> s & 1u) && nfit1 >= x->s[s].r.nums;
+        double v1 = h1 ? nonfit1 : all1;
+        double delta = v1 - a->v0[s];
+        d += x->s[s].w * delta;
+        if (delta_out)
+            delta_out[s] = delta;
         if (apply) {
-            a->nfit[s] = nfit1;
-            a->nonfit[s] = nonfit1;
+            out->nfit[s] = nfit1;
+            out->nonfit[s] = nonfit1;
+            out->v0[s] = v1;
+            hosted1 |= (uint32_t)h1 << s;
         }
     }
     if (apply) {
-        a->all = all1;
-        a->cpu_free = cpu1;
-        a->mem_free = mem1;
+        out->hosted = hosted1;
+        out->all = all1;
+        out->cpu_free = cpu1;
+        out->mem_free = mem1;
     }
     return d;
 }
@@ -358,11 +451,107 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
     double idles[VS_FRAG_MAX_CARDS];
     agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
     struct vs_frag_card to = card_plus(&cards[i], r);
+    int64_t cpu1 = sub_sat(cpu_free, r->cpu_milli), mem1 = sub_sat(mem_free, r->mem_bytes);
     return agg_change(x, &a, masks[i], idles[i], fitmask(x, &to), vs_frag_idle(&to),
-                      sub_sat(cpu_free, r->cpu_milli), sub_sat(mem_free, r->mem_bytes), false);
+                      cpu_mem_mask(x, cpu1, mem1), cpu1, mem1, NULL, NULL, NULL);
 }
 
 #define TIE 1e-9
+
+/* Whether card_plus(c, r) can only lose shapes c fits (then its fitmask lies within c's): r
+ * takes no negative amount (and the card's memory is not negative). */
+static bool plus_shrinks(const struct vs_frag_req *r)
+{
+    return r->cores >= 0 && r->memmib >= 0 && r->mempct >= -1;
+}
+
+/* What a one-card pick tried, for replaying it under other weights: per card state tried (in
+ * order), the card, the shapes whose term changed and each such term's change (v1 - v0). The
+ * growth under weights w is then the same sum, term by term in the same order, bit for bit. */
+struct pick_rec {
+    size_t n_tried;
+    uint32_t *idx, *todo; /* n_tried of them */
+    double *delta;        /* VS_FRAG_K per tried state */
+};
+
+/* vs_frag_pick on sums already built (a, masks, idles: read only; a request for more than one
+ * card works on copies). With rec (one-card requests only) the tried states are recorded. */
+static double pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                   const struct agg *a, const uint32_t *masks, const double *idles,
+                   const struct vs_frag_req *r, uint64_t ok, size_t *picks, struct pick_rec *rec)
+{
+    if (r->nums != 1)
+        rec = NULL;
+    struct vs_frag_card view[VS_FRAG_MAX_CARDS];
+    uint32_t vmasks[VS_FRAG_MAX_CARDS];
+    double vidles[VS_FRAG_MAX_CARDS];
+    struct agg va;
+    if (r->nums > 1) {
+        memcpy(view, cards, n * sizeof(*view));
+        memcpy(vmasks, masks, n * sizeof(*vmasks));
+        memcpy(vidles, idles, n * sizeof(*vidles));
+        va = *a;
+        cards = view;
+        masks = vmasks;
+        idles = vidles;
+        a = &va;
+    }
+    bool shrinks = plus_shrinks(r);
+    uint64_t taken = 0;
+    double total = 0;
+    for (int32_t k = 0; k < r->nums; k++) {
+        /* The node's cpu and memory go with the first card (same for every choice). */
+        int64_t cpu1 = k == 0 ? sub_sat(a->cpu_free, r->cpu_milli) : a->cpu_free;
+        int64_t mem1 = k == 0 ? sub_sat(a->mem_free, r->mem_bytes) : a->mem_free;
+        uint32_t cm1 = cpu_mem_mask(x, cpu1, mem1);
+        long best = -1;
+        double bd = 0, bidle = 0, bu1 = 0;
+        uint32_t bmask = 0;
+        /* Cards in the same state give the same growth: each state is tried once (the lowest
+         * index keeps it, as the tie-break would). */
+        size_t tried[VS_FRAG_MAX_CARDS], n_tried = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!(ok >> i & 1u) || (taken >> i & 1u) || !vs_frag_card_fits(&cards[i], r))
+                continue;
+            bool seen = false;
+            for (size_t t = 0; t < n_tried && !seen; t++)
+                seen = same_state(&cards[tried[t]], &cards[i]);
+            if (seen)
+                continue;
+            tried[n_tried++] = i;
+            if (rec)
+                rec->idx[n_tried - 1] = (uint32_t)i;
+            struct vs_frag_card to = card_plus(&cards[i], r);
+            uint32_t m1 =
+                shrinks && cards[i].devmem >= 0 ? fitmask_in(x, &to, masks[i]) : fitmask(x, &to);
+            double u1 = vs_frag_idle(&to);
+            double d = agg_change(x, a, masks[i], idles[i], m1, u1, cm1, cpu1, mem1, NULL,
+                                  rec ? &rec->todo[n_tried - 1] : NULL,
+                                  rec ? &rec->delta[(n_tried - 1) * VS_FRAG_K] : NULL);
+            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
+                best = (long)i;
+                bd = d;
+                bidle = idles[i];
+                bmask = m1;
+                bu1 = u1;
+            }
+        }
+        if (rec)
+            rec->n_tried = n_tried;
+        if (best < 0)
+            return NAN;
+        picks[k] = (size_t)best;
+        total += bd;
+        if (k + 1 == r->nums)
+            break;
+        agg_change(x, a, masks[best], idles[best], bmask, bu1, cm1, cpu1, mem1, &va, NULL, NULL);
+        view[best] = card_plus(&view[best], r);
+        vmasks[best] = bmask;
+        vidles[best] = bu1;
+        taken |= 1ull << best;
+    }
+    return total;
+}
 
 double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                     int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
@@ -370,56 +559,165 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 {
     if (n > VS_FRAG_MAX_CARDS)
         return NAN;
-    struct vs_frag_card view[VS_FRAG_MAX_CARDS];
     uint32_t masks[VS_FRAG_MAX_CARDS];
     double idles[VS_FRAG_MAX_CARDS];
-    memcpy(view, cards, n * sizeof(*view));
     struct agg a;
-    agg_build(x, view, n, cpu_free, mem_free, &a, masks, idles);
-    uint64_t taken = 0;
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
+    return pick(x, cards, n, &a, masks, idles, r, ok, picks, NULL);
+}
+
+/* ------------------------------------------------------------------ memo */
+
+/* Room for recorded term changes per card of a memo: every shape's, so any one-card pick can
+ * be recorded (about 1.5 KiB per node of 8 cards with VS_FRAG_K 16). */
+#define REC_TERMS_PER_CARD VS_FRAG_K
+
+struct vs_frag_memo {
+    atomic_flag busy;
+    uint64_t gen, sig; /* what the sums are for; sig 0: nothing yet */
+    size_t n, cap;     /* cards in the sums, room for them */
+    struct agg a;
+    double *idles;   /* cap of them, in the same block */
+    uint32_t *masks; /* cap of them, in the same block */
+    /* The last one-card pick on these sums (pick_rec, terms packed in `terms`), valid for a
+     * request with the same card part, the same cpu/memory mask after it and the same cards
+     * allowed: under new weights only the weighted sums are redone. */
+    bool rec_valid;
+    int32_t rec_cores, rec_mempct, rec_memmib;
+    uint32_t rec_cm1;
+    uint64_t rec_ok, rec_req_sig;
+    size_t rec_n_tried;
+    uint32_t *rec_idx, *rec_todo; /* cap of them */
+    double *rec_terms;            /* cap * REC_TERMS_PER_CARD; popcount(todo) per tried state */
+};
+
+static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t n)
+{
+    struct vs_frag_memo *m = atomic_load_explicit(slot, memory_order_acquire);
+    if (m)
+        return m->cap >= n ? m : NULL; /* a node that grew cards goes without */
+    size_t cap = n < 8 ? 8 : n;
+    m = malloc(sizeof(*m) +
+               cap * (sizeof(double) * (1 + REC_TERMS_PER_CARD) + 3 * sizeof(uint32_t)));
+    if (!m)
+        return NULL; /* the sums are computed without it */
+    atomic_flag_clear(&m->busy);
+    m->gen = m->sig = 0;
+    m->n = 0;
+    m->cap = cap;
+    m->rec_valid = false;
+    m->idles = (double *)(m + 1);
+    m->rec_terms = m->idles + cap;
+    m->masks = (uint32_t *)(m->rec_terms + cap * REC_TERMS_PER_CARD);
+    m->rec_idx = m->masks + cap;
+    m->rec_todo = m->rec_idx + cap;
+    struct vs_frag_memo *expect = NULL;
+    if (!atomic_compare_exchange_strong_explicit(slot, &expect, m, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        free(m);
+        return expect->cap >= n ? expect : NULL;
+    }
+    return m;
+}
+
+/* The recorded pick under x's weights: pick()'s loop over the same states with each growth
+ * summed from the recorded term changes in the same order (so bit for bit the same values). */
+static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, size_t *picks)
+{
+    long best = -1;
+    double bd = 0, bidle = 0;
+    const double *terms = m->rec_terms;
+    for (size_t t = 0; t < m->rec_n_tried; t++) {
+        uint32_t i = m->rec_idx[t];
+        double d = 0;
+        for (uint32_t b = m->rec_todo[t]; b; b &= b - 1)
+            d += x->s[__builtin_ctz(b)].w * *terms++;
+        if (best < 0 || d < bd - TIE || (d <= bd + TIE && m->idles[i] < bidle - TIE)) {
+            best = (long)i;
+            bd = d;
+            bidle = m->idles[i];
+        }
+    }
+    if (best < 0)
+        return NAN;
+    picks[0] = (size_t)best;
     double total = 0;
-    for (int32_t k = 0; k < r->nums; k++) {
-        /* The node's cpu and memory go with the first card (same for every choice). */
-        int64_t cpu1 = k == 0 ? sub_sat(a.cpu_free, r->cpu_milli) : a.cpu_free;
-        int64_t mem1 = k == 0 ? sub_sat(a.mem_free, r->mem_bytes) : a.mem_free;
-        long best = -1;
-        double bd = 0, bidle = 0;
-        uint32_t bmask = 0;
-        /* Cards in the same state give the same growth: each state is tried once (the lowest
-         * index keeps it, as the tie-break would). */
-        size_t tried[VS_FRAG_MAX_CARDS], n_tried = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!(ok >> i & 1u) || (taken >> i & 1u) || !vs_frag_card_fits(&view[i], r))
-                continue;
-            bool seen = false;
-            for (size_t t = 0; t < n_tried && !seen; t++)
-                seen = same_state(&view[tried[t]], &view[i]);
-            if (seen)
-                continue;
-            tried[n_tried++] = i;
-            struct vs_frag_card to = card_plus(&view[i], r);
-            uint32_t m1 = fitmask(x, &to);
-            double u1 = vs_frag_idle(&to);
-            double d = agg_change(x, &a, masks[i], idles[i], m1, u1, cpu1, mem1, false);
-            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
-                best = (long)i;
-                bd = d;
-                bidle = idles[i];
-                bmask = m1;
+    return total + bd;
+}
+
+double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
+                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                         uint64_t req_sig, size_t *picks)
+{
+    if (n > VS_FRAG_MAX_CARDS)
+        return NAN;
+    struct vs_frag_memo *m = memo_get(slot, n);
+    if (!m || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
+        return vs_frag_pick(x, cards, n, cpu_free, mem_free, r, ok, picks);
+    if (m->sig != x->sig || m->gen != gen || m->n != n) {
+        agg_build(x, cards, n, cpu_free, mem_free, &m->a, m->masks, m->idles);
+        m->gen = gen;
+        m->sig = x->sig;
+        m->n = n;
+        m->rec_valid = false;
+    }
+    double d;
+    if (r->nums == 1) {
+        uint32_t cm1 = cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
+                                    sub_sat(m->a.mem_free, r->mem_bytes));
+        if (m->rec_valid && m->rec_cores == r->cores && m->rec_mempct == r->mempct &&
+            m->rec_memmib == r->memmib && m->rec_cm1 == cm1 && m->rec_ok == ok) {
+            d = replay(x, m, picks);
+        } else {
+            uint32_t idx[VS_FRAG_MAX_CARDS], todo[VS_FRAG_MAX_CARDS];
+            double delta[VS_FRAG_MAX_CARDS * VS_FRAG_K];
+            struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
+            d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, &rec);
+            size_t terms = 0;
+            for (size_t t = 0; t < rec.n_tried; t++)
+                terms += (size_t)__builtin_popcount(todo[t]);
+            m->rec_valid = terms <= m->cap * REC_TERMS_PER_CARD;
+            if (m->rec_valid) {
+                double *out = m->rec_terms;
+                for (size_t t = 0; t < rec.n_tried; t++) {
+                    m->rec_idx[t] = idx[t];
+                    m->rec_todo[t] = todo[t];
+                    for (uint32_t b = todo[t]; b; b &= b - 1)
+                        *out++ = delta[t * VS_FRAG_K + (size_t)__builtin_ctz(b)];
+                }
+                m->rec_n_tried = rec.n_tried;
+                m->rec_cores = r->cores;
+                m->rec_mempct = r->mempct;
+                m->rec_memmib = r->memmib;
+                m->rec_cm1 = cm1;
+                m->rec_ok = ok;
+                m->rec_req_sig = req_sig;
             }
         }
-        if (best < 0)
-            return NAN;
-        struct vs_frag_card to = card_plus(&view[best], r);
-        double u1 = vs_frag_idle(&to);
-        total += agg_change(x, &a, masks[best], idles[best], bmask, u1, cpu1, mem1, true);
-        view[best] = to;
-        masks[best] = bmask;
-        idles[best] = u1;
-        taken |= 1ull << best;
-        picks[k] = (size_t)best;
+    } else {
+        d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, NULL);
     }
-    return total;
+    atomic_flag_clear_explicit(&m->busy, memory_order_release);
+    return d;
+}
+
+bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
+                         double *d, size_t *picks)
+{
+    struct vs_frag_memo *m = atomic_load_explicit(slot, memory_order_acquire);
+    if (!m || r->nums != 1 || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
+        return false;
+    bool hit = m->rec_valid && m->sig == x->sig && m->gen == gen && m->n == n &&
+               m->rec_req_sig == req_sig && m->rec_cores == r->cores &&
+               m->rec_mempct == r->mempct && m->rec_memmib == r->memmib &&
+               m->rec_cm1 == cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
+                                          sub_sat(m->a.mem_free, r->mem_bytes));
+    if (hit)
+        *d = replay(x, m, picks);
+    atomic_flag_clear_explicit(&m->busy, memory_order_release);
+    return hit;
 }
 
 /* ------------------------------------------------------------------ policies */

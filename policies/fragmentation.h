@@ -17,6 +17,7 @@
 #ifndef VS_FRAGMENTATION_H
 #define VS_FRAGMENTATION_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +25,9 @@
 #include "annot.h"
 #include "err.h"
 
-#define VS_FRAG_K          16   /* shapes the measure uses at most (the most frequent) */
+#ifndef VS_FRAG_K
+#define VS_FRAG_K 16 /* shapes the measure uses at most (the most frequent), <= 32 */
+#endif
 #define VS_FRAG_MAX_SHAPES 4096 /* distinct shapes remembered; later new ones are not */
 #define VS_FRAG_MAX_CARDS  64   /* nodes with more cards are scored without the measure */
 
@@ -76,6 +79,13 @@ struct vs_frag_ctx {
         double w;
     } s[VS_FRAG_K];
     uint32_t typed; /* shapes with a type constraint (bit s) */
+    /* The shapes without their weights (k, requests and type lists, in order), hashed: what a
+     * node's memo (vs_frag_memo) was computed against. Never 0. */
+    uint64_t sig;
+    /* The shapes' card checks laid out for fitmask(): cores (clamped), memory as a percentage
+     * (0 when absolute) and in MiB (0 when a percentage); shapes asking 100 / 0 cores. */
+    int64_t f_cores[VS_FRAG_K], f_pct[VS_FRAG_K], f_mib[VS_FRAG_K];
+    uint32_t c100, c0;
     /* card type -> accept mask, for the types met in this Filter */
     const char *tc_type[16];
     uint32_t tc_mask[16];
@@ -111,6 +121,31 @@ double vs_frag_node(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                     int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
                     size_t *picks);
+
+/* A node's memo: the measure's per-shape sums over the node's own cards, computed once per
+ * (node generation, shape set) and reused by every Filter until either changes. Owned by the
+ * node (vs_node.frag_memo), a plain block: free with free(). Filters evaluate under the
+ * model's read lock, so a memo is taken with a try-lock; a Filter that finds it busy computes
+ * the sums itself. */
+struct vs_frag_memo;
+
+/* vs_frag_pick for a node's own cards (the same result, bit for bit), with the sums taken from
+ * or stored in *slot when they are for (gen, x->sig). The memo is created on first use (NULL
+ * slot; the node frees it). `gen` must change whenever any card or the node's cpu/memory does. */
+double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
+                         int64_t mem_free, const struct vs_frag_req *r, uint64_t ok,
+                         uint64_t req_sig, size_t *picks);
+
+/* The node's recorded one-card pick replayed under x's weights, without the cards: true (with
+ * *d and picks[0] as vs_frag_pick_memo would give them) when the memo holds a pick for
+ * (gen, x's shapes, n cards) made for a request with the same req_sig and cpu/memory effect.
+ * req_sig is the caller's name for everything that decided `ok` besides the cards (the
+ * request's card part and the pod's card selectors): equal req_sig and gen must mean equal
+ * `ok`. False: call vs_frag_pick_memo. */
+bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                         uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
+                         double *d, size_t *picks);
 
 /* Growth of the node's fragmentation when one instance of r goes on card i. */
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,

@@ -416,6 +416,7 @@ static struct vs_node *node_get(struct vs_model *m, const char *name, bool creat
 
 static void node_free(struct vs_node *n)
 {
+    free(atomic_load(&n->frag_memo)); /* a plain block (fragmentation.h) */
     node_clear_cards(n);
     free(n->raw_cordon);
     free(n->error);

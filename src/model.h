@@ -9,6 +9,7 @@
 #ifndef VS_MODEL_H
 #define VS_MODEL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <uthash.h>
 
 struct vs_podent;
+struct vs_frag_memo; /* policies/fragmentation.h */
 
 /* An occupied MIG placement on a card and the pod holding it. */
 struct vs_mig_occ {
@@ -114,6 +116,9 @@ struct vs_node {
     char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
     struct vs_card *cards; /* register annotation order */
     uint64_t gen;          /* bumped on every change of this node's cards or usage */
+    /* Policy fragmentation's sums over the cards for (gen, shape set), made on first use by a
+     * Filter under the read lock (atomic pointer, try-locked inside); freed with the node. */
+    struct vs_frag_memo *_Atomic frag_memo;
     /* Sums over the cards, refreshed with every gen bump: the node score's inputs (§5.1). */
     struct vs_node_sums {
         int64_t used, count, usedcores, devcore, usedmem, devmem;

@@ -80,6 +80,9 @@ struct fit_ctx {
     /* policy fragmentation (node or card policy): the workload it measures against */
     struct vs_frag_ctx *frag;
     bool frag_node, frag_card;
+    /* What decides which cards Fit allows x->quick besides the cards (card_verdict's inputs
+     * from the pod and the policy), hashed: the node memo's request key. */
+    uint64_t frag_req_sig;
     int64_t pod_cpu, pod_mem; /* the pod's cpu (milli) and memory (bytes) requests */
 };
 
@@ -871,6 +874,38 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     return pass >= need;
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t fnv_list(uint64_t h, const struct vs_strlist *l)
+{
+    h = fnv(h, &l->n, sizeof(l->n));
+    for (size_t i = 0; i < l->n; i++)
+        h = fnv(h, l->items[i], strlen(l->items[i]) + 1);
+    return h;
+}
+
+/* Everything card_verdict reads besides the card: x->quick's memory and cores, the mutex
+ * policy, the type, mode and uuid selectors. */
+static uint64_t req_sig(const struct fit_ctx *x)
+{
+    const struct vs_req *r = x->quick;
+    int64_t f[5] = {r->memreq, r->pct, r->cores, x->gpu.mutex, x->any_type};
+    uint64_t h = fnv(0xcbf29ce484222325ULL, f, sizeof(f));
+    h = fnv_list(h, &x->use_type);
+    h = fnv_list(h, &x->nouse_type);
+    h = fnv_list(h, &x->use_uuid);
+    h = fnv_list(h, &x->nouse_uuid);
+    const char *mode = x->vgpu_mode ? x->vgpu_mode : "";
+    h = fnv(h, mode, strlen(mode) + 1);
+    return fnv(h, x->vgpu_mode ? "1" : "0", 1);
+}
+
 /* Node policy fragmentation on a node quick_scan() accepted: the growth of the node's
  * fragmentation when x->quick goes on the cards the measure would choose among those Fit
  * accepts. Nodes with more cards than the measure takes score 0. */
@@ -879,6 +914,14 @@ static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
     if (n->n_cards > VS_FRAG_MAX_CARDS)
         return 0;
     const struct vs_req *r = x->quick;
+    struct vs_frag_req q = frag_req_of(r, x->pod_cpu, x->pod_mem);
+    size_t picks[VS_FRAG_MAX_CARDS];
+    double d;
+    /* The same request on the same node state as the last Filter that measured it: only the
+     * weighted sums are redone (which cards Fit allows follows from gen and frag_req_sig). */
+    if (vs_frag_memo_replay(x->frag, &((struct vs_node *)n)->frag_memo, n->gen, n->n_cards, &q,
+                            x->frag_req_sig, &d, picks))
+        return isnan(d) ? 0 : d;
     int64_t cores = r->cores > 100 ? 100 : r->cores;
     struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
     uint64_t ok = 0;
@@ -890,9 +933,12 @@ static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
     }
     int64_t cpu, mem;
     frag_node_free(n, &cpu, &mem);
-    struct vs_frag_req q = frag_req_of(r, x->pod_cpu, x->pod_mem);
-    size_t picks[VS_FRAG_MAX_CARDS];
-    double d = vs_frag_pick(x->frag, fc, n->n_cards, cpu, mem, &q, ok, picks);
+    /* The node's own cards and cpu/memory, as the generation stamps them: the sums over them
+     * come from the node's memo while neither the node nor the shape set changed. The model is
+     * const to Filter but for this cache (atomic pointer, try-locked inside). */
+    struct vs_node *mn = (struct vs_node *)n;
+    d = vs_frag_pick_memo(x->frag, &mn->frag_memo, n->gen, fc, n->n_cards, cpu, mem, &q, ok,
+                          x->frag_req_sig, picks);
     return isnan(d) ? 0 : d;
 }
 
@@ -1264,6 +1310,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     r->n = n_cands;
     x.quick = o->full_walk ? NULL : quick_request(&x);
     x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
+    if (x.frag_node && x.quick)
+        x.frag_req_sig = req_sig(&x);
     if ((lz && !(lazy.at = calloc(n_cands ? n_cands : 1, sizeof(*lazy.at)))) ||
         !(nodes = malloc((n_cands ? n_cands : 1) * sizeof(*nodes)))) {
         err = VS_ERR_NOMEM;

@@ -5,6 +5,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define EPS 1e-9
 
@@ -188,6 +190,112 @@ Test(frag, stats_keep_the_top_shapes)
     /* weights: 20/(20+19+...+5) = 20/200 */
     cr_assert_float_eq(x.s[0].w, 0.1, EPS);
     vs_frag_stats_free(st);
+}
+
+/* ---- the per-node memo ---- */
+
+static uint64_t lcg(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *st >> 33;
+}
+
+static void random_ctx(struct vs_frag_ctx *x, uint64_t *rng)
+{
+    struct vs_frag_req rs[VS_FRAG_K];
+    double w[VS_FRAG_K];
+    size_t k = 1 + lcg(rng) % VS_FRAG_K;
+    for (size_t s = 0; s < k; s++) {
+        int32_t pct = (int32_t)(lcg(rng) % 11) * 10;
+        rs[s] = share(1 + (int32_t)(lcg(rng) % 3 == 0 ? lcg(rng) % 4 : 0), pct);
+        if (lcg(rng) % 3 == 0) {
+            rs[s].mempct = -1;
+            rs[s].memmib = (int32_t)(lcg(rng) % 16000);
+        }
+        rs[s].cpu_milli = (int64_t)(lcg(rng) % 4) * 4000;
+        w[s] = (double)(1 + lcg(rng) % 50);
+    }
+    vs_frag_ctx_set(x, rs, w, k);
+}
+
+/* The memo answers exactly what a direct pick answers (same growth bit for bit, same cards):
+ * its sums reused while (gen, shape set) stay, its recorded one-card pick replayed under other
+ * weights for the same request, both rebuilt when the node or the shapes change. */
+Test(frag, memo_matches_direct_pick)
+{
+    uint64_t rng = 42;
+    for (int round = 0; round < 300; round++) {
+        struct vs_frag_memo *_Atomic slot = NULL;
+        struct vs_frag_ctx x, y, xw;
+        random_ctx(&x, &rng);
+        random_ctx(&y, &rng);
+        /* xw: x's shapes under other weights (same signature) */
+        xw = x;
+        double sum = 0;
+        for (size_t s = 0; s < xw.k; s++)
+            sum += (xw.s[s].w = (double)(1 + lcg(&rng) % 50));
+        for (size_t s = 0; s < xw.k; s++)
+            xw.s[s].w /= sum;
+        cr_assert_eq(xw.sig, x.sig);
+        size_t n = 1 + lcg(&rng) % 8;
+        struct vs_frag_card cs[8];
+        for (size_t i = 0; i < n; i++) {
+            int64_t used = (int64_t)(lcg(&rng) % 3);
+            int64_t cores = used ? (int64_t)(lcg(&rng) % 11) * 10 : 0;
+            cs[i] = card(16000, used, used ? (int64_t)(lcg(&rng) % 17) * 1000 : 0, cores);
+            if (i > 0 && lcg(&rng) % 3 == 0)
+                cs[i] = cs[i - 1];
+            cs[i].usable = lcg(&rng) % 10 != 0;
+        }
+        int64_t cpu = (int64_t)(lcg(&rng) % 5) * 4000, mem = INT64_MAX;
+        uint64_t gen = 1;
+        struct vs_frag_req p = share(1, 30);
+        for (int step = 0; step < 8; step++) {
+            /* 0: build; 1: same request, other weights (replayed); 2: another request; 3: other
+             * shapes, same gen; 4: back; 5: a card changed under a new gen; 6-7: same request
+             * twice under the two weightings */
+            const struct vs_frag_ctx *c = step == 3 ? &y : (step == 1 || step == 7) ? &xw : &x;
+            if (step == 5) {
+                cs[0].used++;
+                cs[0].usedmem += 1000;
+                gen++;
+            }
+            if (step == 0 || step == 2 || step == 5) {
+                p = share(1 + (int32_t)(lcg(&rng) % 4 == 0), (int32_t)(lcg(&rng) % 11) * 10);
+                p.cpu_milli = (int64_t)(lcg(&rng) % 3) * 2000;
+            }
+            uint64_t ok = (1ull << n) - 1;
+            size_t pa[8] = {0}, pb[8] = {0};
+            double a = vs_frag_pick(c, cs, n, cpu, mem, &p, ok, pa);
+            /* what decided ok besides the cards: here the request alone */
+            uint64_t rs = (uint64_t)p.cores << 32 | (uint32_t)p.nums;
+            size_t pc[8] = {0};
+            double c0 = 0;
+            bool replayed = vs_frag_memo_replay(c, &slot, gen, n, &p, rs, &c0, pc);
+            /* a replay needs this request recorded on this state: never on the first call or
+             * right after the shapes or the node changed; always for a one-card request asked
+             * again on the same state (under other weights or not) */
+            if (step == 0 || step == 3 || step == 4 || step == 5 || p.nums != 1)
+                cr_assert_not(replayed, "round %d step %d", round, step);
+            if ((step == 1 || step == 6 || step == 7) && p.nums == 1)
+                cr_assert(replayed, "round %d step %d: not replayed", round, step);
+            double b = vs_frag_pick_memo(c, &slot, gen, cs, n, cpu, mem, &p, ok, rs, pb);
+            cr_assert(isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof(a)) == 0,
+                      "round %d step %d: %.17g vs %.17g", round, step, a, b);
+            if (!isnan(a))
+                cr_assert_arr_eq(pa, pb, (size_t)p.nums * sizeof(pa[0]), "round %d step %d", round,
+                                 step);
+            if (replayed) {
+                cr_assert(isnan(a) ? isnan(c0) : memcmp(&a, &c0, sizeof(a)) == 0,
+                          "round %d step %d: replay %.17g vs %.17g", round, step, c0, a);
+                if (!isnan(a))
+                    cr_assert_eq(pc[0], pa[0], "round %d step %d", round, step);
+            }
+            /* the same state under another request key is never replayed */
+            cr_assert_not(vs_frag_memo_replay(c, &slot, gen, n, &p, rs ^ 1, &c0, pc));
+        }
+        free(atomic_load(&slot));
+    }
 }
 
 /* ---- the policy through Filter ---- */
