@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "card_common.h"
+#include "hash.h"
 
 /* ------------------------------------------------------------------ statistics */
 
@@ -106,34 +107,17 @@ out:
 
 /* ------------------------------------------------------------------ context */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-static uint64_t fnv_list(uint64_t h, const struct vs_strlist *l)
-{
-    size_t n = l ? l->n : 0;
-    h = fnv(h, &n, sizeof(n));
-    for (size_t i = 0; i < n; i++)
-        h = fnv(h, l->items[i], strlen(l->items[i]) + 1);
-    return h;
-}
-
 /* The shapes' signature and fitmask's layout of them (after the shapes are in place). */
 static void ctx_finish(struct vs_frag_ctx *x)
 {
-    uint64_t h = fnv(0xcbf29ce484222325ULL, &x->k, sizeof(x->k));
+    uint64_t h = vs_fnv(VS_FNV_OFFSET, &x->k, sizeof(x->k));
     x->c100 = x->c0 = 0;
     for (size_t s = 0; s < x->k; s++) {
         const struct vs_frag_req *r = &x->s[s].r;
         int64_t f[6] = {r->nums, r->cores, r->mempct, r->memmib, r->cpu_milli, r->mem_bytes};
-        h = fnv(h, f, sizeof(f));
-        h = fnv_list(h, x->s[s].use);
-        h = fnv_list(h, x->s[s].nouse);
+        h = vs_fnv(h, f, sizeof(f));
+        h = vs_fnv_strlist(h, x->s[s].use);
+        h = vs_fnv_strlist(h, x->s[s].nouse);
         x->f_cores[s] = r->cores > 100 ? 100 : r->cores;
         x->f_pct[s] = r->mempct >= 0 ? r->mempct : 0;
         x->f_mib[s] = r->mempct >= 0 ? 0 : r->memmib;

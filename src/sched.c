@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "fragmentation.h"
+#include "hash.h"
 #include "mig.h"
 #include "policy.h"
 #include "request.h"
@@ -874,36 +875,20 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     return pass >= need;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-static uint64_t fnv_list(uint64_t h, const struct vs_strlist *l)
-{
-    h = fnv(h, &l->n, sizeof(l->n));
-    for (size_t i = 0; i < l->n; i++)
-        h = fnv(h, l->items[i], strlen(l->items[i]) + 1);
-    return h;
-}
-
 /* Everything card_verdict reads besides the card: x->quick's memory and cores, the mutex
  * policy, the type, mode and uuid selectors. */
 static uint64_t req_sig(const struct fit_ctx *x)
 {
     const struct vs_req *r = x->quick;
     int64_t f[5] = {r->memreq, r->pct, r->cores, x->gpu.mutex, x->any_type};
-    uint64_t h = fnv(0xcbf29ce484222325ULL, f, sizeof(f));
-    h = fnv_list(h, &x->use_type);
-    h = fnv_list(h, &x->nouse_type);
-    h = fnv_list(h, &x->use_uuid);
-    h = fnv_list(h, &x->nouse_uuid);
+    uint64_t h = vs_fnv(VS_FNV_OFFSET, f, sizeof(f));
+    h = vs_fnv_strlist(h, &x->use_type);
+    h = vs_fnv_strlist(h, &x->nouse_type);
+    h = vs_fnv_strlist(h, &x->use_uuid);
+    h = vs_fnv_strlist(h, &x->nouse_uuid);
     const char *mode = x->vgpu_mode ? x->vgpu_mode : "";
-    h = fnv(h, mode, strlen(mode) + 1);
-    return fnv(h, x->vgpu_mode ? "1" : "0", 1);
+    h = vs_fnv(h, mode, strlen(mode) + 1);
+    return vs_fnv(h, x->vgpu_mode ? "1" : "0", 1);
 }
 
 /* Node policy fragmentation on a node quick_scan() accepted: the growth of the node's
