@@ -478,12 +478,8 @@ Test(server, client_certificates_required)
                       "-subj /CN=kube-scheduler && openssl x509 -req -in client.csr -CA ca.pem "
                       "-CAkey ca.key -CAcreateserial -out client.pem -days 1");
     struct vs_service_config c;
-    vs_service_config_defaults(&c);
-    c.http_bind = "127.0.0.1:0";
+    vs_harness_service_config(&h, &c);
     c.metrics_bind = "";
-    c.cert_file = h.cert;
-    c.key_file = h.key;
-    c.kubeconfig = h.kubeconfig;
     char ca[160];
     snprintf(ca, sizeof(ca), "%s", h.ca);
     c.client_ca_file = ca;
