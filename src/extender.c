@@ -872,14 +872,52 @@ struct bind_try {
     const char *node, *ns, *name, *uid;
 };
 
-/* The refusal of a Bind for a pod an earlier Bind of it already bound (kube-scheduler retries a
- * Bind whose call timed out; the first may still have finished): nothing of it is touched. */
-static const char *bound_msg(const char *ns, const char *name)
+/* Why a Bind of pod uid to node may not go on, into msg (false: it may). Besides expiry and
+ * deletion: kube-scheduler retries a Bind whose call timed out, after filtering the pod again,
+ * while the first Bind may still be queued here — a Bind whose pod is bound already (an earlier
+ * Bind finished) or now reserved on another node is stale and touches nothing. `waiting`: the
+ * Bind waited for the node's lock. */
+static bool reservation_refusal(struct vs_store *store, const char *ns, const char *name,
+                                const char *uid, const char *node, bool waiting, char *msg,
+                                size_t cap)
 {
-    static _Thread_local char m[600];
-    snprintf(m, sizeof(m), "pod %s/%s is already bound (an earlier Bind of it succeeded)", ns,
-             name);
-    return m;
+    switch (vs_store_reservation_on(store, uid, node)) {
+    case VS_RES_OK:
+        return false;
+    case VS_RES_BOUND:
+        snprintf(msg, cap, "pod %s/%s is already bound (an earlier Bind of it succeeded)", ns,
+                 name);
+        return true;
+    case VS_RES_MOVED:
+        snprintf(msg, cap,
+                 "pod %s/%s was filtered again onto another node; this Bind to %s is stale", ns,
+                 name, node);
+        return true;
+    case VS_RES_EXPIRED:
+        if (waiting)
+            snprintf(msg, cap,
+                     "the reservation of pod %s/%s expired while its Bind waited for node %s's "
+                     "lock; the pod will be filtered again",
+                     ns, name, node);
+        else
+            snprintf(msg, cap,
+                     "the reservation of pod %s/%s expired before it was bound; the pod will be "
+                     "filtered again",
+                     ns, name);
+        return true;
+    case VS_RES_MISSING:
+    default:
+        if (waiting)
+            snprintf(msg, cap,
+                     "the reservation of pod %s/%s is gone while its Bind waited for node %s's "
+                     "lock; the pod will be filtered again",
+                     ns, name, node);
+        else
+            snprintf(msg, cap,
+                     "the reservation of pod %s/%s is gone; the pod will be filtered again", ns,
+                     name);
+        return true;
+    }
 }
 
 static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
@@ -892,15 +930,10 @@ static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
 static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 {
     struct bind_try *t = ctx;
-    enum vs_reservation_state rs = vs_store_reservation(t->a->store, t->uid);
-    if (rs == VS_RES_OK)
+    char m[VS_ERRBUF_SIZE];
+    if (!reservation_refusal(t->a->store, t->ns, t->name, t->uid, t->node, true, m, sizeof(m)))
         return VS_OK;
-    if (rs == VS_RES_BOUND)
-        return vs_err_set(eb, VS_ERR_CONFLICT, "%s", bound_msg(t->ns, t->name));
-    return vs_err_set(eb, VS_ERR_CONFLICT,
-                      "the reservation of pod %s/%s %s while its Bind waited for node %s's lock; "
-                      "the pod will be filtered again",
-                      t->ns, t->name, rs == VS_RES_EXPIRED ? "expired" : "is gone", t->node);
+    return vs_err_set(eb, VS_ERR_CONFLICT, "%s", m);
 }
 
 static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
@@ -980,17 +1013,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto fail;
     }
     if (needs_lock && *uid) {
-        enum vs_reservation_state rs = vs_store_reservation(a->store, uid);
-        if (rs == VS_RES_BOUND) {
-            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+        if (reservation_refusal(a->store, ns, name, uid, node, false, msg, sizeof(msg)))
             goto fail;
-        }
-        if (rs != VS_RES_OK) {
-            snprintf(msg, sizeof(msg),
-                     "the reservation of pod %s/%s %s; the pod will be filtered again", ns, name,
-                     rs == VS_RES_EXPIRED ? "expired before it was bound" : "is gone");
-            goto fail;
-        }
     }
     /* A term that ended while this Bind waited has no say any more (its reservations are
      * gone): checked before each step that changes the cluster. */
@@ -1005,11 +1029,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         }
         locked = true;
         /* The wait may have been long: if an earlier Bind of this pod (whose caller gave up)
-         * bound it meanwhile, leave the pod alone — its bind-phase belongs to that Bind. */
-        if (*uid && vs_store_reservation(a->store, uid) == VS_RES_BOUND) {
-            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+         * bound it meanwhile, or a later Filter moved it, leave the pod alone. */
+        if (*uid && reservation_refusal(a->store, ns, name, uid, node, true, msg, sizeof(msg)))
             goto fail;
-        }
     }
     char ts[32];
     snprintf(ts, sizeof(ts), "%lld", (long long)a->now());

@@ -1084,16 +1084,23 @@ void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
         s->hooks.freed(s->hooks.ctx);
 }
 
-enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid)
+enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,
+                                                  const char *node)
 {
     pthread_rwlock_rdlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    enum vs_reservation_state st = !pe           ? VS_RES_MISSING
-                                   : pe->expired ? VS_RES_EXPIRED
-                                   : pe->bound   ? VS_RES_BOUND
-                                                 : VS_RES_OK;
+    enum vs_reservation_state st = !pe                              ? VS_RES_MISSING
+                                   : pe->expired                    ? VS_RES_EXPIRED
+                                   : pe->bound                      ? VS_RES_BOUND
+                                   : node && strcmp(pe->node, node) ? VS_RES_MOVED
+                                                                    : VS_RES_OK;
     pthread_rwlock_unlock(&s->mu);
     return st;
+}
+
+enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid)
+{
+    return vs_store_reservation_on(s, uid, NULL);
 }
 
 void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx)

@@ -101,11 +101,21 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
 /* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
 
-enum vs_reservation_state { VS_RES_OK, VS_RES_MISSING, VS_RES_EXPIRED, VS_RES_BOUND };
+enum vs_reservation_state {
+    VS_RES_OK,
+    VS_RES_MISSING,
+    VS_RES_EXPIRED,
+    VS_RES_BOUND,
+    VS_RES_MOVED /* vs_store_reservation_on: the pod's reservation is on another node now */
+};
 /* Whether the pod still holds the capacity Filter gave it (Bind refuses otherwise); BOUND: the
  * watch shows it bound already (spec.nodeName), e.g. by an earlier Bind of the same pod whose
  * caller gave up waiting — a second Bind must not touch it. */
 enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid);
+/* The same for a Bind to `node`: MOVED when a later Filter of the pod (kube-scheduler retrying
+ * after a Bind call timed out) placed it on another node. */
+enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,
+                                                  const char *node);
 
 /* Runs fn with the model under the read lock. */
 void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx);

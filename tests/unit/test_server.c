@@ -679,3 +679,42 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
     cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
     json_decref(n2);
 }
+
+/* The same retry, when kube-scheduler's new Filter placed the pod on another node while the
+ * first Bind still waited: the first Bind, once it has its node's lock, finds the reservation
+ * elsewhere and gives the lock back without writing anything on the pod. */
+Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
+{
+    retry_ms = 60000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("m1", "uid-m1", "1000", "10"));
+    const char *only1[] = {"n1"}, *only2[] = {"n2"};
+    json_decref(filter("m1", only2, 1));
+    json_decref(wait_anno("Pod", "default", "m1", VS_ANNO_ALLOCATED));
+    struct bg_bind b = {.name = "m1", .uid = "uid-m1", .node = "n2"};
+    cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
+    wait_metric("\nvgpu_sched_binds_waiting 1\n");
+    json_t *r = filter("m1", only1, 1); /* kube-scheduler gave up on the Bind and filters again */
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
+    json_decref(r);
+    set_lock("n2", NULL);
+    pthread_join(b.t, NULL);
+    cr_assert_eq(b.status, 200);
+    cr_assert_str_eq(b.out, "{\"Error\":\"pod default/m1 was filtered again onto another node; "
+                            "this Bind to n2 is stale\"}");
+    free(b.out);
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
+    cr_assert_null(anno(pod, VS_ANNO_BIND_PHASE));
+    cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    json_decref(pod);
+    json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
+    cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
+    json_decref(n2);
+    /* The retry's own Bind to n1 goes through. */
+    char err[512];
+    cr_assert_str_eq(bind_pod("m1", "uid-m1", "n1", err, sizeof(err)), "");
+}
