@@ -438,9 +438,10 @@ void vs_service_stop(struct vs_service *s)
     vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
     vs_requeue_stop(s->requeue); /* its nudges write through async */
-    vs_async_free(s->async);
+    vs_async_stop(s->async);     /* a failed patch unreserves in the store */
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_async_free(s->async);     /* after the store: its pod hook forgets patch states */
     vs_requeue_free(s->requeue); /* after the store: its informers report to it */
     vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
@@ -473,8 +474,10 @@ static void hook_pod(void *ctx, const char *uid, const char *ns, const char *nam
 {
     struct vs_service *s = ctx;
     vs_bindq_pod_event(s->bindq, uid, ns, name, deleted);
-    if (deleted)
+    if (deleted) {
         vs_requeue_forget(s->requeue, uid);
+        vs_async_forget(s->async, uid);
+    }
 }
 
 static void hook_pod_allocated(void *ctx, const char *ns, const char *name)
@@ -613,6 +616,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    /* Before the store starts: its pod hook drops a deleted pod's patch state. */
+    s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
     struct vs_store_hooks hooks = {.node = hook_node,
@@ -661,7 +666,6 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .now = now_s,
                              .frag_stats = s->frag,
                              .requeue = s->requeue};
-    s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
     if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
         vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
