@@ -18,11 +18,11 @@
 #   slope > VS_E2E_SOAK_SLOPE_KIB (64) KiB per wave, or
 #   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (2048) KiB.
 # Measured since deleted pods' patch states go at once and malloc keeps two arenas: 2-minute
-# runs 6-8 KiB/wave, a 10-minute run (18 waves) +240 KiB, 8.6 KiB/wave (docs/reliability.md; before:
-# 57-112 KiB/wave, +2.1 MiB in 16 minutes). Every wave adds and removes about 50 pods and
-# answers about 1,000 Filters, so a leak of 1.3 KiB per pod or 64 bytes per Filter pushes even
-# the 2-minute run over the slope limit; smaller ones need a longer soak (VS_E2E_SOAK_HEAP=1
-# shows the heap).
+# runs 6-8 KiB/wave, a 10-minute run (18 waves) +240 KiB, 8.6 KiB/wave (docs/reliability.md;
+# before: 52-112 KiB/wave, +2.1 MiB in 16 minutes). Every wave adds and removes about 50 pods
+# and answers about 1,000 Filters, so a leak of 1.3 KiB per pod or 64 bytes per Filter pushes
+# even the 2-minute run over the slope limit; smaller ones need a longer soak
+# (VS_E2E_SOAK_HEAP=1 shows the heap).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
