@@ -4,7 +4,8 @@
  * every refused pod still gets its events) — and a table
  * of per-pod patch states (in flight / ok / failed) that Bind waits on. Lock: `mu` guards both
  * queues and the table; `cv` signals new jobs and finished patches. Finished states are kept for
- * a while (STATE_TTL) for a Bind that comes later, then swept. */
+ * a while (STATE_TTL) for a Bind that comes later, then swept; a deleted pod's state goes at
+ * once (vs_async_forget, from the pod watch). */
 #include "async.h"
 
 #include "log.h"
@@ -60,6 +61,7 @@ struct state {
     char *uid;
     int in_flight; /* queued or running patches */
     bool failed;
+    bool gone; /* the pod was deleted: dropped when its last patch is done */
     char err[VS_ERRBUF_SIZE];
     time_t done_at;
     UT_hash_handle hh;
@@ -91,6 +93,14 @@ static void job_free(struct job *j)
     free(j);
 }
 
+/* Caller holds mu. */
+static void state_del(struct vs_async *a, struct state *s)
+{
+    HASH_DEL(a->states, s);
+    free(s->uid);
+    free(s);
+}
+
 static void sweep(struct vs_async *a, time_t now)
 {
     if (now - a->last_sweep < 60)
@@ -99,11 +109,8 @@ static void sweep(struct vs_async *a, time_t now)
     struct state *s, *t;
     HASH_ITER(hh, a->states, s, t)
     {
-        if (s->in_flight == 0 && now - s->done_at > STATE_TTL) {
-            HASH_DEL(a->states, s);
-            free(s->uid);
-            free(s);
-        }
+        if (s->in_flight == 0 && now - s->done_at > STATE_TTL)
+            state_del(a, s);
     }
 }
 
@@ -163,6 +170,8 @@ static void *worker(void *arg)
                 if (err)
                     snprintf(s->err, sizeof(s->err), "%s", eb.msg);
                 s->done_at = time(NULL);
+                if (s->gone && s->in_flight == 0)
+                    state_del(a, s);
             }
             pthread_cond_broadcast(&a->cv);
             sweep(a, time(NULL));
@@ -196,7 +205,7 @@ vs_async_new(struct vs_kube *k,
     return a;
 }
 
-void vs_async_free(struct vs_async *a)
+void vs_async_stop(struct vs_async *a)
 {
     if (!a)
         return;
@@ -204,9 +213,18 @@ void vs_async_free(struct vs_async *a)
     a->stop = true;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
-    for (int i = 0; i < Q_COUNT; i++)
+    for (int i = 0; i < Q_COUNT; i++) {
         if (a->q[i].started)
             pthread_join(a->q[i].thread, NULL);
+        a->q[i].started = false;
+    }
+}
+
+void vs_async_free(struct vs_async *a)
+{
+    if (!a)
+        return;
+    vs_async_stop(a);
     HASH_CLEAR(hh, a->pending_events); /* the table only; the jobs are freed below */
     for (int i = 0; i < Q_COUNT; i++) {
         while (a->q[i].head) {
@@ -218,9 +236,7 @@ void vs_async_free(struct vs_async *a)
     struct state *s, *t;
     HASH_ITER(hh, a->states, s, t)
     {
-        HASH_DEL(a->states, s);
-        free(s->uid);
-        free(s);
+        state_del(a, s);
     }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
@@ -272,6 +288,30 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
     return VS_OK;
+}
+
+void vs_async_forget(struct vs_async *a, const char *uid)
+{
+    if (!a || !uid || !*uid)
+        return;
+    pthread_mutex_lock(&a->mu);
+    struct state *s = NULL;
+    HASH_FIND_STR(a->states, uid, s);
+    if (s) {
+        if (s->in_flight == 0)
+            state_del(a, s);
+        else
+            s->gone = true;
+    }
+    pthread_mutex_unlock(&a->mu);
+}
+
+size_t vs_async_states(struct vs_async *a)
+{
+    pthread_mutex_lock(&a->mu);
+    size_t n = HASH_COUNT(a->states);
+    pthread_mutex_unlock(&a->mu);
+    return n;
 }
 
 enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch)

@@ -19,6 +19,9 @@ struct vs_async;
 struct vs_async *
 vs_async_new(struct vs_kube *k,
              void (*on_patch_failed)(void *ctx, const char *uid, const char *alloc), void *ctx);
+/* Stops the workers (a patch in progress finishes; on_patch_failed is not called after this
+ * returns); vs_async_forget still works. vs_async_free stops them too. */
+void vs_async_stop(struct vs_async *a);
 void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are dropped */
 
 /* Queues a merge patch of path for pod uid. Takes ownership of patch (also on failure): the
@@ -26,6 +29,12 @@ void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are drop
  * on_patch_failed). */
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
                                const char *alloc);
+/* Pod uid was deleted: its patch state (kept STATE_TTL for a Bind that asks for the patch's
+ * outcome) is dropped now, or when its last queued patch is done, so the states never outnumber
+ * the pods that exist plus those deleted in the last STATE_TTL whose patches were still queued. */
+void vs_async_forget(struct vs_async *a, const char *uid);
+/* Per-pod patch states held (tests assert the bound). */
+size_t vs_async_states(struct vs_async *a);
 /* Queues a merge patch of path that nothing waits for and whose failure only is logged (debug):
  * no per-pod state, no on_patch_failed. Takes ownership of patch. */
 enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch);

@@ -1,6 +1,6 @@
 /* test_async: the Event queue's bounds — one pending Event per pod and reason, at most
  * EVENT_BYTES_MAX (8 MiB) of pending messages — with the API answering slowly so nothing
- * drains during the test. */
+ * drains during the test; and the per-pod patch states: a deleted pod's goes at once. */
 #include "async.h"
 #include "fakeapi.h"
 #include "kube.h"
@@ -101,4 +101,55 @@ Test(async, one_pending_event_per_pod_and_reason)
                         1000, lazy_build, l, free);
     cr_assert_eq(vs_async_events_pending(as, &bytes), 2);
     cr_assert_eq(bytes, strlen("3 nodes x(n1,n2,n3)") + 1000);
+}
+
+static void patch(const char *uid, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", name);
+    cr_assert_eq(vs_async_patch_pod(as, uid, path, json_pack("{s:{}}", "metadata"), "alloc"),
+                 VS_OK);
+}
+
+Test(async, deleted_pods_patch_states_are_dropped)
+{
+    /* Ten pods filtered (their patches done: the fake API has no such pods, so they failed,
+     * which keeps a state like success does), then seven deleted: three states left, whatever
+     * the time (the 600 s sweep is not what drops them). */
+    char uid[10][16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(uid[i], sizeof(uid[i]), "uid-%d", i);
+        char name[16];
+        snprintf(name, sizeof(name), "p-%d", i);
+        patch(uid[i], name);
+    }
+    struct vs_errbuf eb;
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(vs_async_wait(as, uid[i], 10000, &eb), VS_ERR_KUBE, "%s", uid[i]);
+    cr_assert_eq(vs_async_states(as), 10);
+    for (int i = 0; i < 7; i++)
+        vs_async_forget(as, uid[i]);
+    cr_assert_eq(vs_async_states(as), 3);
+    vs_async_forget(as, uid[0]); /* twice, and a pod never patched: nothing happens */
+    vs_async_forget(as, "uid-unknown");
+    vs_async_forget(as, "");
+    vs_async_forget(as, NULL);
+    cr_assert_eq(vs_async_states(as), 3);
+    /* A forgotten pod has no outcome to wait for. */
+    cr_assert_eq(vs_async_wait(as, uid[0], 10000, &eb), VS_OK);
+    cr_assert_eq(vs_async_wait(as, uid[9], 10000, &eb), VS_ERR_KUBE);
+}
+
+Test(async, pod_deleted_while_its_patch_is_in_flight)
+{
+    /* The API holds the patch for 2 s: the pod is deleted meanwhile. Its state stays while the
+     * patch is in flight (a Bind waits for it to be done), then goes with it: the waiter finds
+     * nothing to report (the pod is gone; its binding would fail on its own). */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/slow", 2000);
+    patch("uid-slow", "slow");
+    vs_async_forget(as, "uid-slow");
+    cr_assert_eq(vs_async_states(as), 1);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "uid-slow", 10000, &eb), VS_OK);
+    cr_assert_eq(vs_async_states(as), 0);
 }

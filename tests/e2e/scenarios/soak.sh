@@ -15,13 +15,14 @@
 # the waves after the first (wave 1 grows the heap, the informers' caches and the allocator's
 # per-thread arenas to their working size). The scenario fails when RSS grows beyond what was
 # measured (docs/reliability.md):
-#   slope > VS_E2E_SOAK_SLOPE_KIB (256) KiB per wave, or
-#   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (4096) KiB.
-# Measured: 2-minute runs 62-112 KiB/wave over 3-4 waves, a 16-minute run 57 KiB/wave and
-# +2.1 MiB over 35 waves (glibc's heap in use +1.8 MiB, growing 25 KiB/wave after the first 10
-# minutes; docs/reliability.md). Every wave adds and removes about 50 pods and answers about
-# 1,000 Filters, so a leak of 5 KiB per pod or 256 bytes per Filter pushes even the 2-minute run
-# over the slope limit; smaller ones need a longer soak (VS_E2E_SOAK_HEAP=1 shows the heap).
+#   slope > VS_E2E_SOAK_SLOPE_KIB (64) KiB per wave, or
+#   last VmRSS > VmRSS after wave 1 + VS_E2E_SOAK_GROWTH_KIB (2048) KiB.
+# Measured since deleted pods' patch states go at once and malloc keeps two arenas: 2-minute
+# runs 6-8 KiB/wave, a 10-minute run (18 waves) +240 KiB, 8.6 KiB/wave (docs/reliability.md;
+# before: 52-112 KiB/wave, +2.1 MiB in 16 minutes). Every wave adds and removes about 50 pods
+# and answers about 1,000 Filters, so a leak of 1.3 KiB per pod or 64 bytes per Filter pushes
+# even the 2-minute run over the slope limit; smaller ones need a longer soak
+# (VS_E2E_SOAK_HEAP=1 shows the heap).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -72,7 +73,7 @@ soak_pod_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || 
 
 # soak_report FILE : prints the samples and the slope; fails beyond the thresholds.
 soak_report() {
-    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-4096}
+    local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-64} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-2048}
     e2e_log "soak samples: wave seconds pods bound refused VmRSS(KiB) VmHWM(KiB) heap-in-use(B) arenas(B) (the last two with VS_E2E_SOAK_HEAP=1)"
     sed 's/^/    /' "$file" >&2
     awk -v smax="$slope_max" -v gmax="$growth_max" '
