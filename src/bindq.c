@@ -292,6 +292,9 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
         return;
     if (seen_release && q->o.metrics)
         vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+    if (seen_release)
+        vs_log(VS_LOG_DEBUG, "node_lock_release_seen", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
+               n->name, n->holder_key ? n->holder_key : "", (mono() - n->taken_at) * 1e3, n->nwait);
     expect_drop(q, n->holder_uid);
     free(n->holder_uid);
     free(n->holder_key);

@@ -916,6 +916,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     char *path = NULL;
     bool locked = false, ok = false;
     double waited = 0;
+    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, lock taken, bind-phase
+     * written, binding posted. */
+    double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -935,8 +938,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, eb.msg);
         goto fail;
     }
+    t_async = mono();
     path = pod_path(ns, name);
     enum vs_err err = path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
+    t_get = mono();
     if (err) {
         if (err == VS_ERR_NOTFOUND && *uid)
             vs_store_unreserve(a->store, uid, NULL);
@@ -988,6 +993,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         }
         locked = true;
     }
+    t_lock = mono();
     char ts[32];
     snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
     json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
@@ -998,6 +1004,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
         goto fail;
     }
+    t_phase = mono();
     if (vs_leader_term(a->leader, NULL) != term) {
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
@@ -1014,6 +1021,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
     }
+    t_post = mono();
+    if (vs_log_enabled(VS_LOG_DEBUG))
+        vs_log(VS_LOG_DEBUG, "bind_steps",
+               "pod=%s/%s node=%s async_ms=%.1f get_ms=%.1f lock_ms=%.1f wait_ms=%.1f "
+               "phase_ms=%.1f post_ms=%.1f",
+               ns, name, node, (t_async - t0) * 1e3, (t_get - t_async) * 1e3,
+               (t_lock - t_get) * 1e3, waited * 1e3, (t_phase - t_lock) * 1e3,
+               (t_post - t_phase) * 1e3);
     ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
