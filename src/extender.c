@@ -877,6 +877,12 @@ static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
     return vs_nodelock_acquire(t->a->lock, t->node, t->ns, t->name, eb);
 }
 
+static enum vs_err take_lock_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+{
+    struct bind_try *t = ctx;
+    return vs_nodelock_acquire_at(t->a->lock, t->node, rv, t->ns, t->name, eb);
+}
+
 /* A waiting Bind whose reservation expired leaves the queue (the pod is filtered again). */
 static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 {
@@ -903,6 +909,7 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
                              .ns = ns,
                              .name = name,
                              .take = take_lock,
+                             .take_at = take_lock_at,
                              .check = *uid ? check_reservation : NULL,
                              .ctx = &t};
     return vs_bindq_lock(a->bindq, &r, waited, eb);

@@ -809,3 +809,52 @@ Test(failover_api, malformed_lock_is_broken_after_the_timeout)
     free(want);
     vs_nodelock_free(l);
 }
+
+/* vs_nodelock_acquire_at: one conditional PATCH at the version the watch showed unlocked; a
+ * stale version (409) falls back to reading the node, with every rule of acquire. */
+Test(failover_api, lock_at_the_watched_version)
+{
+    char *j = vs_harness_node("n1", 1, 16000);
+    uint64_t rv = vs_fakeapi_put(api, j);
+    free(j);
+    cr_assert_neq(rv, 0);
+    char rvs[32];
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+    put_owner("q", "allocating", "n1");
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
+    struct vs_errbuf eb;
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "p", &eb), VS_OK, "%s", eb.msg);
+    char *want = vs_annot_format_lock(fixed_now(), "default", "p");
+    cr_assert_str_eq(lock_of("n1"), want);
+    free(want);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 1);
+    /* The device plugin releases p's lock: the node is unlocked at a newer version. A Bind
+     * holding the older one gets a 409, reads the node and takes the lock. */
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_OK, "%s", eb.msg);
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "q", &eb), VS_OK, "%s", eb.msg);
+    want = vs_annot_format_lock(fixed_now(), "default", "q");
+    cr_assert_str_eq(lock_of("n1"), want);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 2);
+    /* A stale version while q (allocating) holds the lock: contention, HAMi's words, q's lock
+     * left as it is. */
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "r", &eb), VS_ERR_CONFLICT);
+    cr_assert_str_eq(eb.msg, "node n1 has been locked within 5m0s: node lock contention");
+    cr_assert_str_eq(lock_of("n1"), want);
+    free(want);
+    /* No version known: acquire's way (GET, then the owner rules). */
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", NULL, "default", "r", &eb), VS_ERR_CONFLICT);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 0);
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.acquired, 2);
+    cr_assert_eq(st.acquired_at, 1);
+    cr_assert_eq(st.at_conflicts, 2);
+    cr_assert_eq(st.contended, 2);
+    vs_nodelock_free(l);
+}
