@@ -915,6 +915,29 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
     return vs_bindq_lock(a->bindq, &r, waited, eb);
 }
 
+/* A failed Bind puts bind-phase and bind-time back as the pod had them before (removed when it
+ * had none), conditional on the version our own patch left: if anything changed the pod since
+ * (a device plugin answering for an earlier Bind that did bind it), it is left alone. */
+static void revert_phase(struct vs_app *a, const char *path, const char *ns, const char *name,
+                         const json_t *before, const char *rv)
+{
+    json_t *an = json_object_get(json_object_get(before, "metadata"), "annotations");
+    json_t *phase = json_object_get(an, VS_ANNO_BIND_PHASE),
+           *bt = json_object_get(an, VS_ANNO_BIND_TIME);
+    json_t *patch =
+        json_pack("{s:{s:s,s:{s:O,s:O}}}", "metadata", "resourceVersion", rv, "annotations",
+                  VS_ANNO_BIND_PHASE, json_is_string(phase) ? phase : json_null(),
+                  VS_ANNO_BIND_TIME, json_is_string(bt) ? bt : json_null());
+    struct vs_errbuf eb;
+    enum vs_err err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
+    json_decref(patch);
+    if (err && err != VS_ERR_CONFLICT && err != VS_ERR_NOTFOUND) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "bind_phase_revert_failed", "pod=%s/%s error=%s", ns, name,
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
 void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -923,9 +946,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     char *path = NULL;
     bool locked = false, ok = false;
     double waited = 0;
-    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, lock taken, bind-phase
-     * written, binding posted. */
+    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, bind-phase written, lock
+     * taken, binding posted. */
     double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
+    char *phase_rv = NULL; /* the pod's resourceVersion after our bind-phase patch */
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -993,6 +1017,26 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
+    /* bind-phase=allocating and bind-time go first, so a queued Bind has them written while it
+     * waits and only the lock and the binding follow the previous holder's release. Nothing
+     * acts on them before the binding (the device plugin looks at pods bound to its node); a
+     * Bind that fails puts them back (revert_phase). */
+    char ts[32];
+    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+    json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
+                              "allocating", VS_ANNO_BIND_TIME, ts);
+    json_t *written = NULL;
+    err = patch ? vs_kube_merge_patch(a->kube, path, patch, &written, &eb) : VS_ERR_NOMEM;
+    json_decref(patch);
+    if (err) {
+        snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    const char *wrv =
+        json_string_value(json_object_get(json_object_get(written, "metadata"), "resourceVersion"));
+    phase_rv = wrv ? strdup(wrv) : NULL;
+    json_decref(written);
+    t_phase = mono();
     if (needs_lock) {
         if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
@@ -1001,17 +1045,6 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         locked = true;
     }
     t_lock = mono();
-    char ts[32];
-    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
-    json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
-                              "allocating", VS_ANNO_BIND_TIME, ts);
-    err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
-    json_decref(patch);
-    if (err) {
-        snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
-        goto fail;
-    }
-    t_phase = mono();
     if (vs_leader_term(a->leader, NULL) != term) {
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
@@ -1034,8 +1067,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
                "pod=%s/%s node=%s async_ms=%.1f get_ms=%.1f lock_ms=%.1f wait_ms=%.1f "
                "phase_ms=%.1f post_ms=%.1f",
                ns, name, node, (t_async - t0) * 1e3, (t_get - t_async) * 1e3,
-               (t_lock - t_get) * 1e3, waited * 1e3, (t_phase - t_lock) * 1e3,
-               (t_post - t_phase) * 1e3);
+               (t_lock - t_phase) * 1e3, waited * 1e3, (t_phase - t_get) * 1e3,
+               (t_post - t_lock) * 1e3);
     ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
@@ -1062,6 +1095,8 @@ fail:
     } else if (a->bindq && ba.uid) {
         vs_bindq_forget(a->bindq, ba.uid);
     }
+    if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
+        revert_phase(a, path, ns, name, pod, phase_rv);
     {
         char q[sizeof(msg) + 8];
         vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s wait_s=%.3f error=%s", ns, name, node,
@@ -1071,6 +1106,7 @@ fail:
     set_json(resp, 200, bind_result(msg));
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
+    free(phase_rv);
     json_decref(pod);
     vs_bind_args_cleanup(&ba);
     free(path);

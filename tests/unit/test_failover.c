@@ -442,7 +442,7 @@ Test(failover_api, bind_refused_when_its_term_ends)
             usleep(50 * 1000);
     }
     cr_assert(placed, "the replica never served its term");
-    /* Filter's patch lands; then the Bind's bind-phase PATCH hangs for 3 s, after the lock. */
+    /* Filter's patch lands; then the Bind writes bind-phase and its lock PATCH hangs for 3 s. */
     for (int i = 0; i < 100; i++) {
         json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
         bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
@@ -452,18 +452,21 @@ Test(failover_api, bind_refused_when_its_term_ends)
             break;
         usleep(20 * 1000);
     }
-    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 3000);
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/nodes/n1", 3000);
     struct bind_call b = {.h = &h, .port = port};
     pthread_t t;
     pthread_create(&t, NULL, bind_thread, &b);
-    /* Wait until the lock is on the node (the Bind is in its hanging PATCH)... */
-    bool locked = false;
-    for (int i = 0; i < 100 && !locked; i++) {
-        locked = strcmp(lock_of("n1"), "(none)") != 0;
-        if (!locked)
+    /* Wait until bind-phase is on the pod (the Bind is in its hanging lock PATCH)... */
+    bool phased = false;
+    for (int i = 0; i < 100 && !phased; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+        phased = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                 VS_ANNO_BIND_PHASE) != NULL;
+        json_decref(o);
+        if (!phased)
             usleep(20 * 1000);
     }
-    cr_assert(locked, "the Bind never took the node lock");
+    cr_assert(phased, "the Bind never wrote bind-phase");
     /* ... then the Lease moves to another replica, seen while the Bind still hangs. */
     put_lease("sched-b_2");
     bool refused = false;
@@ -480,11 +483,13 @@ Test(failover_api, bind_refused_when_its_term_ends)
     cr_assert_str_eq(b.out, "{\"Error\":\"the leadership term of this vgpu-sched replica ended "
                             "during the bind; it does not bind\"}");
     free(b.out);
-    /* Nothing half-done: the lock is released and the pod is not bound. */
-    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 0);
+    /* Nothing half-done: the lock is released, the pod is not bound, bind-phase is gone. */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/nodes/n1", 0);
     cr_assert_str_eq(lock_of("n1"), "(none)");
     json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
     cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    cr_assert_null(json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_PHASE));
     json_decref(o);
     vs_service_stop(svc);
     free(pod);

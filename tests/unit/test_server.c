@@ -622,4 +622,46 @@ Test(server, bind_wait_times_out_with_hamis_message)
     json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
     cr_assert_str_eq(anno(n2, VS_ANNO_LOCK), lockv); /* untouched */
     json_decref(n2);
+    /* bind-phase and bind-time, written before the wait, are gone again. */
+    json_t *t1 = vs_fakeapi_get(api, "Pod", "default", "t1");
+    cr_assert_null(json_object_get(json_object_get(json_object_get(t1, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_PHASE));
+    cr_assert_null(json_object_get(json_object_get(json_object_get(t1, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_TIME));
+    json_decref(t1);
+}
+
+/* A failed Bind's bind-phase is put back only if nobody changed the pod since it was written:
+ * here something wrote bind-phase=success meanwhile, which stays. */
+Test(server, failed_bind_leaves_a_pod_changed_since_alone)
+{
+    retry_ms = 5000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("t2", "uid-t2", "1000", "10"));
+    const char *only2[] = {"n2"};
+    json_decref(filter("t2", only2, 1));
+    json_decref(wait_anno("Pod", "default", "t2", VS_ANNO_ALLOCATED));
+    struct bg_bind b = {.name = "t2", .uid = "uid-t2", .node = "n2"};
+    cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
+    json_t *p = wait_anno("Pod", "default", "t2", VS_ANNO_BIND_PHASE);
+    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "allocating"); /* written while it waits */
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
+                        VS_ANNO_BIND_PHASE, json_string("success"));
+    char *text = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    cr_assert_neq(vs_fakeapi_put(api, text), 0);
+    free(text);
+    /* The wait times out: the revert, conditional on the version our patch left, is refused. */
+    pthread_join(b.t, NULL);
+    cr_assert_eq(b.status, 200);
+    cr_assert_str_eq(b.out, "{\"Error\":\"timed out after 5s waiting for node n2 to be unlocked: "
+                            "node lock contention\"}");
+    p = vs_fakeapi_get(api, "Pod", "default", "t2");
+    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "success");
+    json_decref(p);
+    free(b.out);
 }
