@@ -196,7 +196,8 @@ static void holds_sweep(struct vs_holds *h, struct vs_store *store)
     struct hold *e, *t;
     HASH_ITER(hh, h->by_uid, e, t)
     {
-        if (vs_store_reservation(store, e->uid) == VS_RES_OK)
+        enum vs_reservation_state rs = vs_store_reservation(store, e->uid);
+        if (rs == VS_RES_OK || rs == VS_RES_BOUND) /* bound: taken by its Bind */
             continue;
         HASH_DEL(h->by_uid, e);
         hold_free(e);
@@ -871,6 +872,16 @@ struct bind_try {
     const char *node, *ns, *name, *uid;
 };
 
+/* The refusal of a Bind for a pod an earlier Bind of it already bound (kube-scheduler retries a
+ * Bind whose call timed out; the first may still have finished): nothing of it is touched. */
+static const char *bound_msg(const char *ns, const char *name)
+{
+    static _Thread_local char m[600];
+    snprintf(m, sizeof(m), "pod %s/%s is already bound (an earlier Bind of it succeeded)", ns,
+             name);
+    return m;
+}
+
 static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
 {
     struct bind_try *t = ctx;
@@ -890,6 +901,8 @@ static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
     enum vs_reservation_state rs = vs_store_reservation(t->a->store, t->uid);
     if (rs == VS_RES_OK)
         return VS_OK;
+    if (rs == VS_RES_BOUND)
+        return vs_err_set(eb, VS_ERR_CONFLICT, "%s", bound_msg(t->ns, t->name));
     return vs_err_set(eb, VS_ERR_CONFLICT,
                       "the reservation of pod %s/%s %s while its Bind waited for node %s's lock; "
                       "the pod will be filtered again",
@@ -1004,6 +1017,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     if (needs_lock && *uid) {
         enum vs_reservation_state rs = vs_store_reservation(a->store, uid);
+        if (rs == VS_RES_BOUND) {
+            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+            goto fail;
+        }
         if (rs != VS_RES_OK) {
             snprintf(msg, sizeof(msg),
                      "the reservation of pod %s/%s %s; the pod will be filtered again", ns, name,
@@ -1043,6 +1060,12 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
             goto fail;
         }
         locked = true;
+        /* The wait may have been long: if an earlier Bind of this pod (whose caller gave up)
+         * bound it meanwhile, leave the pod alone — its bind-phase belongs to that Bind. */
+        if (*uid && vs_store_reservation(a->store, uid) == VS_RES_BOUND) {
+            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+            goto fail;
+        }
     }
     t_lock = mono();
     if (vs_leader_term(a->leader, NULL) != term) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hash.h"
 #include "quantity.h"
 
 #include <stdio.h>
@@ -41,7 +42,8 @@ struct vs_model {
     int32_t memory_factor;
     struct res_slot *res; /* accounted pods, open addressing by uid hash (see res_slot) */
     size_t res_cap, res_n;
-    uint32_t res_epoch; /* stamped on every account; a sweep drops older entries */
+    uint32_t res_epoch;            /* stamped on every account; a sweep drops older entries */
+    struct vs_labelset *labelsets; /* interned label sets by hash */
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
@@ -420,7 +422,6 @@ static void node_free(struct vs_node *n)
     node_clear_cards(n);
     free(n->raw_cordon);
     free(n->error);
-    vs_kv_cleanup(&n->labels);
     free(n);
 }
 
@@ -625,9 +626,6 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     }
     n->unschedulable = kn->unschedulable;
     node_set_alloc(n, &kn->allocatable, eb);
-    vs_kv_cleanup(&n->labels);
-    if (vs_kv_copy(&n->labels, &kn->labels))
-        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     const char *reg = vs_kv_get(&kn->annotations, VS_ANNO_REGISTER);
     const char *score = vs_kv_get(&kn->annotations, VS_ANNO_SCORE);
     const char *cordon = vs_kv_get(&kn->annotations, VS_ANNO_CORDON);
@@ -672,7 +670,73 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
 
 /* ------------------------------------------------------------------ pods */
 
-static void podent_free(struct vs_podent *pe)
+static const struct vs_kvlist no_labels;
+
+const struct vs_kvlist *vs_podent_labels(const struct vs_podent *pe)
+{
+    return pe->labels ? &pe->labels->kv : &no_labels;
+}
+
+size_t vs_model_labelset_count(const struct vs_model *m)
+{
+    return HASH_COUNT(m->labelsets);
+}
+
+static bool kv_equal(const struct vs_kvlist *a, const struct vs_kvlist *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].val, b->items[i].val))
+            return false;
+    return true;
+}
+
+/* The shared set equal to `kv` (a new reference), made and interned when none exists yet;
+ * NULL for no labels. *nomem is set when it could not be made. */
+static struct vs_labelset *labels_get(struct vs_model *m, const struct vs_kvlist *kv, bool *nomem)
+{
+    if (!kv->n)
+        return NULL;
+    uint64_t h = VS_FNV_OFFSET;
+    for (size_t i = 0; i < kv->n; i++) {
+        h = vs_fnv(h, kv->items[i].key, strlen(kv->items[i].key) + 1);
+        h = vs_fnv(h, kv->items[i].val, strlen(kv->items[i].val) + 1);
+    }
+    struct vs_labelset *ls = NULL;
+    HASH_FIND(hh, m->labelsets, &h, sizeof(h), ls);
+    if (ls && kv_equal(&ls->kv, kv)) {
+        ls->refs++;
+        return ls;
+    }
+    bool collides = ls != NULL;
+    if (!(ls = calloc(1, sizeof(*ls))) || vs_kv_copy(&ls->kv, kv)) {
+        if (ls)
+            vs_kv_cleanup(&ls->kv);
+        free(ls);
+        *nomem = true;
+        return NULL;
+    }
+    ls->hash = h;
+    ls->refs = 1;
+    if (!collides) {
+        ls->interned = true;
+        HASH_ADD(hh, m->labelsets, hash, sizeof(ls->hash), ls);
+    }
+    return ls;
+}
+
+static void labels_put(struct vs_model *m, struct vs_labelset *ls)
+{
+    if (!ls || --ls->refs)
+        return;
+    if (ls->interned)
+        HASH_DEL(m->labelsets, ls);
+    vs_kv_cleanup(&ls->kv);
+    free(ls);
+}
+
+static void podent_free(struct vs_model *m, struct vs_podent *pe)
 {
     free(pe->uid);
     free(pe->ns);
@@ -680,7 +744,7 @@ static void podent_free(struct vs_podent *pe)
     free(pe->node);
     free(pe->error);
     free(pe->alloc_raw);
-    vs_kv_cleanup(&pe->labels);
+    labels_put(m, pe->labels);
     vs_mig_allocs_cleanup(&pe->mig);
     vs_usage_free(pe->usage, pe->n_usage);
     free(pe);
@@ -731,7 +795,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
         m->n_reservations--;
     ub_del(m, pe);
     HASH_DEL(m->pods, pe);
-    podent_free(pe);
+    podent_free(m, pe);
     node_gc(m, n);
 }
 
@@ -761,7 +825,7 @@ static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
     return VS_OK;
 }
 
-static struct vs_podent *podent_new(const struct vs_pod *p, const char *node)
+static struct vs_podent *podent_new(struct vs_model *m, const struct vs_pod *p, const char *node)
 {
     struct vs_podent *pe = calloc(1, sizeof(*pe));
     if (!pe)
@@ -774,8 +838,10 @@ static struct vs_podent *podent_new(const struct vs_pod *p, const char *node)
     pe->priority = p->priority;
     pe->start_time = p->start_time;
     pe->terminating = p->deleting;
-    if (!pe->uid || !pe->ns || !pe->name || !pe->node || vs_kv_copy(&pe->labels, &p->labels)) {
-        podent_free(pe);
+    bool nomem = false;
+    pe->labels = labels_get(m, &p->labels, &nomem);
+    if (!pe->uid || !pe->ns || !pe->name || !pe->node || nomem) {
+        podent_free(m, pe);
         return NULL;
     }
     return pe;
@@ -857,12 +923,11 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
         if (same && (old->released || !release) && old->bound == bound) {
             /* Labels may change after placement (kubectl label, a controller adopting the pod):
              * PodDisruptionBudgets select victims by them. */
-            struct vs_kvlist labels = {0};
-            if (vs_kv_copy(&labels, &p->labels)) {
-                vs_kv_cleanup(&labels);
+            bool nomem = false;
+            struct vs_labelset *labels = labels_get(m, &p->labels, &nomem);
+            if (nomem)
                 return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-            }
-            vs_kv_cleanup(&old->labels);
+            labels_put(m, old->labels);
             old->labels = labels;
             old->priority = p->priority;
             old->start_time = p->start_time;
@@ -873,7 +938,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
             return VS_OK;
         }
     }
-    struct vs_podent *pe = podent_new(p, node);
+    struct vs_podent *pe = podent_new(m, p, node);
     if (!pe)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     pe->released = release;
@@ -881,7 +946,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     pe->filtered_at = old && old->reservation ? old->filtered_at : filtered_at;
     enum vs_err err = podent_decode(pe, alloc, mig);
     if (err) {
-        podent_free(pe);
+        podent_free(m, pe);
         return vs_err_set(eb, err, "out of memory");
     }
     if (pe->malformed)
@@ -889,7 +954,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     if (old)
         pod_drop(m, old);
     if ((err = pod_link(m, pe))) {
-        podent_free(pe);
+        podent_free(m, pe);
         return vs_err_set(eb, err, "out of memory");
     }
     return pe->malformed ? VS_ERR_PARSE : VS_OK;
@@ -927,14 +992,14 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
                              const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
                              int64_t now)
 {
-    struct vs_podent *pe = podent_new(p, node);
+    struct vs_podent *pe = podent_new(m, p, node);
     if (!pe)
         return VS_ERR_NOMEM;
     pe->reservation = true;
     pe->filtered_at = now;
     if (mig_copy(&pe->mig, mig) || !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
         vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
-        podent_free(pe);
+        podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
     struct vs_podent *old = NULL;
@@ -942,7 +1007,7 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     if (old)
         pod_drop(m, old);
     if (pod_link(m, pe)) {
-        podent_free(pe);
+        podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
     return VS_OK;
@@ -1344,7 +1409,7 @@ void vs_model_free(struct vs_model *m)
     HASH_ITER(hh, m->pods, pe, ptmp)
     {
         HASH_DEL(m->pods, pe);
-        podent_free(pe);
+        podent_free(m, pe);
     }
     struct vs_node *n, *ntmp;
     HASH_ITER(hh, m->nodes, n, ntmp)

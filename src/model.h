@@ -24,6 +24,18 @@
 struct vs_podent;
 struct vs_frag_memo; /* policies/fragmentation.h */
 
+/* A tracked pod's labels, interned: every tracked pod with the same labels in the same order
+ * (the replicas of one Deployment, as the API server writes them sorted) shares one immutable
+ * set, counted by refs. Changed only under the model's write lock. A set whose hash collides
+ * with a different interned set stays private (not in the table). */
+struct vs_labelset {
+    struct vs_kvlist kv;
+    uint64_t hash;
+    size_t refs;
+    bool interned;
+    UT_hash_handle hh; /* model-private: interned sets by hash */
+};
+
 /* An occupied MIG placement on a card and the pod holding it. */
 struct vs_mig_occ {
     struct vs_mig_placement placement;
@@ -73,17 +85,17 @@ struct vs_podent {
     struct vs_mig_allocs mig;
     struct vs_usage *usage; /* collapsed; what is counted on the cards */
     size_t n_usage;
-    bool released;           /* init containers finished: only the app part is counted */
-    bool malformed;          /* allocation annotation unusable: node is fail-closed */
-    char *error;             /* why malformed */
-    bool reservation;        /* made by Filter here, not yet confirmed by an API event */
-    bool bound;              /* spec.nodeName is set */
-    bool expired;            /* filtered long ago and never bound: usage no longer counted */
-    int64_t filtered_at;     /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
-    int32_t priority;        /* spec.priority: who may preempt this pod */
-    bool terminating;        /* deletionTimestamp set: still counted, never a preemption victim */
-    int64_t start_time;      /* status.startTime (Unix seconds, 0 = unknown) */
-    struct vs_kvlist labels; /* for PodDisruptionBudget selectors */
+    bool released;       /* init containers finished: only the app part is counted */
+    bool malformed;      /* allocation annotation unusable: node is fail-closed */
+    char *error;         /* why malformed */
+    bool reservation;    /* made by Filter here, not yet confirmed by an API event */
+    bool bound;          /* spec.nodeName is set */
+    bool expired;        /* filtered long ago and never bound: usage no longer counted */
+    int64_t filtered_at; /* hami.io/vgpu-time (or the reservation time); 0 = unknown */
+    int32_t priority;    /* spec.priority: who may preempt this pod */
+    bool terminating;    /* deletionTimestamp set: still counted, never a preemption victim */
+    int64_t start_time;  /* status.startTime (Unix seconds, 0 = unknown) */
+    struct vs_labelset *labels;          /* for PodDisruptionBudget selectors; NULL = none */
     struct vs_podent *ub_prev, *ub_next; /* list of unbound pods that may expire */
     bool on_ub;
     struct vs_node *on;            /* node entry the usage is applied to */
@@ -95,7 +107,6 @@ struct vs_podent {
 struct vs_node {
     /* Cold: read when the node or its pods change. */
     bool unschedulable; /* spec.unschedulable */
-    struct vs_kvlist labels;
     /* Fingerprints of the last seen register and score values (0 = absent), to skip re-parsing
      * unchanged annotations without keeping a copy of each (a few KiB per node). */
     uint64_t register_fp;
@@ -215,6 +226,10 @@ const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);
 void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n,
                     const struct vs_node **out);
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid);
+/* A tracked pod's labels (an empty list when it has none). */
+const struct vs_kvlist *vs_podent_labels(const struct vs_podent *pe);
+/* How many distinct label sets the tracked pods share (for tests and memory figures). */
+size_t vs_model_labelset_count(const struct vs_model *m);
 const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns);
 /* Visits every node that has a Node object, in name order. */
 void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_node *n),

@@ -431,7 +431,7 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
         goto out;
     for (size_t j = 0; j < o->n_pdbs; j++) {
         for (size_t i = 0; i < s.n_all; i++) {
-            if (vs_pdb_selects(&o->pdbs[j], s.all[i]->ns, &s.all[i]->labels)) {
+            if (vs_pdb_selects(&o->pdbs[j], s.all[i]->ns, vs_podent_labels(s.all[i]))) {
                 s.pdbs[s.np++] = &o->pdbs[j];
                 break;
             }
@@ -465,7 +465,8 @@ enum vs_err vs_preempt_node(const struct vs_model *m, const struct vs_pod *pod, 
         goto out;
     for (size_t i = 0; i < s.n_all; i++)
         for (size_t j = 0; j < s.np; j++)
-            s.match[i * s.np + j] = vs_pdb_selects(s.pdbs[j], s.all[i]->ns, &s.all[i]->labels);
+            s.match[i * s.np + j] =
+                vs_pdb_selects(s.pdbs[j], s.all[i]->ns, vs_podent_labels(s.all[i]));
 
     bool ok;
     /* The forced victims alone. */

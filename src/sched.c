@@ -61,6 +61,8 @@ struct gone {
     const struct vs_podent *own;
     const struct vs_podent *const *v;
     size_t n;
+    const struct vs_sched_extra *extra; /* added, not gone: nominated pods held on nodes */
+    size_t n_extra;
 };
 
 /* What one Filter call knows about the pod, shared by all node evaluations. */
@@ -155,7 +157,30 @@ static void subtract_usage(struct vs_scard *s, const struct vs_node *n, const st
     }
 }
 
-/* Base view of a node's cards, without the pods in g. */
+static void add_usage(struct vs_scard *s, const struct vs_node *n, const struct vs_usage *u,
+                      size_t nu)
+{
+    for (size_t k = 0; k < nu; k++) {
+        for (size_t i = 0; i < n->n_cards; i++) {
+            if (strcmp(n->cards[i].uuid, u[k].uuid) == 0) {
+                s[i].used += u[k].slots;
+                s[i].usedmem += u[k].mem;
+                s[i].usedcores += u[k].cores;
+            }
+        }
+    }
+}
+
+/* Whether some nominated pod is held on node n. */
+static bool has_extra(const struct gone *g, const struct vs_node *n)
+{
+    for (size_t i = 0; i < g->n_extra; i++)
+        if (strcmp(g->extra[i].node, n->name) == 0)
+            return true;
+    return false;
+}
+
+/* Base view of a node's cards, without the pods in g and with its nominated pods. */
 static struct vs_scard *snapshot(const struct vs_node *n, const struct gone *g,
                                  struct vs_scard *buf)
 {
@@ -184,6 +209,9 @@ static struct vs_scard *snapshot(const struct vs_node *n, const struct gone *g,
         for (size_t k = 0; k < g->n; k++)
             if (g->v[k] != g->own)
                 subtract_usage(s, n, g->v[k]);
+        for (size_t k = 0; k < g->n_extra; k++)
+            if (strcmp(g->extra[k].node, n->name) == 0)
+                add_usage(s, n, g->extra[k].usage, g->extra[k].n_usage);
     }
     return s;
 }
@@ -978,7 +1006,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
                 return set_reason(f, "node usage unavailable: pod %s/%s: %s", pe->ns, pe->name,
                                   pe->error);
     }
-    if (x->quick && !n->has_mig && !(x->own && x->own->on == n) && !x->gone.n) {
+    if (x->quick && !n->has_mig && !(x->own && x->own->on == n) && !x->gone.n &&
+        !(x->gone.n_extra && has_extra(&x->gone, n))) {
         /* Decided by counting on the node's own cards, unless the node could become the choice
          * (then its devices are needed) or does not fit and its reason is wanted now. */
         float score;
@@ -1268,7 +1297,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         }
     }
     x.own = pod->uid && *pod->uid ? vs_model_pod(m, pod->uid) : NULL;
-    x.gone = (struct gone){.own = x.own, .v = o->without, .n = o->n_without};
+    x.gone = (struct gone){
+        .own = x.own, .v = o->without, .n = o->n_without, .extra = o->extra, .n_extra = o->n_extra};
     x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
     if (x.quota) {
         x.q_mem_used = x.quota->mem_used;

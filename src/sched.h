@@ -17,6 +17,15 @@
 
 struct vs_frag_stats;
 
+/* A pod nominated to a node (status.nominatedNodeName) that the evaluated pod must leave room
+ * for, as kube-scheduler does for in-tree resources: its usage as Fit would place it there,
+ * counted on that node on top of the model's. */
+struct vs_sched_extra {
+    const char *node;
+    const struct vs_usage *usage; /* collapsed, as vs_usage_collapse makes it */
+    size_t n_usage;
+};
+
 struct vs_sched_opts {
     const struct vs_devcfg *cfg;
     const char *node_policy; /* default node policy (flag), "binpack" when NULL */
@@ -41,6 +50,9 @@ struct vs_sched_opts {
      * placements and namespace quota usage left out). The result must not be committed. */
     const struct vs_podent *const *without;
     size_t n_without;
+    /* Nominated pods held on their nodes (see vs_sched_extra); NULL when none. */
+    const struct vs_sched_extra *extra;
+    size_t n_extra;
     /* A what-if evaluation (a preemption plan's fit check): frag_stats is read but the pod's
      * shape is not counted again, so one Filter counts its pod once however many sets it tries. */
     bool what_if;

@@ -43,13 +43,27 @@ struct quota_key {
     UT_hash_handle hh;
 };
 
+/* A Pending pod kube-scheduler nominated to a node (status.nominatedNodeName set, no
+ * spec.nodeName yet), typically a preemptor waiting for its victims to terminate. Filter holds
+ * its request on that node for pods of lower or equal priority, as kube-scheduler does for the
+ * in-tree resources it knows (it cannot for the GPU ones, which are ignoredByScheduler). */
+struct nominee {
+    char *uid;
+    struct vs_pod pod; /* decoded; pod.nominated_node is the node */
+    uint64_t list_gen; /* nominee_gen when last seen: a relist drops entries it did not see */
+    UT_hash_handle hh;
+};
+
 struct vs_store {
     struct vs_kube *k;
     struct vs_store_opts o;
     pthread_rwlock_t mu; /* guards model, informer seen-sets, quotas */
     struct vs_model *model;
     struct quota_key *quotas;
-    struct vs_pdb *pdbs; /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
+    struct nominee *nominees; /* by uid */
+    uint64_t nominee_gen;     /* bumped when a pod relist begins */
+    bool nominee_freed;       /* a hold went away in the event being applied */
+    struct vs_pdb *pdbs;      /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
     size_t n_pdbs, cap_pdbs;
     struct informer inf[INF_COUNT];
     volatile int stop;
@@ -183,10 +197,70 @@ static enum vs_err account_only(struct vs_store *s, const json_t *obj, struct vs
     return err;
 }
 
+static void nominee_free(struct nominee *e)
+{
+    free(e->uid);
+    vs_pod_cleanup(&e->pod);
+    free(e);
+}
+
+/* Drops uid's nomination; true when it had one (its hold frees capacity). */
+static bool nominee_drop(struct vs_store *s, const char *uid)
+{
+    struct nominee *e = NULL;
+    if (uid)
+        HASH_FIND_STR(s->nominees, uid, e);
+    if (!e)
+        return false;
+    HASH_DEL(s->nominees, e);
+    nominee_free(e);
+    return true;
+}
+
+/* Keeps, replaces or drops the pod's nomination from a pod event. Write lock held. Returns
+ * true when a nomination went away or moved (capacity held for it is free again). */
+static bool nominee_apply(struct vs_store *s, const char *type, const json_t *obj,
+                          struct vs_errbuf *eb)
+{
+    const char *uid = meta_str(obj, "uid");
+    const json_t *status = json_object_get(obj, "status");
+    const char *nom = json_string_value(json_object_get(status, "nominatedNodeName"));
+    const char *bound =
+        json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+    const char *phase = json_string_value(json_object_get(status, "phase"));
+    bool terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    if (strcmp(type, "DELETED") == 0 || !uid || !*uid || !nom || !*nom || (bound && *bound) ||
+        terminal)
+        return nominee_drop(s, uid);
+    struct nominee *e = calloc(1, sizeof(*e));
+    if (!e || !(e->uid = strdup(uid))) {
+        free(e);
+        return false; /* not held: the in-tree view kube-scheduler has, no worse */
+    }
+    if (vs_codec_pod_from_json(obj, &e->pod, eb) != VS_OK) {
+        vs_pod_cleanup(&e->pod);
+        free(e->uid);
+        free(e);
+        return nominee_drop(s, uid);
+    }
+    struct vs_pod *p = &e->pod;
+    struct nominee *old = NULL;
+    HASH_FIND_STR(s->nominees, uid, old);
+    bool moved = old && strcmp(old->pod.nominated_node, p->nominated_node) != 0;
+    if (old) {
+        HASH_DEL(s->nominees, old);
+        nominee_free(old);
+    }
+    e->list_gen = s->nominee_gen;
+    HASH_ADD_KEYPTR(hh, s->nominees, e->uid, strlen(e->uid), e);
+    return moved;
+}
+
 static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t *obj,
                              struct vs_errbuf *eb)
 {
     const char *uid = meta_str(obj, "uid");
+    s->nominee_freed |= nominee_apply(s, type, obj, eb);
     if (strcmp(type, "DELETED") == 0) {
         vs_model_remove_pod(s->model, uid);
         vs_model_unaccount(s->model, uid);
@@ -265,9 +339,12 @@ enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t
     if (!obj)
         return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
     pthread_rwlock_wrlock(&s->mu);
+    bool freed = nominee_apply(s, "ADDED", obj, eb);
     enum vs_err err = account_only(s, obj, eb);
     pthread_rwlock_unlock(&s->mu);
     json_decref(obj);
+    if (freed && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
     return err;
 }
 
@@ -344,7 +421,11 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_pdb(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
+    bool freed = s->nominee_freed;
+    s->nominee_freed = false;
     pthread_rwlock_unlock(&s->mu);
+    if (freed && s->hooks.freed)
+        s->hooks.freed(s->hooks.ctx);
     return err;
 }
 
@@ -359,8 +440,10 @@ static void on_begin(void *ctx)
     pthread_rwlock_wrlock(&inf->s->mu);
     sset_clear(&inf->seen);
     inf->listing = true;
-    if (inf->which == INF_PODS) /* every pod of the list re-stamps its requests' entry */
+    if (inf->which == INF_PODS) { /* every pod of the list re-stamps its requests' entry */
         vs_model_account_mark(inf->s->model);
+        inf->s->nominee_gen++;
+    }
     pthread_rwlock_unlock(&inf->s->mu);
 }
 
@@ -443,7 +526,8 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     bool freed = false;
     if (inf->which == INF_PODS) {
         const struct vs_podent *pe = vs_model_pod(s->model, meta_str(obj, "uid"));
-        freed = had && (!pe || pe->expired);
+        freed = (had && (!pe || pe->expired)) || s->nominee_freed;
+        s->nominee_freed = false;
     } else if (inf->which == INF_NODES) {
         const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
         freed = n && n->present && (!had || n->register_fp != had_fp);
@@ -500,6 +584,7 @@ static void on_synced(void *ctx)
     struct vs_store *s = inf->s;
     struct sweep sw = {.seen = NULL};
     size_t swept = 0; /* accounted pods (requests only) gone since the relist began */
+    bool nominees_swept = false;
     pthread_rwlock_wrlock(&s->mu);
     sw.seen = inf->seen;
     if (inf->which == INF_NODES) {
@@ -511,6 +596,15 @@ static void on_synced(void *ctx)
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
         swept = vs_model_account_sweep(s->model);
+        struct nominee *e, *et;
+        HASH_ITER(hh, s->nominees, e, et)
+        {
+            if (e->list_gen == s->nominee_gen)
+                continue;
+            HASH_DEL(s->nominees, e);
+            nominee_free(e);
+            nominees_swept = true;
+        }
     } else if (inf->which == INF_PDBS) {
         for (size_t i = s->n_pdbs; i-- > 0;) {
             char key[512];
@@ -543,7 +637,7 @@ static void on_synced(void *ctx)
         free(sw.gone[i]);
     }
     free(sw.gone);
-    if (inf->which == INF_PODS && sw.n && s->hooks.freed)
+    if (inf->which == INF_PODS && (sw.n || nominees_swept) && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
@@ -658,6 +752,12 @@ void vs_store_free(struct vs_store *s)
     for (size_t i = 0; i < s->n_pdbs; i++)
         vs_pdb_cleanup(&s->pdbs[i]);
     free(s->pdbs);
+    struct nominee *e, *et;
+    HASH_ITER(hh, s->nominees, e, et)
+    {
+        HASH_DEL(s->nominees, e);
+        nominee_free(e);
+    }
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -675,6 +775,112 @@ bool vs_store_synced(const struct vs_store *s)
 
 #define MAX_OPTIMISTIC 4
 
+struct holds {
+    struct vs_sched_extra *v;
+    size_t n;
+};
+
+static void holds_free(struct holds *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        vs_usage_free((struct vs_usage *)h->v[i].usage, h->v[i].n_usage);
+    free(h->v);
+    h->v = NULL;
+    h->n = 0;
+}
+
+static int cmp_nominee(const void *a, const void *b)
+{
+    const struct nominee *x = *(const struct nominee *const *)a;
+    const struct nominee *y = *(const struct nominee *const *)b;
+    if (x->pod.priority != y->pod.priority)
+        return x->pod.priority > y->pod.priority ? -1 : 1;
+    return strcmp(x->uid, y->uid);
+}
+
+/* Where nominee e would go on its node: Fit of its pod on that node alone, with the node's
+ * terminating pods gone (the capacity a preemptor waits for) and the holds already made on it;
+ * its usage appended to h. Not fitting even so holds nothing. Lock held. */
+static enum vs_err hold_one(struct vs_store *s, const struct nominee *e,
+                            const struct vs_sched_opts *o, struct holds *h)
+{
+    const struct vs_node *nd = vs_model_node(s->model, e->pod.nominated_node);
+    if (!nd)
+        return VS_OK;
+    size_t nt = 0;
+    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
+        nt += pe->terminating;
+    const struct vs_podent **gone = calloc(nt ? nt : 1, sizeof(*gone));
+    if (!gone)
+        return VS_ERR_NOMEM;
+    nt = 0;
+    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
+        if (pe->terminating)
+            gone[nt++] = pe;
+    struct vs_sched_opts qo = *o;
+    qo.without = gone;
+    qo.n_without = nt;
+    qo.extra = h->v;
+    qo.n_extra = h->n;
+    qo.what_if = true;
+    qo.lazy_reasons = true;
+    qo.busy = NULL;
+    qo.n_busy = 0;
+    const char *cand = e->pod.nominated_node;
+    struct vs_filter_result r;
+    enum vs_err err = vs_sched_filter(s->model, &e->pod, &cand, 1, &qo, &r);
+    free(gone);
+    if (!err && r.managed && !r.error && r.best == 0) {
+        struct vs_usage *u = NULL;
+        size_t nu = 0;
+        struct vs_sched_extra *g = realloc(h->v, (h->n + 1) * sizeof(*g));
+        if (!g || vs_usage_collapse(&r.nodes[0].devs, e->pod.n_init, false, &u, &nu)) {
+            if (g)
+                h->v = g;
+            err = VS_ERR_NOMEM;
+        } else {
+            h->v = g;
+            h->v[h->n++] =
+                (struct vs_sched_extra){.node = e->pod.nominated_node, .usage = u, .n_usage = nu};
+        }
+    }
+    vs_filter_result_cleanup(&r);
+    return err;
+}
+
+/* The holds of the pods nominated to candidate nodes that `pod` must leave room for: priority
+ * at least the pod's, not the pod itself, not already tracked with an allocation. Higher
+ * priority first (then uid), each placed around the holds before it. Lock held. */
+static enum vs_err holds_for(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                             size_t n, const struct vs_sched_opts *o, struct holds *h)
+{
+    size_t nn = HASH_COUNT(s->nominees), k = 0;
+    if (!nn)
+        return VS_OK;
+    const struct nominee **v = calloc(nn, sizeof(*v));
+    if (!v)
+        return VS_ERR_NOMEM;
+    for (const struct nominee *e = s->nominees; e; e = e->hh.next) {
+        if (e->pod.priority < pod->priority || (pod->uid && strcmp(e->uid, pod->uid) == 0))
+            continue;
+        const struct vs_podent *pe = vs_model_pod(s->model, e->uid);
+        if (pe && !pe->expired)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(cands[i], e->pod.nominated_node) == 0) {
+                v[k++] = e;
+                break;
+            }
+        }
+    }
+    qsort(v, k, sizeof(*v), cmp_nominee);
+    enum vs_err err = VS_OK;
+    for (size_t i = 0; i < k && !err; i++)
+        err = hold_one(s, v[i], o, h);
+    free(v);
+    return err;
+}
+
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r)
@@ -687,7 +893,15 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
             pthread_rwlock_wrlock(&s->mu);
         else
             pthread_rwlock_rdlock(&s->mu);
-        enum vs_err err = vs_sched_filter(s->model, pod, cands, n, o, r);
+        struct holds h = {0};
+        enum vs_err err = holds_for(s, pod, cands, n, o, &h);
+        if (!err) {
+            struct vs_sched_opts fo = *o;
+            fo.extra = h.v;
+            fo.n_extra = h.n;
+            err = vs_sched_filter(s->model, pod, cands, n, h.n ? &fo : o, r);
+        }
+        holds_free(&h);
         if (!exclusive)
             pthread_rwlock_unlock(&s->mu);
         if (err || r->error || !r->managed || r->best < 0) {
@@ -875,7 +1089,10 @@ enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *u
 {
     pthread_rwlock_rdlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    enum vs_reservation_state st = !pe ? VS_RES_MISSING : pe->expired ? VS_RES_EXPIRED : VS_RES_OK;
+    enum vs_reservation_state st = !pe           ? VS_RES_MISSING
+                                   : pe->expired ? VS_RES_EXPIRED
+                                   : pe->bound   ? VS_RES_BOUND
+                                                 : VS_RES_OK;
     pthread_rwlock_unlock(&s->mu);
     return st;
 }

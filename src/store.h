@@ -103,8 +103,10 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
 /* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
 void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
 
-enum vs_reservation_state { VS_RES_OK, VS_RES_MISSING, VS_RES_EXPIRED };
-/* Whether the pod still holds the capacity Filter gave it (Bind refuses otherwise). */
+enum vs_reservation_state { VS_RES_OK, VS_RES_MISSING, VS_RES_EXPIRED, VS_RES_BOUND };
+/* Whether the pod still holds the capacity Filter gave it (Bind refuses otherwise); BOUND: the
+ * watch shows it bound already (spec.nodeName), e.g. by an earlier Bind of the same pod whose
+ * caller gave up waiting — a second Bind must not touch it. */
 enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid);
 
 /* Runs fn with the model under the read lock. */

@@ -114,7 +114,7 @@ fi
 render ha --set replicas=2 --set certs.mode=existingSecret --set certs.existingSecret.name=my-tls \
   --set webhook.failurePolicy=Fail --set 'webhook.whitelistNamespaces={kube-system,monitoring}'
 has ha 'replicas: 2$' 'leaderElect: true$' 'resourceLock: leases$' 'resourceName: hami-scheduler$' \
-  'resourceNamespace: gpu-system$' 'leaseDuration: 15s$' 'renewDeadline: 10s$' 'retryPeriod: 2s$' \
+  'resourceNamespace: gpu-system$' 'leaseDuration: 15s$' 'renewDeadline: 10s$' 'retryPeriod: 1s$' \
   '- --leader-elect=true$' \
   '- --leader-elect-resource-name=hami-scheduler$' \
   '- --leader-elect-resource-namespace=gpu-system$' '^kind: Role$' \
@@ -155,7 +155,7 @@ refuses bad-mode 'certs.mode "foo"' --set certs.mode=foo
 refuses no-secret-name 'certs.existingSecret.name is required' --set certs.mode=existingSecret
 refuses short-timeout 'must be longer than scheduler.nodeLock.retryTimeout' --set extender.httpTimeout=20s
 refuses bad-duration 'duration "1.5s"' --set scheduler.nodeLock.retryTimeout=1.5s
-refuses lease-order 'leaderElection: need 0 < retryPeriod (2s) < renewDeadline (20s) < leaseDuration (15s)' \
+refuses lease-order 'leaderElection: need 0 < retryPeriod (1s) < renewDeadline (20s) < leaseDuration (15s)' \
   --set replicas=2 --set leaderElection.renewDeadline=20s
 render fastlease --set replicas=2 --set leaderElection.leaseDuration=8s \
   --set leaderElection.renewDeadline=6s --set leaderElection.retryPeriod=1s

@@ -140,13 +140,56 @@ Test(model, labels_follow_updates_of_a_placed_pod)
     upsert(&p);
     const struct vs_podent *pe = vs_model_pod(m, "p");
     cr_assert_not_null(pe);
-    cr_assert_eq(pe->labels.n, 1);
-    cr_assert_str_eq(vs_kv_get(&pe->labels, "protect"), "yes");
-    cr_assert_null(vs_kv_get(&pe->labels, "app"));
+    cr_assert_eq(vs_podent_labels(pe)->n, 1);
+    cr_assert_str_eq(vs_kv_get(vs_podent_labels(pe), "protect"), "yes");
+    cr_assert_null(vs_kv_get(vs_podent_labels(pe), "app"));
     /* Usage unchanged. */
     assert_card("n1", 0, 1, 1000, 10);
     cr_assert_eq(vs_model_node(m, "n1")->gen, gen);
+    /* The old set was dropped with its last user. */
+    cr_assert_eq(vs_model_labelset_count(m), 1);
     vs_pod_cleanup(&p);
+}
+
+Test(model, pods_with_equal_labels_share_one_set)
+{
+    struct vs_pod a, b, c, d;
+    running(&a, "a", "n1", "GPU0,NVIDIA,1000,10:;");
+    running(&b, "b", "n1", "GPU0,NVIDIA,1000,10:;");
+    running(&c, "c", "n1", "GPU0,NVIDIA,1000,10:;");
+    running(&d, "d", "n1", "GPU0,NVIDIA,1000,10:;");
+    vs_kv_set(&a.labels, "app", "web");
+    vs_kv_set(&a.labels, "pod-template-hash", "5d8f");
+    vs_kv_set(&b.labels, "app", "web");
+    vs_kv_set(&b.labels, "pod-template-hash", "5d8f");
+    vs_kv_set(&c.labels, "app", "web"); /* a prefix of a's labels: another set */
+    upsert(&a);
+    upsert(&b);
+    upsert(&c);
+    upsert(&d); /* no labels: no set */
+    cr_assert_eq(vs_model_labelset_count(m), 2);
+    const struct vs_podent *pa = vs_model_pod(m, "a"), *pb = vs_model_pod(m, "b");
+    cr_assert_eq(pa->labels, pb->labels);
+    cr_assert_eq(pa->labels->refs, 2);
+    cr_assert_str_eq(vs_kv_get(vs_podent_labels(pb), "pod-template-hash"), "5d8f");
+    cr_assert_eq(vs_podent_labels(vs_model_pod(m, "d"))->n, 0);
+    cr_assert_null(vs_kv_get(vs_podent_labels(vs_model_pod(m, "d")), "app"));
+    /* b relabelled: leaves the shared set, which a still holds. */
+    vs_kv_set(&b.labels, "pod-template-hash", "77aa");
+    upsert(&b);
+    cr_assert_eq(vs_model_labelset_count(m), 3);
+    cr_assert_eq(vs_model_pod(m, "a")->labels->refs, 1);
+    cr_assert_str_eq(vs_kv_get(vs_podent_labels(vs_model_pod(m, "a")), "pod-template-hash"),
+                     "5d8f");
+    vs_model_remove_pod(m, "a");
+    vs_model_remove_pod(m, "c");
+    cr_assert_eq(vs_model_labelset_count(m), 1);
+    vs_model_remove_pod(m, "b");
+    cr_assert_eq(vs_model_labelset_count(m), 0);
+    vs_pod_cleanup(&a);
+    vs_pod_cleanup(&b);
+    vs_pod_cleanup(&c);
+    vs_pod_cleanup(&d);
 }
 
 Test(model, untracked_and_terminal_pods)

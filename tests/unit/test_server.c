@@ -550,6 +550,19 @@ static void set_lock(const char *node, const char *value)
     json_decref(n);
 }
 
+/* Polls /metrics until it contains `line` (the suite's timeout bounds this). */
+static void wait_metric(const char *line)
+{
+    for (;;) {
+        char *m = metrics_text();
+        bool found = strstr(m, line) != NULL;
+        free(m);
+        if (found)
+            return;
+        usleep(10 * 1000);
+    }
+}
+
 /* A Bind for a locked node waits in the node's queue; meanwhile Filter answers and other nodes
  * bind; the release seen by the node watch lets it take the lock (no BindingFailed). */
 Test(server, bind_waits_in_the_node_queue_without_blocking_others)
@@ -566,14 +579,7 @@ Test(server, bind_waits_in_the_node_queue_without_blocking_others)
     json_decref(wait_anno("Pod", "default", "q1", VS_ANNO_ALLOCATED));
     struct bg_bind b = {.name = "q1", .uid = "uid-q1", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
-    for (;;) { /* until the Bind is in n2's queue (the suite's timeout bounds this) */
-        char *m = metrics_text();
-        bool waiting = strstr(m, "\nvgpu_sched_binds_waiting 1\n") != NULL;
-        free(m);
-        if (waiting)
-            break;
-        usleep(10 * 1000);
-    }
+    wait_metric("\nvgpu_sched_binds_waiting 1\n"); /* q1 is in n2's queue */
     /* Filter and a Bind to another node are answered while q1 waits. */
     put(vs_harness_pod("q2", "uid-q2", "1000", "10"));
     json_t *r = filter("q2", only1, 1);
@@ -664,4 +670,54 @@ Test(server, failed_bind_leaves_a_pod_changed_since_alone)
     cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "success");
     json_decref(p);
     free(b.out);
+}
+
+/* kube-scheduler retries a Bind whose call timed out while the first one, still queued here,
+ * went on and bound the pod: the retry, queued behind it, finds the pod bound once it has the
+ * lock and leaves it alone — no bind-phase written over the device plugin's answer, no
+ * binding, the lock released. (Found by e2e chaos-ha: the retry overwrote bind-phase=success
+ * with allocating and the device plugin failed the pod.) */
+Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
+{
+    retry_ms = 60000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("d1", "uid-d1", "1000", "10"));
+    const char *only2[] = {"n2"};
+    json_decref(filter("d1", only2, 1));
+    json_decref(wait_anno("Pod", "default", "d1", VS_ANNO_ALLOCATED));
+    /* The first Bind and, after kube-scheduler gave up on it, the retry: both queued on n2. */
+    struct bg_bind b1 = {.name = "d1", .uid = "uid-d1", .node = "n2"};
+    struct bg_bind b2 = b1;
+    cr_assert_eq(pthread_create(&b1.t, NULL, bg_bind_main, &b1), 0);
+    wait_metric("\nvgpu_sched_binds_waiting 1\n");
+    cr_assert_eq(pthread_create(&b2.t, NULL, bg_bind_main, &b2), 0);
+    wait_metric("\nvgpu_sched_binds_waiting 2\n");
+    set_lock("n2", NULL); /* owner's allocation ends: the first Bind binds d1 */
+    pthread_join(b1.t, NULL);
+    cr_assert_str_eq(b1.out, "{\"Error\":\"\"}");
+    free(b1.out);
+    /* The device plugin answers the first Bind: success, lock released. */
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "d1");
+    json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                        VS_ANNO_BIND_PHASE, json_string("success"));
+    char *t = json_dumps(pod, JSON_COMPACT);
+    vs_fakeapi_put(api, t);
+    free(t);
+    json_decref(pod);
+    set_lock("n2", NULL);
+    pthread_join(b2.t, NULL);
+    cr_assert_eq(b2.status, 200);
+    cr_assert_str_eq(b2.out, "{\"Error\":\"pod default/d1 is already bound (an earlier Bind of it "
+                             "succeeded)\"}");
+    free(b2.out);
+    pod = vs_fakeapi_get(api, "Pod", "default", "d1");
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "success");
+    json_decref(pod);
+    json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
+    cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
+    json_decref(n2);
 }

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # chaos-ha: two replicas as the chart deploys them (replicas: 2), each a kube-scheduler with
-# leader election on the Lease vgpu-sched/hami-scheduler (15 s lease, 10 s renew deadline, 2 s
-# retry: kube-scheduler's defaults) calling its own vgpu-sched --leader-elect, both under the
-# chart's ServiceAccount and RBAC. Each pair has its own host name (a UTS namespace: kube-scheduler's
+# leader election on the Lease vgpu-sched/hami-scheduler (the chart's timings, read from its
+# rendered scheduler configuration: 15 s lease, 10 s renew deadline, 1 s retry) calling its own
+# vgpu-sched --leader-elect, both under the chart's ServiceAccount and RBAC. Each pair has its own host name (a UTS namespace: kube-scheduler's
 # Lease identity is HOSTNAME_uuid, and vgpu-sched serves only when the part before '_' is exactly
 # its POD_NAME). Replica a leads; in the middle of a 200-pod burst (20 pods bound) both of its
 # processes are killed with SIGKILL. Replica b's kube-scheduler takes the Lease when it expires,
@@ -26,20 +26,30 @@ scenario_chaos_ha_pre_up() {
     vs_pre_up
 }
 
+# ha_lease_timings : "LEASE RENEW RETRY" as the chart (replicas: 2) renders them for kube-scheduler.
+ha_lease_timings() {
+    "$E2E_BIN/helm" template vgpu-sched "$VS_ROOT/charts/vgpu-sched" --namespace "$VS_SYSTEM_NS" \
+        --kube-version "$K8S_VERSION" --set replicas=2 --show-only templates/configmap.yaml |
+        awk '$1 == "leaseDuration:" { l = $2 } $1 == "renewDeadline:" { r = $2 }
+             $1 == "retryPeriod:" { p = $2 } END { if (l && r && p) print l, r, p; else exit 1 }'
+}
+
 # ha_scheduler_config REPLICA EXTENDER-PORT : DIR/scheduler-config-REPLICA.yaml, the rendered
-# configuration with leader election on and the ServiceAccount's kubeconfig.
+# configuration with leader election on (the chart's timings) and the ServiceAccount's kubeconfig.
 ha_scheduler_config() {
-    local out="$E2E_CLUSTER/scheduler-config-$1.yaml"
-    awk -v kc="$E2E_CLUSTER/vgpu-sched.kubeconfig" -v port="$2" -v cur="$VS_EXTENDER_PORT" '
+    local out="$E2E_CLUSTER/scheduler-config-$1.yaml" lease renew retry
+    read -r lease renew retry < <(ha_lease_timings) || e2e_die "no leader-election timings in the chart"
+    awk -v kc="$E2E_CLUSTER/vgpu-sched.kubeconfig" -v port="$2" -v cur="$VS_EXTENDER_PORT" \
+        -v lease="$lease" -v renew="$renew" -v retry="$retry" '
         /^  kubeconfig: / { print "  kubeconfig: \"" kc "\""; next }
         /^  leaderElect: false/ {
             print "  leaderElect: true"
             print "  resourceLock: leases"
             print "  resourceName: hami-scheduler"
             print "  resourceNamespace: vgpu-sched"
-            print "  leaseDuration: 15s"
-            print "  renewDeadline: 10s"
-            print "  retryPeriod: 2s"
+            print "  leaseDuration: " lease
+            print "  renewDeadline: " renew
+            print "  retryPeriod: " retry
             next
         }
         { gsub("https://127.0.0.1:" cur "\"", "https://127.0.0.1:" port "\""); print }
@@ -103,6 +113,7 @@ scenario_chaos_ha() {
     "$E2E_DIR/cluster.sh" stop "$E2E_CLUSTER" kube-scheduler
     ha_scheduler_config a "$pa"
     ha_scheduler_config b "$pb"
+    e2e_log "leader election (chart): leaseDuration/renewDeadline/retryPeriod = $(ha_lease_timings)"
 
     ha_start_vgpu a "$pa" "$pma" || return 1
     ha_start_scheduler a "$sa" || return 1
@@ -129,7 +140,7 @@ scenario_chaos_ha() {
     verdict=met
     awk -v s="$took" 'BEGIN { exit !(s > 20) }' && verdict=MISSED
     # The two parts: kube-scheduler-b taking the Lease (client-go: the lease must look unrenewed
-    # for 15 s from when b first saw its last renewal, checked every 2-4.4 s), then vgpu-sched-b
+    # for 15 s from when b first saw its last renewal, checked every 1-2.2 s), then vgpu-sched-b
     # (term start: relist, lock repair) to its first Bind.
     acquired="$(date -d "$(e2e_kubectl get lease hami-scheduler --namespace "$VS_SYSTEM_NS" -o 'jsonpath={.spec.acquireTime}')" +%s.%N)"
     e2e_log "failover: kill -9 of the leader pair to the first Bind by replica b: ${took}s (target 20s: $verdict) = $(awk -v a="$t_kill" -v b="$acquired" 'BEGIN { printf "%.1f", b - a }')s until kube-scheduler-b took the Lease + $(awk -v a="$acquired" -v t="$took" -v k="$t_kill" 'BEGIN { printf "%.1f", k + t - a }')s from the Lease to vgpu-sched-b's first Bind"
