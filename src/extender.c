@@ -951,6 +951,65 @@ static void revert_phase(struct vs_app *a, const char *path, const char *ns, con
     }
 }
 
+/* Writes bind-phase=allocating and bind-time, conditional on the version of the pod this Bind
+ * read and checked (`pod`): if the pod changed since, it is read again and the patch retried
+ * (at most 3 times), unless it is bound by now (an earlier Bind of it succeeded: *bound, and
+ * nothing is written) or is another pod of that name. On success *before is the pod the patch
+ * applied to (a new reference) and *rv the version the patch left (malloc'ed). */
+static enum vs_err write_phase(struct vs_app *a, const char *path, json_t *pod, const char *uid,
+                               json_t **before, char **rv, bool *bound, struct vs_errbuf *eb)
+{
+    json_t *cur = json_incref(pod);
+    enum vs_err err = VS_ERR_CONFLICT;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_t *md = json_object_get(cur, "metadata");
+        const char *nn =
+            json_string_value(json_object_get(json_object_get(cur, "spec"), "nodeName"));
+        const char *cuid = json_string_value(json_object_get(md, "uid"));
+        if (nn && *nn) {
+            *bound = true;
+            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod is bound to %s", nn);
+            break;
+        }
+        if (uid && *uid && cuid && strcmp(cuid, uid) != 0) {
+            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod now has uid %s, not %s", cuid, uid);
+            break;
+        }
+        char ts[32];
+        snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+        const char *prv = json_string_value(json_object_get(md, "resourceVersion"));
+        json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations",
+                                  VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME, ts);
+        if (patch && prv)
+            json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion",
+                                json_string(prv));
+        json_t *written = NULL;
+        err = patch ? vs_kube_merge_patch(a->kube, path, patch, &written, eb) : VS_ERR_NOMEM;
+        json_decref(patch);
+        if (!err) {
+            const char *wrv = json_string_value(
+                json_object_get(json_object_get(written, "metadata"), "resourceVersion"));
+            *rv = wrv ? strdup(wrv) : NULL;
+            json_decref(written);
+            *before = cur;
+            return VS_OK;
+        }
+        json_decref(written);
+        if (err != VS_ERR_CONFLICT)
+            break;
+        json_t *fresh = NULL;
+        if ((err = vs_kube_get(a->kube, path, &fresh, eb))) {
+            json_decref(fresh);
+            break;
+        }
+        json_decref(cur);
+        cur = fresh;
+        err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod kept changing");
+    }
+    json_decref(cur);
+    return err;
+}
+
 void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -963,6 +1022,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
      * taken, binding posted. */
     double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
     char *phase_rv = NULL; /* the pod's resourceVersion after our bind-phase patch */
+    json_t *before = NULL; /* the pod as our bind-phase patch found it */
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -1038,21 +1098,15 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
      * waits and only the lock and the binding follow the previous holder's release. Nothing
      * acts on them before the binding (the device plugin looks at pods bound to its node); a
      * Bind that fails puts them back (revert_phase). */
-    char ts[32];
-    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
-    json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
-                              "allocating", VS_ANNO_BIND_TIME, ts);
-    json_t *written = NULL;
-    err = patch ? vs_kube_merge_patch(a->kube, path, patch, &written, &eb) : VS_ERR_NOMEM;
-    json_decref(patch);
+    bool bound = false;
+    err = write_phase(a, path, pod, *uid ? uid : puid, &before, &phase_rv, &bound, &eb);
     if (err) {
-        snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
+        if (bound)
+            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+        else
+            snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
         goto fail;
     }
-    const char *wrv =
-        json_string_value(json_object_get(json_object_get(written, "metadata"), "resourceVersion"));
-    phase_rv = wrv ? strdup(wrv) : NULL;
-    json_decref(written);
     t_phase = mono();
     if (needs_lock) {
         if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
@@ -1119,7 +1173,7 @@ fail:
         vs_bindq_forget(a->bindq, ba.uid);
     }
     if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
-        revert_phase(a, path, ns, name, pod, phase_rv);
+        revert_phase(a, path, ns, name, before, phase_rv);
     {
         char q[sizeof(msg) + 8];
         vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s wait_s=%.3f error=%s", ns, name, node,
@@ -1130,6 +1184,7 @@ fail:
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
     free(phase_rv);
+    json_decref(before);
     json_decref(pod);
     vs_bind_args_cleanup(&ba);
     free(path);

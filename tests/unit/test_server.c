@@ -721,3 +721,25 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
     cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
     json_decref(n2);
 }
+
+/* bind-phase is written conditional on the version of the pod the Bind checked: a 409 (the pod
+ * changed meanwhile) reads it again and writes once more. */
+Test(server, bind_phase_write_retried_after_a_conflict)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("c1", "uid-c1", "1000", "10"));
+    const char *only1[] = {"n1"};
+    json_decref(filter("c1", only1, 1));
+    json_decref(wait_anno("Pod", "default", "c1", VS_ANNO_ALLOCATED));
+    vs_fakeapi_reset_counts(api);
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/namespaces/default/pods/c1", 409, 1);
+    char err[512];
+    cr_assert_str_eq(bind_pod("c1", "uid-c1", "n1", err, sizeof(err)), "");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/c1"), 2);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/namespaces/default/pods/c1"), 2);
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "c1");
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    json_decref(pod);
+}
