@@ -1,11 +1,14 @@
-/* async: two FIFOs of API writes, each with its own worker thread — pod patches (what Bind waits
- * for; one worker keeps the writes of one pod in order) and Events (best effort: paced, one
- * pending event per pod and reason, bounded, so a storm of refusals can never delay a patch and
- * every refused pod still gets its events) — and a table
- * of per-pod patch states (in flight / ok / failed) that Bind waits on. Lock: `mu` guards both
- * queues and the table; `cv` signals new jobs and finished patches. Finished states are kept for
- * a while (STATE_TTL) for a Bind that comes later, then swept; a deleted pod's state goes at
- * once (vs_async_forget, from the pod watch). */
+/* async: API writes nobody answers for — pod patches (what Bind waits for) on PATCH_WORKERS
+ * worker threads that keep the writes of one pod (one path) in order, and Events on one
+ * worker (best effort: paced, one pending event per pod and reason, bounded, so a storm of
+ * refusals can never delay a patch and every refused pod still gets its events) — and a table
+ * of per-pod patch states (in flight / ok / failed) that Bind waits on. Events go out in three
+ * classes: a Warning whose pod and reason were not posted before (a refused pod's first
+ * FilteringFailed: what its user looks for), then Normal ones, then Warnings posted before
+ * (newer wording of a refusal already reported); FIFO within a class. Lock: `mu` guards the
+ * queues and the tables; `cv` signals new jobs and finished patches. Finished states are kept
+ * for a while (STATE_TTL) for a Bind that comes later, then swept, as is the memory of posted
+ * Warning keys; a deleted pod's state goes at once (vs_async_forget, from the pod watch). */
 #include "async.h"
 
 #include "log.h"
@@ -25,10 +28,15 @@
 #define EVENT_BYTES_MAX                                                                            \
     (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
                              * nodes is ~70 KiB, so 4,096 of them would pin 280 MiB */
-#define EVENT_PACE_US 40000 /* at most 25 Events/s: half the default API budget */
+#define EVENT_PACE_US 40000 /* at most 25 Events/s (one starts every 40 ms at most) */
 #define EVENT_NICE    10
+/* Pod patches in flight at once: Filter answers at once and queues its patch; a burst's Binds
+ * wait for them, so one patch per API round trip would pace the whole burst. */
+#define PATCH_WORKERS 8
 
-enum { Q_PATCH, Q_EVENT, Q_COUNT };
+/* Q_EV_*: the Event classes, in the order they are posted. */
+enum { Q_PATCH, Q_EV_NEW_WARNING, Q_EV_NORMAL, Q_EV_WARNING_AGAIN, Q_COUNT };
+#define Q_EVENT_FIRST Q_EV_NEW_WARNING
 
 struct vs_async;
 
@@ -37,14 +45,26 @@ struct job;
 struct queue {
     struct job *head, *tail;
     size_t len;
+};
+
+struct worker_ctx {
+    struct vs_async *a;
+    int slot; /* patch workers: 0..PATCH_WORKERS-1; the Event worker: -1 */
     pthread_t thread;
     bool started;
-    struct vs_async *a;
+};
+
+/* A Warning key (pod, reason, message shape) posted at `at`. */
+struct posted {
+    char *key;
+    time_t at;
+    UT_hash_handle hh;
 };
 
 struct job {
     bool is_event;
-    char *key; /* events: pod uid, reason and message shape; a newer one replaces a queued one */
+    bool warning; /* events: type Warning */
+    char *key;    /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     UT_hash_handle hh;         /* events: in vs_async.pending_events by key while queued */
     size_t bytes;              /* events: message size (or its lazy context's), for the budget */
     char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
@@ -74,6 +94,9 @@ struct vs_async {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct queue q[Q_COUNT];
+    struct worker_ctx w[PATCH_WORKERS + 1];
+    const char *running[PATCH_WORKERS]; /* the path each patch worker writes */
+    struct posted *posted;
     struct state *states;
     struct job *pending_events; /* queued events by key */
     size_t event_bytes;         /* sum of the queued events' bytes */
@@ -112,33 +135,108 @@ static void sweep(struct vs_async *a, time_t now)
         if (s->in_flight == 0 && now - s->done_at > STATE_TTL)
             state_del(a, s);
     }
+    struct posted *p, *pt;
+    HASH_ITER(hh, a->posted, p, pt)
+    {
+        if (now - p->at > STATE_TTL) {
+            HASH_DEL(a->posted, p);
+            free(p->key);
+            free(p);
+        }
+    }
+}
+
+/* The first queued patch whose path (pod) no other worker is writing: a later patch of the
+ * same pod waits for the earlier one, so each pod's writes land in order. */
+static struct job *take_patch(struct vs_async *a, int slot)
+{
+    struct queue *q = &a->q[Q_PATCH];
+    struct job *prev = NULL;
+    for (struct job *j = q->head; j; prev = j, j = j->next) {
+        const char *k = j->path;
+        bool busy = false;
+        for (int i = 0; i < PATCH_WORKERS && !busy; i++)
+            busy = a->running[i] && strcmp(a->running[i], k) == 0;
+        if (busy)
+            continue;
+        if (prev)
+            prev->next = j->next;
+        else
+            q->head = j->next;
+        if (q->tail == j)
+            q->tail = prev;
+        j->next = NULL;
+        q->len--;
+        a->running[slot] = k;
+        return j;
+    }
+    return NULL;
+}
+
+static struct job *take_event(struct vs_async *a, size_t *left)
+{
+    *left = 0;
+    struct job *j = NULL;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++) {
+        struct queue *q = &a->q[c];
+        if (!j && q->head) {
+            j = q->head;
+            q->head = j->next;
+            if (!q->head)
+                q->tail = NULL;
+            q->len--;
+            j->next = NULL;
+        }
+        *left += q->len;
+    }
+    return j;
+}
+
+static void remember_posted(struct vs_async *a, const char *key, time_t now)
+{
+    struct posted *p = NULL;
+    HASH_FIND_STR(a->posted, key, p);
+    if (!p) {
+        p = calloc(1, sizeof(*p));
+        if (!p || !(p->key = strdup(key))) {
+            free(p);
+            return; /* only the Event's class later depends on it */
+        }
+        HASH_ADD_KEYPTR(hh, a->posted, p->key, strlen(p->key), p);
+    }
+    p->at = now;
+}
+
+static double mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 static void *worker(void *arg)
 {
-    struct queue *q = arg;
-    struct vs_async *a = q->a;
-    bool events = q == &a->q[Q_EVENT];
+    struct worker_ctx *w = arg;
+    struct vs_async *a = w->a;
+    bool events = w->slot < 0;
     /* Events are best effort: their worker (which writes FilteringSucceed's node list) yields
      * the CPU to Filter and Bind (Linux: a thread's nice value is its own). */
     if (events)
         (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), EVENT_NICE);
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!q->head && !a->stop)
+        struct job *j = NULL;
+        size_t left = 0;
+        while (!a->stop && !(j = events ? take_event(a, &left) : take_patch(a, w->slot)))
             pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop)
             break;
-        struct job *j = q->head;
-        q->head = j->next;
-        if (!q->head)
-            q->tail = NULL;
-        q->len--;
         if (j->is_event && j->key) {
             HASH_DEL(a->pending_events, j);
             a->event_bytes -= j->bytes;
         }
         pthread_mutex_unlock(&a->mu);
+        double started = events ? mono_us() : 0;
         struct vs_errbuf eb;
         enum vs_err err;
         if (j->is_event && j->build) {
@@ -146,10 +244,17 @@ static void *worker(void *arg)
             json_object_set_new(j->body, "message", json_string(msg ? msg : ""));
             free(msg);
         }
-        if (j->is_event)
+        if (j->is_event) {
             err = vs_kube_post(a->k, j->path, j->body, NULL, &eb);
-        else
+            if (vs_log_enabled(VS_LOG_DEBUG))
+                vs_log(VS_LOG_DEBUG, "event_posted", "reason=%s pod=%s queued=%zu",
+                       json_string_value(json_object_get(j->body, "reason")),
+                       json_string_value(
+                           json_object_get(json_object_get(j->body, "involvedObject"), "name")),
+                       left);
+        } else {
             err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
+        }
         if (err) {
             char qt[VS_ERRBUF_SIZE + 8];
             vs_log(j->is_event || !j->uid ? VS_LOG_DEBUG : VS_LOG_WARN,
@@ -158,24 +263,34 @@ static void *worker(void *arg)
             if (!j->is_event && j->uid && a->on_failed)
                 a->on_failed(a->ctx, j->uid, j->alloc);
         }
-        if (events)
-            usleep(EVENT_PACE_US);
-        pthread_mutex_lock(&a->mu);
-        if (!j->is_event && j->uid) {
-            struct state *s = NULL;
-            HASH_FIND_STR(a->states, j->uid, s);
-            if (s) {
-                s->in_flight--;
-                s->failed = err != VS_OK;
-                if (err)
-                    snprintf(s->err, sizeof(s->err), "%s", eb.msg);
-                s->done_at = time(NULL);
-                if (s->gone && s->in_flight == 0)
-                    state_del(a, s);
-            }
-            pthread_cond_broadcast(&a->cv);
-            sweep(a, time(NULL));
+        if (events) {
+            /* The pace bounds the rate, not the gap: a slow POST counts toward it. */
+            double rest = EVENT_PACE_US - (mono_us() - started);
+            if (rest > 0)
+                usleep((useconds_t)rest);
         }
+        pthread_mutex_lock(&a->mu);
+        if (j->is_event && j->warning && j->key)
+            remember_posted(a, j->key, time(NULL));
+        if (!j->is_event) {
+            a->running[w->slot] = NULL;
+            if (j->uid) {
+                struct state *s = NULL;
+                HASH_FIND_STR(a->states, j->uid, s);
+                if (s) {
+                    s->in_flight--;
+                    s->failed = err != VS_OK;
+                    if (err)
+                        snprintf(s->err, sizeof(s->err), "%s", eb.msg);
+                    s->done_at = time(NULL);
+                    if (s->gone && s->in_flight == 0)
+                        state_del(a, s);
+                }
+            }
+            /* Bind waiters, and the other workers: this pod's next patch may go now. */
+            pthread_cond_broadcast(&a->cv);
+        }
+        sweep(a, time(NULL));
         job_free(j);
     }
     pthread_mutex_unlock(&a->mu);
@@ -194,13 +309,15 @@ vs_async_new(struct vs_kube *k,
     a->ctx = ctx;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
-    for (int i = 0; i < Q_COUNT; i++) {
-        a->q[i].a = a;
-        if (pthread_create(&a->q[i].thread, NULL, worker, &a->q[i]) != 0) {
+    for (int i = 0; i <= PATCH_WORKERS; i++) {
+        struct worker_ctx *w = &a->w[i];
+        w->a = a;
+        w->slot = i < PATCH_WORKERS ? i : -1;
+        if (pthread_create(&w->thread, NULL, worker, w) != 0) {
             vs_async_free(a);
             return NULL;
         }
-        a->q[i].started = true;
+        w->started = true;
     }
     return a;
 }
@@ -213,10 +330,10 @@ void vs_async_stop(struct vs_async *a)
     a->stop = true;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
-    for (int i = 0; i < Q_COUNT; i++) {
-        if (a->q[i].started)
-            pthread_join(a->q[i].thread, NULL);
-        a->q[i].started = false;
+    for (int i = 0; i <= PATCH_WORKERS; i++) {
+        if (a->w[i].started)
+            pthread_join(a->w[i].thread, NULL);
+        a->w[i].started = false;
     }
 }
 
@@ -238,14 +355,37 @@ void vs_async_free(struct vs_async *a)
     {
         state_del(a, s);
     }
+    struct posted *p, *pt;
+    HASH_ITER(hh, a->posted, p, pt)
+    {
+        HASH_DEL(a->posted, p);
+        free(p->key);
+        free(p);
+    }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
     free(a);
 }
 
+static size_t events_queued(const struct vs_async *a)
+{
+    size_t n = 0;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++)
+        n += a->q[c].len;
+    return n;
+}
+
+/* Events: the class (queue) by kind and by whether the key was posted before. */
 static void enqueue(struct vs_async *a, struct job *j)
 {
-    struct queue *q = &a->q[j->is_event ? Q_EVENT : Q_PATCH];
+    int c = Q_PATCH;
+    if (j->is_event) {
+        struct posted *p = NULL;
+        if (j->warning)
+            HASH_FIND_STR(a->posted, j->key, p);
+        c = !j->warning ? Q_EV_NORMAL : p ? Q_EV_WARNING_AGAIN : Q_EV_NEW_WARNING;
+    }
+    struct queue *q = &a->q[c];
     if (q->tail)
         q->tail->next = j;
     else
@@ -346,6 +486,8 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
         return;
     }
     j->is_event = true;
+    const char *type = json_string_value(json_object_get(event, "type"));
+    j->warning = type && strcmp(type, "Warning") == 0;
     j->build = build;
     j->build_ctx = ctx;
     j->build_free = ctx_free;
@@ -397,7 +539,7 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
         return;
     }
     j->key = strdup(key);
-    if (!j->key || a->q[Q_EVENT].len >= EVENT_QUEUE_MAX ||
+    if (!j->key || events_queued(a) >= EVENT_QUEUE_MAX ||
         a->event_bytes + j->bytes > EVENT_BYTES_MAX) {
         pthread_mutex_unlock(&a->mu);
         job_free(j); /* Events are best effort; scheduling never waits for them */
@@ -412,7 +554,7 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
 size_t vs_async_events_pending(struct vs_async *a, size_t *bytes)
 {
     pthread_mutex_lock(&a->mu);
-    size_t n = a->q[Q_EVENT].len;
+    size_t n = events_queued(a);
     if (bytes)
         *bytes = a->event_bytes;
     pthread_mutex_unlock(&a->mu);

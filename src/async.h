@@ -1,7 +1,8 @@
 /* async: the API writes that Filter does not wait for. Filter commits its reservation, queues the
  * pod patch here and answers kube-scheduler at once; Bind waits for that patch (by pod UID)
  * before it creates the binding, so a binding never precedes the device annotations. Events
- * are queued here too (best effort). One worker thread keeps writes of one pod in order. */
+ * are queued here too (best effort). Patches of different pods go out in parallel, those of one
+ * pod in order. */
 #ifndef VS_ASYNC_H
 #define VS_ASYNC_H
 

@@ -46,6 +46,7 @@ struct qnode {
     size_t nwait;
     uint64_t gen;     /* bumped on every change of the lock seen by the watch */
     char *owner;      /* "ns/name" of the lock's owner as last seen, raw value if malformed */
+    char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
     bool holder_seen; /* the watch showed the holder's own lock */
@@ -292,6 +293,9 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
         return;
     if (seen_release && q->o.metrics)
         vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+    if (seen_release)
+        vs_log(VS_LOG_DEBUG, "node_lock_release_seen", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
+               n->name, n->holder_key ? n->holder_key : "", (mono() - n->taken_at) * 1e3, n->nwait);
     expect_drop(q, n->holder_uid);
     free(n->holder_uid);
     free(n->holder_key);
@@ -416,8 +420,13 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             uint64_t g = n->gen;
             struct vs_errbuf teb;
             teb.msg[0] = '\0';
+            /* The watch's last event shows the node unlocked: take it at that version. */
+            char rv[sizeof(n->rv)];
+            bool at = r->take_at && !n->owner && n->rv[0];
+            if (at)
+                memcpy(rv, n->rv, sizeof(rv));
             pthread_mutex_unlock(&q->mu);
-            enum vs_err te = r->take(r->ctx, &teb);
+            enum vs_err te = at ? r->take_at(r->ctx, rv, &teb) : r->take(r->ctx, &teb);
             pthread_mutex_lock(&q->mu);
             if (te == VS_OK) {
                 free(n->holder_uid);
@@ -515,6 +524,12 @@ static bool same(const char *a, const char *b)
 void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock, bool deleted,
                          bool relist)
 {
+    vs_bindq_node_event_rv(q, node, lock, NULL, deleted, relist);
+}
+
+void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lock, const char *rv,
+                            bool deleted, bool relist)
+{
     pthread_mutex_lock(&q->mu);
     struct qnode *n = NULL;
     HASH_FIND_STR(q->nodes, node, n);
@@ -525,6 +540,10 @@ void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock,
         pthread_mutex_unlock(&q->mu);
         return;
     }
+    if (!deleted && rv && strlen(rv) < sizeof(n->rv))
+        memcpy(n->rv, rv, strlen(rv) + 1);
+    else
+        n->rv[0] = '\0';
     if (deleted) {
         char msg[VS_ERRBUF_SIZE];
         snprintf(msg, sizeof(msg), "node %s was deleted while the Bind waited for its lock", node);

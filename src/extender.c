@@ -872,6 +872,16 @@ struct bind_try {
     const char *node, *ns, *name, *uid;
 };
 
+/* The refusal of a Bind for a pod an earlier Bind of it already bound (kube-scheduler retries a
+ * Bind whose call timed out; the first may still have finished): nothing of it is touched. */
+static const char *bound_msg(const char *ns, const char *name)
+{
+    static _Thread_local char m[600];
+    snprintf(m, sizeof(m), "pod %s/%s is already bound (an earlier Bind of it succeeded)", ns,
+             name);
+    return m;
+}
+
 /* Why a Bind of pod uid to node may not go on, into msg (false: it may). Besides expiry and
  * deletion: kube-scheduler retries a Bind whose call timed out, after filtering the pod again,
  * while the first Bind may still be queued here — a Bind whose pod is bound already (an earlier
@@ -885,8 +895,7 @@ static bool reservation_refusal(struct vs_store *store, const char *ns, const ch
     case VS_RES_OK:
         return false;
     case VS_RES_BOUND:
-        snprintf(msg, cap, "pod %s/%s is already bound (an earlier Bind of it succeeded)", ns,
-                 name);
+        snprintf(msg, cap, "%s", bound_msg(ns, name));
         return true;
     case VS_RES_MOVED:
         snprintf(msg, cap,
@@ -926,6 +935,12 @@ static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
     return vs_nodelock_acquire(t->a->lock, t->node, t->ns, t->name, eb);
 }
 
+static enum vs_err take_lock_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+{
+    struct bind_try *t = ctx;
+    return vs_nodelock_acquire_at(t->a->lock, t->node, rv, t->ns, t->name, eb);
+}
+
 /* A waiting Bind whose reservation expired leaves the queue (the pod is filtered again). */
 static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 {
@@ -949,9 +964,92 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
                              .ns = ns,
                              .name = name,
                              .take = take_lock,
+                             .take_at = take_lock_at,
                              .check = *uid ? check_reservation : NULL,
                              .ctx = &t};
     return vs_bindq_lock(a->bindq, &r, waited, eb);
+}
+
+/* A failed Bind puts bind-phase and bind-time back as the pod had them before (removed when it
+ * had none), conditional on the version our own patch left: if anything changed the pod since
+ * (a device plugin answering for an earlier Bind that did bind it), it is left alone. */
+static void revert_phase(struct vs_app *a, const char *path, const char *ns, const char *name,
+                         const json_t *before, const char *rv)
+{
+    json_t *an = json_object_get(json_object_get(before, "metadata"), "annotations");
+    json_t *phase = json_object_get(an, VS_ANNO_BIND_PHASE),
+           *bt = json_object_get(an, VS_ANNO_BIND_TIME);
+    json_t *patch =
+        json_pack("{s:{s:s,s:{s:O,s:O}}}", "metadata", "resourceVersion", rv, "annotations",
+                  VS_ANNO_BIND_PHASE, json_is_string(phase) ? phase : json_null(),
+                  VS_ANNO_BIND_TIME, json_is_string(bt) ? bt : json_null());
+    struct vs_errbuf eb;
+    enum vs_err err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
+    json_decref(patch);
+    if (err && err != VS_ERR_CONFLICT && err != VS_ERR_NOTFOUND) {
+        char q[VS_ERRBUF_SIZE + 8];
+        vs_log(VS_LOG_WARN, "bind_phase_revert_failed", "pod=%s/%s error=%s", ns, name,
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    }
+}
+
+/* Writes bind-phase=allocating and bind-time, conditional on the version of the pod this Bind
+ * read and checked (`pod`): if the pod changed since, it is read again and the patch retried
+ * (at most 3 times), unless it is bound by now (an earlier Bind of it succeeded: *bound, and
+ * nothing is written) or is another pod of that name. On success *before is the pod the patch
+ * applied to (a new reference) and *rv the version the patch left (malloc'ed). */
+static enum vs_err write_phase(struct vs_app *a, const char *path, json_t *pod, const char *uid,
+                               json_t **before, char **rv, bool *bound, struct vs_errbuf *eb)
+{
+    json_t *cur = json_incref(pod);
+    enum vs_err err = VS_ERR_CONFLICT;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_t *md = json_object_get(cur, "metadata");
+        const char *nn =
+            json_string_value(json_object_get(json_object_get(cur, "spec"), "nodeName"));
+        const char *cuid = json_string_value(json_object_get(md, "uid"));
+        if (nn && *nn) {
+            *bound = true;
+            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod is bound to %s", nn);
+            break;
+        }
+        if (uid && *uid && cuid && strcmp(cuid, uid) != 0) {
+            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod now has uid %s, not %s", cuid, uid);
+            break;
+        }
+        char ts[32];
+        snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+        const char *prv = json_string_value(json_object_get(md, "resourceVersion"));
+        json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations",
+                                  VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME, ts);
+        if (patch && prv)
+            json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion",
+                                json_string(prv));
+        json_t *written = NULL;
+        err = patch ? vs_kube_merge_patch(a->kube, path, patch, &written, eb) : VS_ERR_NOMEM;
+        json_decref(patch);
+        if (!err) {
+            const char *wrv = json_string_value(
+                json_object_get(json_object_get(written, "metadata"), "resourceVersion"));
+            *rv = wrv ? strdup(wrv) : NULL;
+            json_decref(written);
+            *before = cur;
+            return VS_OK;
+        }
+        json_decref(written);
+        if (err != VS_ERR_CONFLICT)
+            break;
+        json_t *fresh = NULL;
+        if ((err = vs_kube_get(a->kube, path, &fresh, eb))) {
+            json_decref(fresh);
+            break;
+        }
+        json_decref(cur);
+        cur = fresh;
+        err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod kept changing");
+    }
+    json_decref(cur);
+    return err;
 }
 
 void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
@@ -962,6 +1060,11 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     char *path = NULL;
     bool locked = false, ok = false;
     double waited = 0;
+    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, bind-phase written, lock
+     * taken, binding posted. */
+    double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
+    char *phase_rv = NULL; /* the pod's resourceVersion after our bind-phase patch */
+    json_t *before = NULL; /* the pod as our bind-phase patch found it */
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -981,8 +1084,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, eb.msg);
         goto fail;
     }
+    t_async = mono();
     path = pod_path(ns, name);
     enum vs_err err = path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
+    t_get = mono();
     if (err) {
         if (err == VS_ERR_NOTFOUND && *uid)
             vs_store_unreserve(a->store, uid, NULL);
@@ -1022,6 +1127,20 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
+    /* bind-phase=allocating and bind-time go first, so a queued Bind has them written while it
+     * waits and only the lock and the binding follow the previous holder's release. Nothing
+     * acts on them before the binding (the device plugin looks at pods bound to its node); a
+     * Bind that fails puts them back (revert_phase). */
+    bool bound = false;
+    err = write_phase(a, path, pod, *uid ? uid : puid, &before, &phase_rv, &bound, &eb);
+    if (err) {
+        if (bound)
+            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+        else
+            snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
+        goto fail;
+    }
+    t_phase = mono();
     if (needs_lock) {
         if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
@@ -1033,16 +1152,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         if (*uid && reservation_refusal(a->store, ns, name, uid, node, true, msg, sizeof(msg)))
             goto fail;
     }
-    char ts[32];
-    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
-    json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations", VS_ANNO_BIND_PHASE,
-                              "allocating", VS_ANNO_BIND_TIME, ts);
-    err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
-    json_decref(patch);
-    if (err) {
-        snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
-        goto fail;
-    }
+    t_lock = mono();
     if (vs_leader_term(a->leader, NULL) != term) {
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
@@ -1059,6 +1169,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
     }
+    t_post = mono();
+    if (vs_log_enabled(VS_LOG_DEBUG))
+        vs_log(VS_LOG_DEBUG, "bind_steps",
+               "pod=%s/%s node=%s async_ms=%.1f get_ms=%.1f lock_ms=%.1f wait_ms=%.1f "
+               "phase_ms=%.1f post_ms=%.1f",
+               ns, name, node, (t_async - t0) * 1e3, (t_get - t_async) * 1e3,
+               (t_lock - t_phase) * 1e3, waited * 1e3, (t_phase - t_get) * 1e3,
+               (t_post - t_lock) * 1e3);
     ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
@@ -1085,6 +1203,8 @@ fail:
     } else if (a->bindq && ba.uid) {
         vs_bindq_forget(a->bindq, ba.uid);
     }
+    if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
+        revert_phase(a, path, ns, name, before, phase_rv);
     {
         char q[sizeof(msg) + 8];
         vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s wait_s=%.3f error=%s", ns, name, node,
@@ -1094,6 +1214,8 @@ fail:
     set_json(resp, 200, bind_result(msg));
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
+    free(phase_rv);
+    json_decref(before);
     json_decref(pod);
     vs_bind_args_cleanup(&ba);
     free(path);

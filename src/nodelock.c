@@ -38,6 +38,7 @@ struct vs_nodelock {
     pthread_mutex_t mu; /* guards the nodes table */
     struct node_mu *nodes;
     atomic_uint_fast64_t acquired, contended, broken, released, release_retries;
+    atomic_uint_fast64_t acquired_at, at_conflicts;
     pthread_mutex_t pmu; /* guards pending, stop */
     pthread_cond_t pcv;
     struct pending *pending;
@@ -384,6 +385,32 @@ out:
     return err;
 }
 
+enum vs_err vs_nodelock_acquire_at(struct vs_nodelock *l, const char *node, const char *rv,
+                                   const char *ns, const char *name, struct vs_errbuf *eb)
+{
+    if (!rv || !*rv)
+        return vs_nodelock_acquire(l, node, ns, name, eb);
+    struct node_mu *nm = node_mu(l, node);
+    if (!nm)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    pthread_mutex_lock(&nm->mu);
+    char *value = vs_annot_format_lock(l->now(), ns, name);
+    enum vs_err err = value ? patch_lock(l, node, value, rv, eb) : VS_ERR_NOMEM;
+    free(value);
+    if (!err) {
+        atomic_fetch_add(&l->acquired, 1);
+        atomic_fetch_add(&l->acquired_at, 1);
+    } else if (err == VS_ERR_CONFLICT) {
+        atomic_fetch_add(&l->at_conflicts, 1);
+    }
+    pthread_mutex_unlock(&nm->mu);
+    if (err == VS_OK || err == VS_ERR_NOMEM)
+        return err;
+    /* The node changed since that event (409), or the PATCH failed: read it and decide as
+     * always (a PATCH that landed although its answer was lost reads as our own lock). */
+    return vs_nodelock_acquire(l, node, ns, name, eb);
+}
+
 static enum vs_err release_now(struct vs_nodelock *l, const char *node, const char *ns,
                                const char *name, bool force, struct vs_errbuf *eb)
 {
@@ -645,4 +672,6 @@ void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out)
     out->broken = atomic_load(&l->broken);
     out->released = atomic_load(&l->released);
     out->release_retries = atomic_load(&l->release_retries);
+    out->acquired_at = atomic_load(&l->acquired_at);
+    out->at_conflicts = atomic_load(&l->at_conflicts);
 }

@@ -17,6 +17,8 @@ struct vs_nodelock;
 
 struct vs_nodelock_stats {
     uint64_t acquired, contended, broken, released;
+    uint64_t acquired_at;     /* of acquired: by vs_nodelock_acquire_at's conditional PATCH alone */
+    uint64_t at_conflicts;    /* vs_nodelock_acquire_at PATCHes refused (409: the node changed) */
     uint64_t release_retries; /* late attempts at releases that had failed */
 };
 
@@ -28,6 +30,12 @@ void vs_nodelock_free(struct vs_nodelock *l);
  * "node <n> has been locked within <timeout>: node lock contention"; other errors as is. */
 enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
                                 const char *name, struct vs_errbuf *eb);
+/* The same, first as one conditional PATCH at `rv`: the node's resourceVersion in a watch event
+ * that showed it unlocked (the event of the previous holder's release is the fresh state, so the
+ * GET is saved). A 409 (the node changed since) or any other failure of that PATCH falls back
+ * to vs_nodelock_acquire, which reads the node and applies every rule. rv NULL: acquire. */
+enum vs_err vs_nodelock_acquire_at(struct vs_nodelock *l, const char *node, const char *rv,
+                                   const char *ns, const char *name, struct vs_errbuf *eb);
 /* Releases the lock if it is ours (or unconditionally with force). When a non-forced release
  * fails (the API is down), the error is returned and the release is retried in the background
  * every second until it succeeds or the lock is no longer ours, so a failed Bind never leaves

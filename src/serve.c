@@ -464,10 +464,11 @@ void vs_service_fail_binds(struct vs_service *s, const char *why)
 /* How long a node lock may outlive its holder's allocation before the next Bind tries it. */
 #define VS_HANDOFF_GRACE_MS 2000
 
-static void hook_node(void *ctx, const char *name, const char *lock, bool deleted, bool relist)
+static void hook_node(void *ctx, const char *name, const char *lock, const char *rv, bool deleted,
+                      bool relist)
 {
     struct vs_service *s = ctx;
-    vs_bindq_node_event(s->bindq, name, lock, deleted, relist);
+    vs_bindq_node_event_rv(s->bindq, name, lock, rv, deleted, relist);
 }
 
 static void hook_pod(void *ctx, const char *uid, const char *ns, const char *name, bool deleted)

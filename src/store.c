@@ -467,7 +467,8 @@ static void call_hooks(struct vs_store *s, int which, const char *type, const js
     if (which == INF_NODES && h->node) {
         const char *lock = json_string_value(json_object_get(
             json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
-        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock, deleted, listing);
+        h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock,
+                deleted ? NULL : meta_str(obj, "resourceVersion"), deleted, listing);
     } else if (which == INF_PODS && (h->pod || h->pod_allocated)) {
         const char *phase =
             json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
@@ -630,7 +631,7 @@ static void on_synced(void *ctx)
     pthread_rwlock_unlock(&s->mu);
     for (size_t i = 0; i < sw.n; i++) {
         if (inf->which == INF_NODES && s->hooks.node)
-            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, true, true);
+            s->hooks.node(s->hooks.ctx, sw.gone[i], NULL, NULL, true, true);
         else if (inf->which == INF_PODS && s->hooks.pod)
             s->hooks.pod(s->hooks.ctx, sw.gone[i], "", "", true);
         free(sw.gone[i]);

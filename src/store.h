@@ -42,7 +42,9 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
  * list; pod: a Pod DELETED (also by a relist sweep) or in phase Succeeded/Failed; expired: the
  * expiry thread dropped reservations; freed: see below. Each may be NULL. */
 struct vs_store_hooks {
-    void (*node)(void *ctx, const char *name, const char *lock, bool deleted, bool relist);
+    /* rv: the node's metadata.resourceVersion in that event (NULL when deleted) */
+    void (*node)(void *ctx, const char *name, const char *lock, const char *rv, bool deleted,
+                 bool relist);
     void (*pod)(void *ctx, const char *uid, const char *ns, const char *name, bool deleted);
     /* a Pod event (not DELETED, not terminal) with hami.io/bind-phase=success or failed: the
      * device plugin has answered (allocated or failed) and releases its node's lock */

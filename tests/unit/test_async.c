@@ -153,3 +153,116 @@ Test(async, pod_deleted_while_its_patch_is_in_flight)
     cr_assert_eq(vs_async_wait(as, "uid-slow", 10000, &eb), VS_OK);
     cr_assert_eq(vs_async_states(as), 0);
 }
+
+/* ---- order: patches of different pods overlap, one pod's stay in order; Event classes. The
+ * suite's API answers at once unless a test delays a path. */
+
+static void setup_order(void)
+{
+    struct vs_fakeapi_opts o = {.quiet = true};
+    api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
+    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 30};
+    struct vs_errbuf eb;
+    k = vs_kube_new(&cfg, &ko, &eb);
+    cr_assert_not_null(k, "%s", eb.msg);
+    as = vs_async_new(k, NULL, NULL);
+    cr_assert_not_null(as);
+}
+
+TestSuite(async_order, .init = setup_order, .fini = teardown, .timeout = 60);
+
+static json_t *annot_patch(const char *value)
+{
+    return json_pack("{s:{s:{s:s}}}", "metadata", "annotations", "x", value);
+}
+
+static const char *annot_of(const char *pod)
+{
+    static char v[64];
+    json_t *p = vs_fakeapi_get(api, "Pod", "default", pod);
+    cr_assert_not_null(p);
+    const char *x = json_string_value(
+        json_object_get(json_object_get(json_object_get(p, "metadata"), "annotations"), "x"));
+    snprintf(v, sizeof(v), "%s", x ? x : "(none)");
+    json_decref(p);
+    return v;
+}
+
+Test(async_order, patches_of_other_pods_overlap_and_one_pods_stay_in_order)
+{
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"uid\":\"u1\"}}"));
+    /* Every write of p0 takes 3 s; p1's queued behind p0's first is written meanwhile. */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p0", 3000);
+    const char *p0 = "/api/v1/namespaces/default/pods/p0",
+               *p1 = "/api/v1/namespaces/default/pods/p1";
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), "a"), VS_OK);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "u1", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("p1"), "one");
+    cr_assert_str_eq(annot_of("p0"), "(none)");          /* its first patch is still on the wire */
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 1); /* and the second one waits for it */
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("p0"), "second");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 2);
+}
+
+static void post(const char *name, const char *uid, const char *type, const char *reason)
+{
+    json_t *e =
+        json_pack("{s:s,s:{s:s},s:{s:s},s:s,s:s,s:s}", "kind", "Event", "metadata", "name", name,
+                  "involvedObject", "uid", uid, "reason", reason, "type", type, "message", "m");
+    vs_async_event(as, "default", e);
+}
+
+/* The resourceVersion the fake gave the posted Event `name` (waits for it to be stored). */
+static uint64_t posted_rv(const char *name)
+{
+    json_t *e = NULL;
+    for (int i = 0; i < 3000 && !(e = vs_fakeapi_get(api, "Event", "default", name)); i++)
+        usleep(10 * 1000);
+    cr_assert_not_null(e, "event %s not posted", name);
+    uint64_t rv = strtoull(
+        json_string_value(json_object_get(json_object_get(e, "metadata"), "resourceVersion")), NULL,
+        10);
+    json_decref(e);
+    return rv;
+}
+
+static void wait_taken(void)
+{
+    for (int i = 0; i < 500 && vs_async_events_pending(as, NULL); i++)
+        usleep(10 * 1000);
+    cr_assert_eq(vs_async_events_pending(as, NULL), 0);
+}
+
+Test(async_order, new_warnings_first_then_normal_then_repeated_warnings)
+{
+    /* Each POST takes 300 ms, so what is queued meanwhile is ordered by class. */
+    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 300);
+    post("n1", "uid-a", "Normal", "FilteringSucceed");
+    wait_taken(); /* on the wire */
+    post("n2", "uid-b", "Normal", "FilteringSucceed");
+    post("w1", "uid-c", "Warning", "FilteringFailed");
+    post("w2", "uid-d", "Warning", "FilteringFailed");
+    cr_assert_gt(posted_rv("n2"), 0); /* the last of the four */
+    cr_assert_lt(posted_rv("n1"), posted_rv("w1"));
+    cr_assert_lt(posted_rv("w1"), posted_rv("w2"));
+    cr_assert_lt(posted_rv("w2"), posted_rv("n2"));
+    /* uid-c's refusal again: it waits behind a Normal event queued after it. */
+    post("n3", "uid-e", "Normal", "BindingSucceed");
+    wait_taken();
+    post("w1-again", "uid-c", "Warning", "FilteringFailed");
+    post("n4", "uid-f", "Normal", "BindingSucceed");
+    post("w3", "uid-g", "Warning", "BindingFailed");
+    cr_assert_gt(posted_rv("w1-again"), 0);
+    cr_assert_lt(posted_rv("n3"), posted_rv("w3"));
+    cr_assert_lt(posted_rv("w3"), posted_rv("n4"));
+    cr_assert_lt(posted_rv("n4"), posted_rv("w1-again"));
+}

@@ -33,6 +33,7 @@ static int node_ix(const char *node)
 struct bind {
     const char *node, *uid, *ns, *name;
     bool check_fails;
+    bool use_at; /* offers take_at too */
     enum vs_err err;
     char msg[VS_ERRBUF_SIZE];
     pthread_t t;
@@ -59,6 +60,18 @@ static enum vs_err take(void *ctx, struct vs_errbuf *eb)
     return VS_OK;
 }
 
+static atomic_int at_tries[MAXN]; /* take_at() calls per node */
+static char at_rv[MAXN][16];      /* the version the last one was given */
+
+static enum vs_err take_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+{
+    struct bind *b = ctx;
+    int i = node_ix(b->node);
+    atomic_fetch_add(&at_tries[i], 1);
+    snprintf(at_rv[i], sizeof(at_rv[i]), "%s", rv);
+    return take(ctx, eb);
+}
+
 static enum vs_err check(void *ctx, struct vs_errbuf *eb)
 {
     struct bind *b = ctx;
@@ -75,6 +88,7 @@ static void *bind_main(void *arg)
                              .ns = b->ns,
                              .name = b->name,
                              .take = take,
+                             .take_at = b->use_at ? take_at : NULL,
                              .check = check,
                              .ctx = b};
     struct vs_errbuf eb;
@@ -146,8 +160,11 @@ static void setup_q(int64_t wait_ms, int depth)
 {
     memset(owner, 0, sizeof(owner));
     memset(owner_dead, 0, sizeof(owner_dead));
-    for (int i = 0; i < MAXN; i++)
+    for (int i = 0; i < MAXN; i++) {
         atomic_store(&tries[i], 0);
+        atomic_store(&at_tries[i], 0);
+        at_rv[i][0] = '\0';
+    }
     atomic_store(&n_order, 0);
     struct vs_bindq_opts o = {.wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300};
     q = vs_bindq_new(&o);
@@ -229,6 +246,49 @@ Test(bindq, other_nodes_never_wait)
     release(0);
     join(&a);
     cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+}
+
+Test(bindq, node_seen_unlocked_is_taken_at_the_events_version)
+{
+    /* No event of n0 yet: the lock is taken the usual way. */
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a", .use_at = true};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    cr_assert_eq(atomic_load(&at_tries[0]), 0);
+    char *lock = vs_annot_format_lock(1767225600, "ns", "a");
+    vs_bindq_node_event_rv(q, "n0", lock, "7", false, false);
+    free(lock);
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b", .use_at = true};
+    start(&b);
+    wait_waiting(1);
+    /* a's release is seen at version 8: b takes the lock at it. */
+    pthread_mutex_lock(&api_mu);
+    owner[0][0] = '\0';
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_node_event_rv(q, "n0", NULL, "8", false, false);
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[0], "ns/b");
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_str_eq(at_rv[0], "8");
+    cr_assert_eq(atomic_load(&tries[0]), 2);
+    /* A lock the watch shows (another owner's) is tried the usual way. */
+    lock = vs_annot_format_lock(1767225600, "ns", "b");
+    vs_bindq_node_event_rv(q, "n0", lock, "9", false, false);
+    free(lock);
+    hold(1, "other/x");
+    lock = vs_annot_format_lock(1767225600, "other", "x");
+    vs_bindq_node_event_rv(q, "n1", lock, "3", false, false);
+    free(lock);
+    struct bind c = {.node = "n1", .uid = "u-c", .ns = "ns", .name = "c", .use_at = true};
+    start(&c);
+    wait_tries(1, 1);
+    cr_assert_eq(atomic_load(&at_tries[1]), 0);
+    release(1); /* an event without a version: the usual way again */
+    join(&c);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+    cr_assert_eq(atomic_load(&at_tries[1]), 0);
+    cr_assert_eq(atomic_load(&tries[1]), 2);
 }
 
 Test(bindq, holder_blocks_the_next_until_its_release_is_seen)

@@ -442,7 +442,7 @@ Test(failover_api, bind_refused_when_its_term_ends)
             usleep(50 * 1000);
     }
     cr_assert(placed, "the replica never served its term");
-    /* Filter's patch lands; then the Bind's bind-phase PATCH hangs for 3 s, after the lock. */
+    /* Filter's patch lands; then the Bind writes bind-phase and its lock PATCH hangs for 3 s. */
     for (int i = 0; i < 100; i++) {
         json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
         bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
@@ -452,18 +452,21 @@ Test(failover_api, bind_refused_when_its_term_ends)
             break;
         usleep(20 * 1000);
     }
-    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 3000);
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/nodes/n1", 3000);
     struct bind_call b = {.h = &h, .port = port};
     pthread_t t;
     pthread_create(&t, NULL, bind_thread, &b);
-    /* Wait until the lock is on the node (the Bind is in its hanging PATCH)... */
-    bool locked = false;
-    for (int i = 0; i < 100 && !locked; i++) {
-        locked = strcmp(lock_of("n1"), "(none)") != 0;
-        if (!locked)
+    /* Wait until bind-phase is on the pod (the Bind is in its hanging lock PATCH)... */
+    bool phased = false;
+    for (int i = 0; i < 100 && !phased; i++) {
+        json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
+        phased = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                 VS_ANNO_BIND_PHASE) != NULL;
+        json_decref(o);
+        if (!phased)
             usleep(20 * 1000);
     }
-    cr_assert(locked, "the Bind never took the node lock");
+    cr_assert(phased, "the Bind never wrote bind-phase");
     /* ... then the Lease moves to another replica, seen while the Bind still hangs. */
     put_lease("sched-b_2");
     bool refused = false;
@@ -480,11 +483,13 @@ Test(failover_api, bind_refused_when_its_term_ends)
     cr_assert_str_eq(b.out, "{\"Error\":\"the leadership term of this vgpu-sched replica ended "
                             "during the bind; it does not bind\"}");
     free(b.out);
-    /* Nothing half-done: the lock is released and the pod is not bound. */
-    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p", 0);
+    /* Nothing half-done: the lock is released, the pod is not bound, bind-phase is gone. */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/nodes/n1", 0);
     cr_assert_str_eq(lock_of("n1"), "(none)");
     json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
     cr_assert_null(json_object_get(json_object_get(o, "spec"), "nodeName"));
+    cr_assert_null(json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_PHASE));
     json_decref(o);
     vs_service_stop(svc);
     free(pod);
@@ -807,5 +812,54 @@ Test(failover_api, malformed_lock_is_broken_after_the_timeout)
     char *want = vs_annot_format_lock(settable_now_v, "default", "p1");
     cr_assert_str_eq(lock_of("n-bad"), want);
     free(want);
+    vs_nodelock_free(l);
+}
+
+/* vs_nodelock_acquire_at: one conditional PATCH at the version the watch showed unlocked; a
+ * stale version (409) falls back to reading the node, with every rule of acquire. */
+Test(failover_api, lock_at_the_watched_version)
+{
+    char *j = vs_harness_node("n1", 1, 16000);
+    uint64_t rv = vs_fakeapi_put(api, j);
+    free(j);
+    cr_assert_neq(rv, 0);
+    char rvs[32];
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+    put_owner("q", "allocating", "n1");
+    struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
+    struct vs_errbuf eb;
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "p", &eb), VS_OK, "%s", eb.msg);
+    char *want = vs_annot_format_lock(fixed_now(), "default", "p");
+    cr_assert_str_eq(lock_of("n1"), want);
+    free(want);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 1);
+    /* The device plugin releases p's lock: the node is unlocked at a newer version. A Bind
+     * holding the older one gets a 409, reads the node and takes the lock. */
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_OK, "%s", eb.msg);
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "q", &eb), VS_OK, "%s", eb.msg);
+    want = vs_annot_format_lock(fixed_now(), "default", "q");
+    cr_assert_str_eq(lock_of("n1"), want);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 2);
+    /* A stale version while q (allocating) holds the lock: contention, HAMi's words, q's lock
+     * left as it is. */
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "r", &eb), VS_ERR_CONFLICT);
+    cr_assert_str_eq(eb.msg, "node n1 has been locked within 5m0s: node lock contention");
+    cr_assert_str_eq(lock_of("n1"), want);
+    free(want);
+    /* No version known: acquire's way (GET, then the owner rules). */
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", NULL, "default", "r", &eb), VS_ERR_CONFLICT);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 0);
+    struct vs_nodelock_stats st;
+    vs_nodelock_stats(l, &st);
+    cr_assert_eq(st.acquired, 2);
+    cr_assert_eq(st.acquired_at, 1);
+    cr_assert_eq(st.at_conflicts, 2);
+    cr_assert_eq(st.contended, 2);
     vs_nodelock_free(l);
 }

@@ -628,6 +628,48 @@ Test(server, bind_wait_times_out_with_hamis_message)
     json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
     cr_assert_str_eq(anno(n2, VS_ANNO_LOCK), lockv); /* untouched */
     json_decref(n2);
+    /* bind-phase and bind-time, written before the wait, are gone again. */
+    json_t *t1 = vs_fakeapi_get(api, "Pod", "default", "t1");
+    cr_assert_null(json_object_get(json_object_get(json_object_get(t1, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_PHASE));
+    cr_assert_null(json_object_get(json_object_get(json_object_get(t1, "metadata"), "annotations"),
+                                   VS_ANNO_BIND_TIME));
+    json_decref(t1);
+}
+
+/* A failed Bind's bind-phase is put back only if nobody changed the pod since it was written:
+ * here something wrote bind-phase=success meanwhile, which stays. */
+Test(server, failed_bind_leaves_a_pod_changed_since_alone)
+{
+    retry_ms = 5000;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod("t2", "uid-t2", "1000", "10"));
+    const char *only2[] = {"n2"};
+    json_decref(filter("t2", only2, 1));
+    json_decref(wait_anno("Pod", "default", "t2", VS_ANNO_ALLOCATED));
+    struct bg_bind b = {.name = "t2", .uid = "uid-t2", .node = "n2"};
+    cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
+    json_t *p = wait_anno("Pod", "default", "t2", VS_ANNO_BIND_PHASE);
+    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "allocating"); /* written while it waits */
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
+                        VS_ANNO_BIND_PHASE, json_string("success"));
+    char *text = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    cr_assert_neq(vs_fakeapi_put(api, text), 0);
+    free(text);
+    /* The wait times out: the revert, conditional on the version our patch left, is refused. */
+    pthread_join(b.t, NULL);
+    cr_assert_eq(b.status, 200);
+    cr_assert_str_eq(b.out, "{\"Error\":\"timed out after 5s waiting for node n2 to be unlocked: "
+                            "node lock contention\"}");
+    p = vs_fakeapi_get(api, "Pod", "default", "t2");
+    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "success");
+    json_decref(p);
+    free(b.out);
 }
 
 /* kube-scheduler retries a Bind whose call timed out while the first one, still queued here,
@@ -682,7 +724,7 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
 
 /* The same retry, when kube-scheduler's new Filter placed the pod on another node while the
  * first Bind still waited: the first Bind, once it has its node's lock, finds the reservation
- * elsewhere and gives the lock back without writing anything on the pod. */
+ * elsewhere and gives the lock back without binding the pod. */
 Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
 {
     retry_ms = 60000;
@@ -707,8 +749,11 @@ Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
     cr_assert_str_eq(b.out, "{\"Error\":\"pod default/m1 was filtered again onto another node; "
                             "this Bind to n2 is stale\"}");
     free(b.out);
+    /* Not bound to n2. Its bind-phase write, made before it queued, stays (the new Filter
+     * changed the pod since, so it is not reverted); it means nothing without a binding (the
+     * device plugin looks only at pods bound to its node) and the retry writes it again. */
     json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
-    cr_assert_null(anno(pod, VS_ANNO_BIND_PHASE));
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
     cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeName"));
     json_decref(pod);
     json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
@@ -717,4 +762,26 @@ Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
     /* The retry's own Bind to n1 goes through. */
     char err[512];
     cr_assert_str_eq(bind_pod("m1", "uid-m1", "n1", err, sizeof(err)), "");
+}
+
+/* bind-phase is written conditional on the version of the pod the Bind checked: a 409 (the pod
+ * changed meanwhile) reads it again and writes once more. */
+Test(server, bind_phase_write_retried_after_a_conflict)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("c1", "uid-c1", "1000", "10"));
+    const char *only1[] = {"n1"};
+    json_decref(filter("c1", only1, 1));
+    json_decref(wait_anno("Pod", "default", "c1", VS_ANNO_ALLOCATED));
+    vs_fakeapi_reset_counts(api);
+    vs_fakeapi_fault(api, "PATCH", "/api/v1/namespaces/default/pods/c1", 409, 1);
+    char err[512];
+    cr_assert_str_eq(bind_pod("c1", "uid-c1", "n1", err, sizeof(err)), "");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/c1"), 2);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/namespaces/default/pods/c1"), 2);
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "c1");
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    json_decref(pod);
 }
