@@ -89,11 +89,15 @@ void vs_http_error(struct vs_http_resp *resp, int status, const char *msg)
 
 /* ------------------------------------------------------------------ TLS credentials */
 
+/* Reads a whole file (certificates and private keys): unbuffered, and a grown buffer's old
+ * copy is wiped before it is freed, so the only copy of a key is the returned one, which the
+ * caller wipes (explicit_bzero) before freeing. */
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
+    setvbuf(f, NULL, _IONBF, 0);
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -102,13 +106,14 @@ static char *read_file(const char *path, size_t *len)
         if (r == 0)
             break;
         if (n + 1 == cap) {
-            char *g = cap > (16u << 20) ? NULL : realloc(buf, cap * 2);
-            if (!g) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
+            char *g = cap > (16u << 20) ? NULL : malloc(cap * 2);
+            if (g)
+                memcpy(g, buf, n);
+            explicit_bzero(buf, n);
+            free(buf);
             buf = g;
+            if (!g)
+                break;
             cap *= 2;
         }
     }
@@ -165,6 +170,8 @@ static enum vs_err creds_load(const char *cert_file, const char *key_file, struc
 out:
     creds_free(c);
     free(cert);
+    if (key) /* the private key's PEM: no copy left in freed memory */
+        explicit_bzero(key, kl);
     free(key);
     return err;
 }
