@@ -25,6 +25,7 @@
 #                       default DIR/pki/extender-client.{crt,key} (signed by DIR/pki/ca.crt)
 #   VS_E2E_APISERVER_V / VS_E2E_SCHEDULER_V   klog verbosity (default 1 / 2)
 #   VS_E2E_SCHEDULER_FLAGS                    more kube-scheduler flags (words), e.g. --feature-gates=...
+#   VS_E2E_APISERVER_FLAGS                    more kube-apiserver flags (words), e.g. --runtime-config=...
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -262,7 +263,7 @@ start_apiserver() {
         --enable-admission-plugins=MutatingAdmissionWebhook \
         --cert-dir="$DIR/apiserver-certs" \
         --profiling=false \
-        --v="${VS_E2E_APISERVER_V:-1}"
+        --v="${VS_E2E_APISERVER_V:-1}" ${VS_E2E_APISERVER_FLAGS:-}
     wait_until "kube-apiserver ready on https://127.0.0.1:$API_PORT" kube-apiserver \
         "$E2E_BIN/kubectl" --kubeconfig="$DIR/kubeconfig" --request-timeout=5s get --raw /readyz
 }
