@@ -563,20 +563,31 @@ static void wait_metric(const char *line)
     }
 }
 
+/* The set-up of the node-queue tests: the service with --node-lock-retry-timeout `retry`, n2
+ * locked by a live pod `owner` (the lock's value into lockv), and pod `name` filtered onto n2. */
+static void filtered_onto_locked_n2(long long retry, const char *name, const char *uid, char *lockv,
+                                    size_t cap)
+{
+    retry_ms = retry;
+    start_service(false, 0);
+    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
+    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
+    if (lockv)
+        snprintf(lockv, cap, "%s", v);
+    set_lock("n2", v);
+    free(v);
+    put(vs_harness_pod(name, uid, "1000", "10"));
+    const char *only2[] = {"n2"};
+    json_decref(filter(name, only2, 1));
+    json_decref(wait_anno("Pod", "default", name, VS_ANNO_ALLOCATED));
+}
+
 /* A Bind for a locked node waits in the node's queue; meanwhile Filter answers and other nodes
  * bind; the release seen by the node watch lets it take the lock (no BindingFailed). */
 Test(server, bind_waits_in_the_node_queue_without_blocking_others)
 {
-    retry_ms = 60000;
-    start_service(false, 0);
-    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
-    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
-    set_lock("n2", v);
-    free(v);
-    put(vs_harness_pod("q1", "uid-q1", "1000", "10"));
-    const char *only2[] = {"n2"}, *only1[] = {"n1"};
-    json_decref(filter("q1", only2, 1));
-    json_decref(wait_anno("Pod", "default", "q1", VS_ANNO_ALLOCATED));
+    filtered_onto_locked_n2(60000, "q1", "uid-q1", NULL, 0);
+    const char *only1[] = {"n1"};
     struct bg_bind b = {.name = "q1", .uid = "uid-q1", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
     wait_metric("\nvgpu_sched_binds_waiting 1\n"); /* q1 is in n2's queue */
@@ -610,18 +621,8 @@ Test(server, bind_waits_in_the_node_queue_without_blocking_others)
 /* The wait is bounded: a lock that is never released fails the Bind with HAMi's message. */
 Test(server, bind_wait_times_out_with_hamis_message)
 {
-    retry_ms = 1000;
-    start_service(false, 0);
-    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
-    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
     char lockv[256];
-    snprintf(lockv, sizeof(lockv), "%s", v);
-    set_lock("n2", v);
-    free(v);
-    put(vs_harness_pod("t1", "uid-t1", "1000", "10"));
-    const char *only2[] = {"n2"};
-    json_decref(filter("t1", only2, 1));
-    json_decref(wait_anno("Pod", "default", "t1", VS_ANNO_ALLOCATED));
+    filtered_onto_locked_n2(1000, "t1", "uid-t1", lockv, sizeof(lockv));
     char err[512];
     cr_assert_str_eq(bind_pod("t1", "uid-t1", "n2", err, sizeof(err)),
                      "timed out after 1s waiting for node n2 to be unlocked: node lock contention");
@@ -641,16 +642,7 @@ Test(server, bind_wait_times_out_with_hamis_message)
  * here something wrote bind-phase=success meanwhile, which stays. */
 Test(server, failed_bind_leaves_a_pod_changed_since_alone)
 {
-    retry_ms = 5000;
-    start_service(false, 0);
-    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
-    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
-    set_lock("n2", v);
-    free(v);
-    put(vs_harness_pod("t2", "uid-t2", "1000", "10"));
-    const char *only2[] = {"n2"};
-    json_decref(filter("t2", only2, 1));
-    json_decref(wait_anno("Pod", "default", "t2", VS_ANNO_ALLOCATED));
+    filtered_onto_locked_n2(5000, "t2", "uid-t2", NULL, 0);
     struct bg_bind b = {.name = "t2", .uid = "uid-t2", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
     json_t *p = wait_anno("Pod", "default", "t2", VS_ANNO_BIND_PHASE);
@@ -679,16 +671,7 @@ Test(server, failed_bind_leaves_a_pod_changed_since_alone)
  * with allocating and the device plugin failed the pod.) */
 Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
 {
-    retry_ms = 60000;
-    start_service(false, 0);
-    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
-    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
-    set_lock("n2", v);
-    free(v);
-    put(vs_harness_pod("d1", "uid-d1", "1000", "10"));
-    const char *only2[] = {"n2"};
-    json_decref(filter("d1", only2, 1));
-    json_decref(wait_anno("Pod", "default", "d1", VS_ANNO_ALLOCATED));
+    filtered_onto_locked_n2(60000, "d1", "uid-d1", NULL, 0);
     /* The first Bind and, after kube-scheduler gave up on it, the retry: both queued on n2. */
     struct bg_bind b1 = {.name = "d1", .uid = "uid-d1", .node = "n2"};
     struct bg_bind b2 = b1;
@@ -727,16 +710,8 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
  * elsewhere and gives the lock back without binding the pod. */
 Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
 {
-    retry_ms = 60000;
-    start_service(false, 0);
-    put(vs_harness_pod("owner", "uid-owner", "100", "1"));
-    char *v = vs_annot_format_lock(time(NULL), "default", "owner");
-    set_lock("n2", v);
-    free(v);
-    put(vs_harness_pod("m1", "uid-m1", "1000", "10"));
-    const char *only1[] = {"n1"}, *only2[] = {"n2"};
-    json_decref(filter("m1", only2, 1));
-    json_decref(wait_anno("Pod", "default", "m1", VS_ANNO_ALLOCATED));
+    filtered_onto_locked_n2(60000, "m1", "uid-m1", NULL, 0);
+    const char *only1[] = {"n1"};
     struct bg_bind b = {.name = "m1", .uid = "uid-m1", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
     wait_metric("\nvgpu_sched_binds_waiting 1\n");

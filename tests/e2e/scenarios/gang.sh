@@ -24,25 +24,10 @@ scenario_gang_pre_up() {
     vs_pre_up
 }
 
-# gang_member NAME : one member of PodGroup train in namespace gang.
+# gang_member NAME : one member of PodGroup train in namespace gang (a whole 16 GiB card).
 gang_member() {
-    cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  namespace: gang
-spec:
-  schedulingGroup:
-    podGroupName: train
-  nodeSelector: {pool: gang}
-  containers:
-    - name: main
-      image: vs-e2e.invalid/cuda:1
-      resources:
-        limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 16384, nvidia.com/gpucores: 100}
-EOF
+    vs_pod_yaml "$1" '{nvidia.com/gpu: 1, nvidia.com/gpumem: 16384, nvidia.com/gpucores: 100}' \
+        '{}' '{pool: gang}' gang | sed 's/^spec:$/spec:\n  schedulingGroup: {podGroupName: train}/'
 }
 
 gang_bound() {
