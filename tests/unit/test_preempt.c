@@ -514,7 +514,7 @@ static char *answer(const char *body)
     struct vs_preempt_args pa;
     struct vs_errbuf eb;
     cr_assert_eq(vs_extargs_preempt(body, strlen(body), &pa, &eb), VS_OK, "%s", eb.msg);
-    json_t *res = vs_ext_preempt_answer(m, &pa, &so);
+    json_t *res = vs_ext_preempt_answer(m, &pa, &so, NULL, 0);
     cr_assert_not_null(res);
     char *s = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
     json_decref(res);
