@@ -742,6 +742,36 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
         return NULL;
     }
     struct vs_preempt_opts po = {.sched = so, .pdbs = pdbs, .n_pdbs = n_pdbs, .bound_only = true};
+    /* A node where the pod fits once its terminating pods are gone (the victims of an earlier
+     * preemption, still counted here when kube-scheduler already saw them deleted): evict
+     * nothing more anywhere and let the pod wait for them (kube-scheduler retries it when they
+     * go). Seen with kube-scheduler v1.38: a second preemption on another node. */
+    for (size_t i = 0; i < pa->n_nodes; i++) {
+        const struct vs_node *n = vs_model_node(m, pa->nodes[i].node);
+        size_t nt = 0;
+        for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
+            nt += pe->terminating;
+        if (!nt)
+            continue;
+        const struct vs_podent **going = calloc(nt, sizeof(*going));
+        if (!going)
+            goto oom;
+        nt = 0;
+        for (const struct vs_podent *pe = n->pods; pe; pe = pe->next)
+            if (pe->terminating)
+                going[nt++] = pe;
+        struct vs_preempt_plan plan;
+        bool found;
+        enum vs_err err =
+            vs_preempt_node(m, &pa->pod, pa->nodes[i].node, going, nt, &po, &plan, &found);
+        free(going);
+        if (err)
+            goto oom;
+        bool wait = found && plan.n == plan.n_forced;
+        vs_preempt_plan_cleanup(&plan);
+        if (wait)
+            return out;
+    }
     for (size_t i = 0; i < pa->n_nodes; i++) {
         const struct vs_preempt_node_args *na = &pa->nodes[i];
         const struct vs_podent **forced = calloc(na->n_uids ? na->n_uids : 1, sizeof(*forced));

@@ -573,6 +573,35 @@ Test(preempt, answer_keeps_kube_victims_and_completes_them)
     free(s);
 }
 
+/* n1's card is being freed by a terminating pod (an earlier preemption's victim): /preempt keeps
+ * no node, so nothing more is evicted on n2 while the pod waits. */
+Test(preempt, answer_waits_for_terminating_pods_that_free_room)
+{
+    node("n1", 1);
+    node("n2", 1);
+    on_card("b1", "n2", 0, 8000, 10, 0, 100);
+    struct vs_pod t;
+    tb_pod(&t, "team", "going", "going");
+    t.deleting = true;
+    tb_anno(&t, VS_ANNO_VGPU_NODE, "n1");
+    tb_anno(&t, VS_ANNO_ALLOCATED, "GPU-n1-0,NVIDIA,8000,10:;");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_pod(m, &t, &eb), VS_OK);
+    vs_pod_cleanup(&t);
+    const char *body = "{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[]},"
+                       "\"n2\":{\"Pods\":[]}}}";
+    char *s = answer(body);
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+    /* With another pod on n1's card the terminating one's going is not enough: no waiting, and
+     * n1 has no plan (the terminating pod still counts and is no victim), n2 has one. */
+    on_card("small", "n1", 0, 4000, 10, 0, 100);
+    s = answer(body);
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n2\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"b1\"}]}}}");
+    free(s);
+}
+
 Test(preempt, answer_never_policy_omits_every_node)
 {
     node("n1", 1);
