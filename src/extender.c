@@ -742,18 +742,19 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
         return NULL;
     }
     struct vs_preempt_opts po = {.sched = so, .pdbs = pdbs, .n_pdbs = n_pdbs, .bound_only = true};
-    /* A node where the pod fits once its terminating pods are gone (the victims of an earlier
-     * preemption, still counted here when kube-scheduler already saw them deleted): evict
-     * nothing more anywhere and let the pod wait for them (kube-scheduler retries it when they
-     * go). Seen with kube-scheduler v1.38: a second preemption on another node. */
+    /* A node where the pod fits as it is, or once its terminating pods are gone (the victims
+     * of an earlier preemption, still counted here, or already gone here while kube-scheduler's
+     * Filter saw them): evict nothing anywhere and let the pod be retried (the victims' updates
+     * and deletes requeue it). Seen with kube-scheduler v1.38 in both orders of the race: a
+     * second preemption on another node. */
     for (size_t i = 0; i < pa->n_nodes; i++) {
         const struct vs_node *n = vs_model_node(m, pa->nodes[i].node);
         size_t nt = 0;
         for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
             nt += pe->terminating;
-        if (!nt)
+        if (!n)
             continue;
-        const struct vs_podent **going = calloc(nt, sizeof(*going));
+        const struct vs_podent **going = calloc(nt ? nt : 1, sizeof(*going));
         if (!going)
             goto oom;
         nt = 0;
