@@ -22,7 +22,7 @@
 . "$E2E_DIR/scenarios/preemption.sh" # its helpers: pre_pod, pre_metric, pre_low_pods, ...
 
 scenario_preemption_verb_pre_up() {
-    # Opt-in: in 3 of 6 runs on a loaded machine kube-scheduler preempted a second time on the
+    # Opt-in: in 4 of 9 runs on a loaded machine kube-scheduler preempted a second time on the
     # other node (PDB-protected pods) right after the first victims were deleted; see
     # tests/e2e/README.md, "The verb-mode control plane". Not in the default suite until fixed.
     [[ "${VS_E2E_PREEMPT_VERB:-0}" == 1 ]] ||
