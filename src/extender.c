@@ -734,14 +734,46 @@ out:
 /* ------------------------------------------------------------------ Preempt */
 
 json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_args *pa,
-                              const struct vs_sched_opts *so)
+                              const struct vs_sched_opts *so, const struct vs_pdb *pdbs,
+                              size_t n_pdbs)
 {
     json_t *out = json_object(), *map = json_object();
     if (!out || !map || json_object_set_new(out, "NodeNameToMetaVictims", map)) {
         json_decref(out);
         return NULL;
     }
-    struct vs_preempt_opts po = {.sched = so, .bound_only = true};
+    struct vs_preempt_opts po = {.sched = so, .pdbs = pdbs, .n_pdbs = n_pdbs, .bound_only = true};
+    /* A node where the pod fits as it is, or once its terminating pods are gone (the victims
+     * of an earlier preemption, still counted here, or already gone here while kube-scheduler's
+     * Filter saw them): evict nothing anywhere and let the pod be retried (the victims' updates
+     * and deletes requeue it). Seen with kube-scheduler v1.38 in both orders of the race: a
+     * second preemption on another node. */
+    for (size_t i = 0; i < pa->n_nodes; i++) {
+        const struct vs_node *n = vs_model_node(m, pa->nodes[i].node);
+        size_t nt = 0;
+        for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
+            nt += pe->terminating;
+        if (!n)
+            continue;
+        const struct vs_podent **going = calloc(nt ? nt : 1, sizeof(*going));
+        if (!going)
+            goto oom;
+        nt = 0;
+        for (const struct vs_podent *pe = n->pods; pe; pe = pe->next)
+            if (pe->terminating)
+                going[nt++] = pe;
+        struct vs_preempt_plan plan;
+        bool found;
+        enum vs_err err =
+            vs_preempt_node(m, &pa->pod, pa->nodes[i].node, going, nt, &po, &plan, &found);
+        free(going);
+        if (err)
+            goto oom;
+        bool wait = found && plan.n == plan.n_forced;
+        vs_preempt_plan_cleanup(&plan);
+        if (wait)
+            return out;
+    }
     for (size_t i = 0; i < pa->n_nodes; i++) {
         const struct vs_preempt_node_args *na = &pa->nodes[i];
         const struct vs_podent **forced = calloc(na->n_uids ? na->n_uids : 1, sizeof(*forced));
@@ -769,7 +801,11 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
             vs_preempt_plan_cleanup(&plan);
             goto oom;
         }
-        json_object_set_new(v, "NumPDBViolations", json_integer(na->pdb_violations));
+        /* kube-scheduler's count covers its victims (pods we may not track), ours the GPU
+         * pods of the plan: the larger is a lower bound of the true count. */
+        int64_t viol =
+            na->pdb_violations > plan.pdb_violations ? na->pdb_violations : plan.pdb_violations;
+        json_object_set_new(v, "NumPDBViolations", json_integer(viol));
         for (size_t k = 0; k < na->n_uids; k++)
             json_array_append_new(pods, json_pack("{s:s}", "UID", na->uids[k]));
         for (size_t k = plan.n_forced; k < plan.n; k++)
@@ -788,10 +824,11 @@ struct preempt_ctx {
     json_t *res;
 };
 
-static void preempt_locked(void *ctx, const struct vs_model *m)
+static void preempt_locked(void *ctx, const struct vs_model *m, const struct vs_pdb *pdbs,
+                           size_t n_pdbs)
 {
     struct preempt_ctx *c = ctx;
-    c->res = vs_ext_preempt_answer(m, c->pa, c->so);
+    c->res = vs_ext_preempt_answer(m, c->pa, c->so, pdbs, n_pdbs);
 }
 
 /* The node map of the request as it came (for pods we have no say in). */
@@ -845,7 +882,7 @@ void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_res
     struct vs_sched_opts so = {
         .cfg = a->cfg, .node_policy = a->node_policy, .gpu_policy = a->gpu_policy};
     struct preempt_ctx pc = {.pa = &pa, .so = &so};
-    vs_store_read(a->store, preempt_locked, &pc);
+    vs_store_read_pdbs(a->store, preempt_locked, &pc);
     if (!pc.res) {
         set_json(resp, 500, json_pack("{s:s}", "Error", "out of memory"));
         goto out;

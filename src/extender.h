@@ -20,6 +20,8 @@
 #include "server.h"
 #include "store.h"
 
+struct vs_pdb;
+
 struct vs_webhook_opts;
 struct vs_holds;
 
@@ -71,9 +73,12 @@ void vs_ext_metrics(void *app, const struct vs_http_req *req, struct vs_http_res
 
 /* The ExtenderPreemptionResult for pa over model m (pure; the caller holds the model's read
  * lock): each node's victims are pa's UIDs as given, then the UIDs of the pods added. A node is
- * kept with no victim only when it came in with none and the pod fits there as it is. */
+ * kept with no victim only when it came in with none and the pod fits there as it is. Within a
+ * node, plans that violate none of the pdbs rank first, and NumPDBViolations is the larger of
+ * kube-scheduler's count and the plan's (kube-scheduler ranks candidates by it). */
 json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_args *pa,
-                              const struct vs_sched_opts *so);
+                              const struct vs_sched_opts *so, const struct vs_pdb *pdbs,
+                              size_t n_pdbs);
 
 /* Drops a reservation whose pod patch failed (async callback). */
 void vs_ext_patch_failed(void *app, const char *uid, const char *alloc);

@@ -597,10 +597,15 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         goto fail;
     if (pauto)
         pmode = preemption_auto(s->kube);
+    else
+        vs_log(VS_LOG_INFO, "gpu_preemption", "mode=%s source=flag",
+               pmode == VS_GPU_PREEMPT_VERB     ? "verb"
+               : pmode == VS_GPU_PREEMPT_FILTER ? "filter"
+                                                : "off");
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
                                .reservation_ttl = c->reservation_ttl_ms / 1000,
-                               .watch_pdbs = pmode == VS_GPU_PREEMPT_FILTER};
+                               .watch_pdbs = pmode != VS_GPU_PREEMPT_OFF};
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,

@@ -1111,6 +1111,16 @@ void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_mod
     pthread_rwlock_unlock(&s->mu);
 }
 
+void vs_store_read_pdbs(struct vs_store *s,
+                        void (*fn)(void *ctx, const struct vs_model *m, const struct vs_pdb *pdbs,
+                                   size_t n_pdbs),
+                        void *ctx)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    fn(ctx, s->model, s->pdbs, s->n_pdbs);
+    pthread_rwlock_unlock(&s->mu);
+}
+
 void vs_store_stats(const struct vs_store *cs, struct vs_store_stats *out)
 {
     struct vs_store *s = (struct vs_store *)cs;

@@ -20,8 +20,7 @@ struct vs_store_opts {
     const char *node_label_selector; /* "k=v,k2=v2" or NULL */
     const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
     int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
-    bool watch_pdbs; /* also list/watch PodDisruptionBudgets (filter-mode preemption ranks by
-                      * them) */
+    bool watch_pdbs; /* also list/watch PodDisruptionBudgets (preemption plans rank by them) */
 };
 
 struct vs_store_stats {
@@ -121,6 +120,12 @@ enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char
 
 /* Runs fn with the model under the read lock. */
 void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx);
+struct vs_pdb;
+/* Same, with the PodDisruptionBudgets too (none unless watch_pdbs). */
+void vs_store_read_pdbs(struct vs_store *s,
+                        void (*fn)(void *ctx, const struct vs_model *m, const struct vs_pdb *pdbs,
+                                   size_t n_pdbs),
+                        void *ctx);
 void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):

@@ -161,6 +161,11 @@ render fastlease --set replicas=2 --set leaderElection.leaseDuration=8s \
   --set leaderElection.renewDeadline=6s --set leaderElection.retryPeriod=1s
 has fastlease 'leaseDuration: 8s$' 'renewDeadline: 6s$' 'retryPeriod: 1s$'
 refuses bad-policy 'webhook.failurePolicy "Maybe"' --set webhook.failurePolicy=Maybe
+render verbmode --set scheduler.gpuPreemption=verb
+has verbmode '- --gpu-preemption=verb$' 'resources: \["poddisruptionbudgets"\]$'
+hasnt verbmode 'pods/eviction'
+render offmode --set scheduler.gpuPreemption=off
+hasnt offmode 'pods/eviction' 'poddisruptionbudgets'
 
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,10 +3,13 @@
 #   etcd, kube-apiserver, kube-scheduler, kubectl  (pinned in versions.env)
 #   helm                                           (chart rendering / lint)
 #   vs-e2e                                         (tests/e2e/tools: fake nodes, device-plugin emulation)
+#   verb: kube-scheduler K8S_VERSION_VERB          (the verb-mode preemption scenario; Go >= 1.27)
 #
-# usage: tests/e2e/build.sh [all|k8s|etcd|helm|tools]...     (default: all)
+# usage: tests/e2e/build.sh [all|k8s|etcd|helm|tools|verb]...  (default: all = tools etcd k8s helm
+#        verb)
 #
-# Output: ${VS_E2E_CACHE:-$HOME/.cache/vgpu-sched-e2e}/bin-<k8s version>/. Each component has a
+# Output: ${VS_E2E_CACHE:-$HOME/.cache/vgpu-sched-e2e}/bin-<k8s version>/ (verb: bin-<its
+# version>/). Each component has a
 # stamp file there naming exactly what was built (versions, Go version, flags, tool sources); when
 # the stamp matches and the binaries exist the component is skipped, so a warm run is a no-op.
 # Go's module and build caches stay at their defaults (go env GOMODCACHE / GOCACHE).
@@ -64,49 +67,85 @@ new_module() {
     (cd "$1" && go mod init "$2" >/dev/null 2>&1)
 }
 
-build_k8s() {
-    local bins=(kube-apiserver kube-scheduler kubectl)
-    local want="recipe=$RECIPE k8s.io/kubernetes@$K8S_VERSION staging@$K8S_STAGING_VERSION $GO_ID"
+# k8s_build DIR VERSION EMPTY REPLACES BIN... : build the Kubernetes commands BIN... of VERSION
+# into DIR, stamped .stamp-k8s. EMPTY: module paths replaced by an empty local module (staging
+# modules the proxy does not serve and the commands do not import); REPLACES: extra
+# "path=path@version" replacements. Both are part of the stamp.
+k8s_build() {
+    local dir=$1 version=$2 empty=$3 replaces=$4
+    shift 4
+    local bins=("$@")
+    local staging_version="v0.${version#v1.}"
+    local want="recipe=$RECIPE k8s.io/kubernetes@$version staging@$staging_version $GO_ID"
+    [[ -z "$empty" ]] || want+=" empty=${empty// /,}"
+    [[ -z "$replaces" ]] || want+=" replace=${replaces// /,}"
+    mkdir -p "$dir"
+    E2E_BIN=$dir
     if stamp_ok k8s "$want" "${bins[@]}"; then
-        e2e_log "k8s: ${bins[*]} $K8S_VERSION up to date"
+        e2e_log "k8s: ${bins[*]} $version up to date"
         return
     fi
-    e2e_log "k8s: building ${bins[*]} $K8S_VERSION (staging modules $K8S_STAGING_VERSION)"
-    local mod="$E2E_SRC/k8s-$K8S_VERSION"
+    e2e_log "k8s: building ${bins[*]} $version (staging modules $staging_version)"
+    local mod="$E2E_SRC/k8s-$version"
     new_module "$mod" vs-e2e.invalid/k8s-build
     cd "$mod"
 
     # Kubernetes' own go.mod lists every staging module as a v0.0.0 requirement.
     local gomod staging=() m
-    gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
+    gomod="$(go mod download -json "k8s.io/kubernetes@$version" |
         awk -F'"' '$2 == "GoMod" { print $4 }')"
-    [[ -f "$gomod" ]] || e2e_die "could not download go.mod of k8s.io/kubernetes@$K8S_VERSION"
+    [[ -f "$gomod" ]] || e2e_die "could not download go.mod of k8s.io/kubernetes@$version"
     mapfile -t staging < <(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" { print $1 }' "$gomod" | sort -u)
     ((${#staging[@]} > 10)) || e2e_die "found only ${#staging[@]} staging modules in $gomod"
-    e2e_log "k8s: replacing ${#staging[@]} staging modules with @$K8S_STAGING_VERSION"
+    e2e_log "k8s: replacing ${#staging[@]} staging modules with @$staging_version${empty:+ (empty: $empty)}"
 
-    local edits=(-require="k8s.io/kubernetes@$K8S_VERSION")
-    for m in "${staging[@]}"; do edits+=(-replace="$m=$m@$K8S_STAGING_VERSION"); done
+    local edits=(-require="k8s.io/kubernetes@$version") r
+    for m in "${staging[@]}"; do
+        if [[ " $empty " == *" $m "* ]]; then
+            mkdir -p "empty/$m"
+            printf 'module %s\n\ngo 1.22\n' "$m" >"empty/$m/go.mod"
+            edits+=(-replace="$m=./empty/$m")
+        else
+            edits+=(-replace="$m=$m@$staging_version")
+        fi
+    done
+    for r in $replaces; do edits+=(-replace="$r"); done
     for m in "${bins[@]}"; do edits+=(-tool="k8s.io/kubernetes/cmd/$m"); done
     go mod edit "${edits[@]}"
-    go mod tidy
+    if [[ -n "$empty" ]]; then
+        # tidy also loads the tests of every dependency, some of which import the emptied
+        # modules: -e keeps going; the build below needs none of them (or fails).
+        go mod tidy -e 2>&1 | grep -v '^go: downloading' >"$mod/tidy.log" || true
+    else
+        go mod tidy
+    fi
 
     # The version stamp Kubernetes' own build sets (hack/lib/version.sh), so /version,
-    # `kubectl version` and the components' compatibility version say K8S_VERSION.
-    local minor=${K8S_VERSION#v1.}
+    # `kubectl version` and the components' compatibility version say the version.
+    local minor=${version#v1.}
     minor=${minor%%.*}
     local ld="-s -w" pkg
     for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-        ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        ld+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
         ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
     done
-    local tmp="$E2E_BIN/.tmp-k8s"
+    local tmp="$dir/.tmp-k8s"
     rm -rf "$tmp"
     mkdir -p "$tmp"
     local pkgs=()
     for m in "${bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$m"); done
     go build -trimpath -buildvcs=false -ldflags "$ld" -o "$tmp/" "${pkgs[@]}"
     install_bins "$tmp" k8s "$want" "${bins[@]}"
+}
+
+build_k8s() { k8s_build "$E2E_BIN" "$K8S_VERSION" "" "" kube-apiserver kube-scheduler kubectl; }
+
+# The verb-mode kube-scheduler, with its own Go toolchain (set only for this build).
+build_verb() {
+    export GOTOOLCHAIN="$K8S_VERB_GOTOOLCHAIN"
+    GO_ID="$(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)"
+    k8s_build "$E2E_BIN_VERB" "$K8S_VERSION_VERB" "$K8S_VERB_EMPTY_MODULES" "$K8S_VERB_REPLACES" \
+        kube-scheduler
 }
 
 build_etcd() {
@@ -184,11 +223,11 @@ build_tools() {
 main() {
     local comps=("$@") c t0 t start
     ((${#comps[@]})) || comps=(all)
-    if [[ " ${comps[*]} " == *" all "* ]]; then comps=(tools etcd k8s helm); fi
+    if [[ " ${comps[*]} " == *" all "* ]]; then comps=(tools etcd k8s helm verb); fi
     for c in "${comps[@]}"; do
         case $c in
-        k8s | etcd | helm | tools) ;;
-        *) e2e_die "unknown component '$c' (want all, k8s, etcd, helm, tools)" ;;
+        k8s | etcd | helm | tools | verb) ;;
+        *) e2e_die "unknown component '$c' (want all, k8s, etcd, helm, tools, verb)" ;;
         esac
     done
     e2e_log "cache: $E2E_BIN ($GO_ID; GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE))"
@@ -201,8 +240,12 @@ main() {
     done
     e2e_log "build total: $(fmt_secs $(($(now) - start))) (${comps[*]})"
     # Sizes, so it is visible what the cache holds.
-    find "$E2E_BIN" -maxdepth 1 -type f ! -name '.*' -printf '  %-16f %s\n' | sort |
-        awk '{ printf "  %-16s %6.1f MiB\n", $1, $2 / 1048576 }' >&2
+    local d
+    for d in "$E2E_BIN" "$E2E_BIN_VERB"; do
+        [[ -d "$d" ]] || continue
+        find "$d" -maxdepth 1 -type f ! -name '.*' -printf "$(basename "$d")/%f %s\n" | sort |
+            awk '{ printf "  %-34s %6.1f MiB\n", $1, $2 / 1048576 }' >&2
+    done
 }
 
 main "$@"

@@ -26,6 +26,8 @@
 #   VS_E2E_APISERVER_V / VS_E2E_SCHEDULER_V   klog verbosity (default 1 / 2)
 #   VS_E2E_SCHEDULER_FLAGS                    more kube-scheduler flags (words), e.g. --feature-gates=...
 #   VS_E2E_APISERVER_FLAGS                    more kube-apiserver flags (words), e.g. --runtime-config=...
+#   VS_E2E_KUBE_SCHEDULER                     the kube-scheduler binary (default: the pinned one;
+#                                             the preemption-verb scenario runs K8S_VERSION_VERB's)
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -323,7 +325,7 @@ render_scheduler_config() {
 
 start_scheduler() {
     render_scheduler_config
-    spawn kube-scheduler "$E2E_BIN/kube-scheduler" \
+    spawn kube-scheduler "$E2E_KUBE_SCHEDULER" \
         --config="$DIR/scheduler-config.yaml" \
         --bind-address=127.0.0.1 \
         --secure-port="$SCHED_PORT" \
@@ -371,6 +373,7 @@ up_failed() {
 
 cmd_up() {
     e2e_need_bins etcd kube-apiserver kube-scheduler kubectl vs-e2e
+    [[ -x "$E2E_KUBE_SCHEDULER" ]] || e2e_die "$E2E_KUBE_SCHEDULER missing: run tests/e2e/build.sh"
     e2e_need_cmds openssl curl base64 awk
     if [[ -e "$DIR" ]]; then
         if [[ -f "$DIR/$MARKER" ]]; then
@@ -399,7 +402,9 @@ cmd_up() {
     bootstrap_objects
     start_scheduler
     trap - EXIT
-    e2e_log "control plane $K8S_VERSION up in $((SECONDS - t0))s: export KUBECONFIG=$DIR/kubeconfig"
+    local sv=""
+    [[ "$E2E_KUBE_SCHEDULER" == "$E2E_BIN/kube-scheduler" ]] || sv=" (kube-scheduler: $E2E_KUBE_SCHEDULER)"
+    e2e_log "control plane $K8S_VERSION$sv up in $((SECONDS - t0))s: export KUBECONFIG=$DIR/kubeconfig"
 }
 
 cmd_down() {

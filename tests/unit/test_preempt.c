@@ -514,7 +514,7 @@ static char *answer(const char *body)
     struct vs_preempt_args pa;
     struct vs_errbuf eb;
     cr_assert_eq(vs_extargs_preempt(body, strlen(body), &pa, &eb), VS_OK, "%s", eb.msg);
-    json_t *res = vs_ext_preempt_answer(m, &pa, &so);
+    json_t *res = vs_ext_preempt_answer(m, &pa, &so, NULL, 0);
     cr_assert_not_null(res);
     char *s = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
     json_decref(res);
@@ -539,11 +539,15 @@ Test(preempt, answer_placeholders_get_victims_or_are_omitted)
     char *s = answer("{\"Pod\":" HI_POD ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{"
                      "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},\"n2\":{\"Pods\":null},"
                      "\"n3\":null}}");
-    /* n1: both pods of its card; n2: only an equal-priority pod, omitted; n3: the pod fits as it
-     * is (a placeholder may come back empty). */
+    /* n3: the pod fits as it is (kube-scheduler's Filter saw older usage): nothing is evicted
+     * anywhere, the pod is retried. */
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+    /* Without n3: n1, both pods of its card; n2, only an equal-priority pod, omitted. */
+    s = answer("{\"Pod\":" HI_POD ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{"
+               "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},\"n2\":{\"Pods\":null}}}");
     cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":["
-                        "{\"UID\":\"a1\"},{\"UID\":\"a2\"}]},\"n3\":{\"NumPDBViolations\":0,"
-                        "\"Pods\":[]}}}");
+                        "{\"UID\":\"a1\"},{\"UID\":\"a2\"}]}}}");
     free(s);
 }
 
@@ -570,6 +574,35 @@ Test(preempt, answer_keeps_kube_victims_and_completes_them)
                "\"name\":\"a1\",\"uid\":\"a1\"}}]}}}");
     cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":["
                         "{\"UID\":\"a1\"},{\"UID\":\"a2\"}]}}}");
+    free(s);
+}
+
+/* n1's card is being freed by a terminating pod (an earlier preemption's victim): /preempt keeps
+ * no node, so nothing more is evicted on n2 while the pod waits. */
+Test(preempt, answer_waits_for_terminating_pods_that_free_room)
+{
+    node("n1", 1);
+    node("n2", 1);
+    on_card("b1", "n2", 0, 8000, 10, 0, 100);
+    struct vs_pod t;
+    tb_pod(&t, "team", "going", "going");
+    t.deleting = true;
+    tb_anno(&t, VS_ANNO_VGPU_NODE, "n1");
+    tb_anno(&t, VS_ANNO_ALLOCATED, "GPU-n1-0,NVIDIA,8000,10:;");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_pod(m, &t, &eb), VS_OK);
+    vs_pod_cleanup(&t);
+    const char *body = "{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[]},"
+                       "\"n2\":{\"Pods\":[]}}}";
+    char *s = answer(body);
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+    /* With another pod on n1's card the terminating one's going is not enough: no waiting, and
+     * n1 has no plan (the terminating pod still counts and is no victim), n2 has one. */
+    on_card("small", "n1", 0, 4000, 10, 0, 100);
+    s = answer(body);
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n2\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"b1\"}]}}}");
     free(s);
 }
 

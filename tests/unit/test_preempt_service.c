@@ -279,6 +279,48 @@ Test(preempt_service, auto_mode_follows_the_api_server_version)
     json_decref(r);
 }
 
+/* verb mode watches PodDisruptionBudgets too: on n1 the plan evicting l0a and l0b (no violation)
+ * is chosen over l1a's (protected), and on n2 NumPDBViolations counts the protected l2a, so
+ * kube-scheduler, which ranks candidates by it, prefers n1. */
+Test(preempt_service, verb_mode_reports_pdb_violations)
+{
+    put(strdup("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"l1a\",\"namespace\":\"default\","
+               "\"uid\":\"l1a\",\"labels\":{\"app\":\"db\"},\"annotations\":{"
+               "\"hami.io/vgpu-node\":\"n1\",\"hami.io/vgpu-devices-allocated\":"
+               "\"n1-gpu1,NVIDIA,15360,10:;\"}},\"spec\":{\"nodeName\":\"n1\",\"priority\":0,"
+               "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\","
+               "\"startTime\":\"2026-01-01T00:03:00Z\"}}"));
+    put(strdup("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"l2a\",\"namespace\":\"default\","
+               "\"uid\":\"l2a\",\"labels\":{\"app\":\"db\"},\"annotations\":{"
+               "\"hami.io/vgpu-node\":\"n2\",\"hami.io/vgpu-devices-allocated\":"
+               "\"n2-gpu0,NVIDIA,8000,10:;\"}},\"spec\":{\"nodeName\":\"n2\",\"priority\":0,"
+               "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\","
+               "\"startTime\":\"2026-01-01T00:04:00Z\"}}"));
+    put(strdup("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{"
+               "\"name\":\"db\",\"namespace\":\"default\"},\"spec\":{\"selector\":{"
+               "\"matchLabels\":{\"app\":\"db\"}}},\"status\":{\"disruptionsAllowed\":0}}"));
+    start_service("verb");
+    put(pending("hi", 15000, 1000, NULL));
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "hi");
+    json_t *req = json_pack("{s:o,s:{s:{s:[]},s:n}}", "Pod", pod, "NodeNameToMetaVictims", "n1",
+                            "Pods", "n2");
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    char *out;
+    cr_assert_eq(vs_harness_call(&h, vs_service_port(svc), "POST", "/preempt", "application/json",
+                                 text, strlen(text), &out),
+                 200);
+    free(text);
+    json_t *r = json_loads(out, 0, NULL);
+    free(out);
+    char *s = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"NumPDBViolations\":0,\"Pods\":[{"
+                        "\"UID\":\"l0a\"},{\"UID\":\"l0b\"}]},\"n2\":{\"NumPDBViolations\":1,"
+                        "\"Pods\":[{\"UID\":\"l2a\"},{\"UID\":\"l2b\"}]}}}");
+    free(s);
+    json_decref(r);
+}
+
 Test(preempt_service, bad_mode_is_a_configuration_error)
 {
     struct vs_service_config c;

@@ -2,7 +2,8 @@
 # Shared helpers for tests/e2e scripts. Source it; do not execute it.
 #
 # Sets: E2E_DIR (tests/e2e), E2E_CACHE (cache root), E2E_BIN (binaries of the pinned versions),
-# E2E_SRC (throwaway build modules), K8S_VERSION, K8S_STAGING_VERSION, ETCD_VERSION, HELM_VERSION.
+# E2E_SRC (throwaway build modules), K8S_VERSION, K8S_STAGING_VERSION, ETCD_VERSION, HELM_VERSION,
+# E2E_BIN_VERB and K8S_VERSION_VERB (the verb-mode kube-scheduler), E2E_KUBE_SCHEDULER.
 # shellcheck disable=SC2034  # the variables are for the scripts that source this file
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +15,11 @@ E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 K8S_STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 E2E_CACHE="${VS_E2E_CACHE:-$HOME/.cache/vgpu-sched-e2e}"
 E2E_BIN="$E2E_CACHE/bin-$K8S_VERSION"
+# kube-scheduler K8S_VERSION_VERB (build.sh verb), for the verb-mode preemption scenario.
+E2E_BIN_VERB="$E2E_CACHE/bin-$K8S_VERSION_VERB"
+# The kube-scheduler binary cluster.sh starts (VS_E2E_KUBE_SCHEDULER overrides; a scenario's
+# pre_up hook may export it).
+E2E_KUBE_SCHEDULER="${VS_E2E_KUBE_SCHEDULER:-$E2E_BIN/kube-scheduler}"
 E2E_SRC="$E2E_CACHE/src"
 
 e2e_log() { printf '%s [e2e] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -11,7 +11,9 @@
 #   vs_start / vs_stop   start vgpu-sched and wait until /readyz is 200; stop it by PID (SIGTERM)
 #
 # The binary is $VS_E2E_VGPU_SCHED (run.sh sets it from its argument; default build/vgpu-sched).
-# VS_E2E_IDENTITY=admin runs vgpu-sched with the admin kubeconfig instead of the chart's RBAC.
+# VS_E2E_IDENTITY=admin runs vgpu-sched with the admin kubeconfig instead of the chart's RBAC;
+# VS_E2E_HELM_FLAGS (words) are passed to helm when that RBAC is rendered, e.g.
+# "--set scheduler.gpuPreemption=verb".
 
 VS_ROOT="$(cd "$E2E_DIR/../.." && pwd)"
 VS_BIN="${VS_E2E_VGPU_SCHED:-$VS_ROOT/build/vgpu-sched}"
@@ -40,8 +42,10 @@ vs_kubeconfig_identity() {
     fi
     [[ -x "$E2E_BIN/helm" ]] || e2e_die "$E2E_BIN/helm missing: run tests/e2e/build.sh"
     e2e_kubectl create namespace "$VS_SYSTEM_NS" >/dev/null
+    # shellcheck disable=SC2086  # words on purpose
     "$E2E_BIN/helm" template vgpu-sched "$VS_ROOT/charts/vgpu-sched" --namespace "$VS_SYSTEM_NS" \
-        --kube-version "$K8S_VERSION" --show-only templates/rbac.yaml >"$E2E_CLUSTER/rbac.yaml"
+        --kube-version "$K8S_VERSION" --show-only templates/rbac.yaml ${VS_E2E_HELM_FLAGS:-} \
+        >"$E2E_CLUSTER/rbac.yaml"
     e2e_kubectl apply -f "$E2E_CLUSTER/rbac.yaml" >/dev/null
     token="$(e2e_kubectl create token vgpu-sched --namespace "$VS_SYSTEM_NS" --duration=4h)"
     api="$(e2e_kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
