@@ -748,8 +748,16 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
      * Filter saw them): evict nothing anywhere and let the pod be retried (the victims' updates
      * and deletes requeue it). Seen with kube-scheduler v1.38 in both orders of the race: a
      * second preemption on another node. */
-    for (size_t i = 0; i < pa->n_nodes; i++) {
-        const struct vs_node *n = vs_model_node(m, pa->nodes[i].node);
+    /* The candidates, and the node the pod is nominated to: kube-scheduler no longer passes
+     * that one once the earlier victims are gone in its view (no victim left there), while
+     * they may still be counted here. */
+    const char *nom = pa->pod.nominated_node;
+    bool nom_extra = nom && *nom;
+    for (size_t i = 0; nom_extra && i < pa->n_nodes; i++)
+        nom_extra = strcmp(pa->nodes[i].node, nom) != 0;
+    for (size_t i = 0; i < pa->n_nodes + nom_extra; i++) {
+        const char *nname = i < pa->n_nodes ? pa->nodes[i].node : nom;
+        const struct vs_node *n = vs_model_node(m, nname);
         size_t nt = 0;
         for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
             nt += pe->terminating;
@@ -764,8 +772,7 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
                 going[nt++] = pe;
         struct vs_preempt_plan plan;
         bool found;
-        enum vs_err err =
-            vs_preempt_node(m, &pa->pod, pa->nodes[i].node, going, nt, &po, &plan, &found);
+        enum vs_err err = vs_preempt_node(m, &pa->pod, nname, going, nt, &po, &plan, &found);
         free(going);
         if (err)
             goto oom;

@@ -606,6 +606,46 @@ Test(preempt, answer_waits_for_terminating_pods_that_free_room)
     free(s);
 }
 
+/* kube-scheduler saw the earlier victims on the preemptor's nominated node deleted before
+ * vgpu-sched did: it passes only the other node (no victim left on n1 in its view). The
+ * nominated node is checked too: the pod fits there once the terminating pod is gone, so
+ * nothing more is evicted anywhere (seen with kube-scheduler v1.38: a second preemption of
+ * PDB-protected pods on another node). */
+Test(preempt, answer_waits_for_the_nominated_node_it_was_not_passed)
+{
+    node("n1", 1);
+    node("n2", 1);
+    on_card("b1", "n2", 0, 8000, 10, 0, 100);
+    struct vs_pod t;
+    tb_pod(&t, "team", "going", "going");
+    t.deleting = true;
+    tb_anno(&t, VS_ANNO_VGPU_NODE, "n1");
+    tb_anno(&t, VS_ANNO_ALLOCATED, "GPU-n1-0,NVIDIA,8000,10:;");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_pod(m, &t, &eb), VS_OK);
+    vs_pod_cleanup(&t);
+#define HI_POD_NOMINATED(node)                                                                     \
+    "{\"metadata\":{\"name\":\"hi\",\"namespace\":\"team\",\"uid\":\"uid-hi\"},\"spec\":{"         \
+    "\"priority\":100,\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"                 \
+    "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"8000\"}}}]},\"status\":{"                    \
+    "\"nominatedNodeName\":\"" node "\"}}"
+    char *s = answer("{\"Pod\":" HI_POD_NOMINATED("n1") ",\"NodeNameToMetaVictims\":{\"n2\":{"
+                                                        "\"Pods\":[]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+    /* Nominated elsewhere (or not at all): n2's plan as before. */
+    s = answer("{\"Pod\":" HI_POD_NOMINATED("n2") ",\"NodeNameToMetaVictims\":{\"n2\":{"
+                                                  "\"Pods\":[]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n2\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"b1\"}]}}}");
+    free(s);
+    s = answer("{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n2\":{\"Pods\":[]}}}");
+    cr_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n2\":{\"NumPDBViolations\":0,\"Pods\":["
+                        "{\"UID\":\"b1\"}]}}}");
+    free(s);
+#undef HI_POD_NOMINATED
+}
+
 Test(preempt, answer_never_policy_omits_every_node)
 {
     node("n1", 1);
