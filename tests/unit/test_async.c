@@ -206,6 +206,10 @@ Test(async_order, patches_of_other_pods_overlap_and_one_pods_stay_in_order)
     struct vs_errbuf eb;
     cr_assert_eq(vs_async_wait(as, "u1", 20000, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(annot_of("p1"), "one");
+    /* p0's first patch reaches the API on another worker, maybe only after p1's is done (slow
+     * under ASan); it is then held there for 3 s. */
+    for (int i = 0; i < 250 && vs_fakeapi_count(api, "PATCH", p0) < 1; i++)
+        usleep(10 * 1000);
     cr_assert_str_eq(annot_of("p0"), "(none)");          /* its first patch is still on the wire */
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 1); /* and the second one waits for it */
     cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
