@@ -758,18 +758,12 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
     for (size_t i = 0; i < pa->n_nodes + nom_extra; i++) {
         const char *nname = i < pa->n_nodes ? pa->nodes[i].node : nom;
         const struct vs_node *n = vs_model_node(m, nname);
-        size_t nt = 0;
-        for (const struct vs_podent *pe = n ? n->pods : NULL; pe; pe = pe->next)
-            nt += pe->terminating;
         if (!n)
             continue;
-        const struct vs_podent **going = calloc(nt ? nt : 1, sizeof(*going));
+        size_t nt;
+        const struct vs_podent **going = vs_node_terminating(n, &nt);
         if (!going)
             goto oom;
-        nt = 0;
-        for (const struct vs_podent *pe = n->pods; pe; pe = pe->next)
-            if (pe->terminating)
-                going[nt++] = pe;
         struct vs_preempt_plan plan;
         bool found;
         enum vs_err err = vs_preempt_node(m, &pa->pod, nname, going, nt, &po, &plan, &found);

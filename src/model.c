@@ -670,6 +670,21 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
 
 /* ------------------------------------------------------------------ pods */
 
+const struct vs_podent **vs_node_terminating(const struct vs_node *nd, size_t *n)
+{
+    size_t k = 0;
+    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
+        k += pe->terminating;
+    const struct vs_podent **v = calloc(k ? k : 1, sizeof(*v));
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
+        if (pe->terminating)
+            v[(*n)++] = pe;
+    return v;
+}
+
 static const struct vs_kvlist no_labels;
 
 const struct vs_kvlist *vs_podent_labels(const struct vs_podent *pe)

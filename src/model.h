@@ -226,6 +226,9 @@ const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);
 void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n,
                     const struct vs_node **out);
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid);
+/* The node's terminating pods (deletionTimestamp set: still counted until they are gone) in a
+ * new array the caller frees (never NULL unless out of memory), their number in *n. */
+const struct vs_podent **vs_node_terminating(const struct vs_node *nd, size_t *n);
 /* A tracked pod's labels (an empty list when it has none). */
 const struct vs_kvlist *vs_podent_labels(const struct vs_podent *pe);
 /* How many distinct label sets the tracked pods share (for tests and memory figures). */

@@ -807,16 +807,10 @@ static enum vs_err hold_one(struct vs_store *s, const struct nominee *e,
     const struct vs_node *nd = vs_model_node(s->model, e->pod.nominated_node);
     if (!nd)
         return VS_OK;
-    size_t nt = 0;
-    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
-        nt += pe->terminating;
-    const struct vs_podent **gone = calloc(nt ? nt : 1, sizeof(*gone));
+    size_t nt;
+    const struct vs_podent **gone = vs_node_terminating(nd, &nt);
     if (!gone)
         return VS_ERR_NOMEM;
-    nt = 0;
-    for (const struct vs_podent *pe = nd->pods; pe; pe = pe->next)
-        if (pe->terminating)
-            gone[nt++] = pe;
     struct vs_sched_opts qo = *o;
     qo.without = gone;
     qo.n_without = nt;

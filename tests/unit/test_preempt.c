@@ -577,9 +577,8 @@ Test(preempt, answer_keeps_kube_victims_and_completes_them)
     free(s);
 }
 
-/* n1's card is being freed by a terminating pod (an earlier preemption's victim): /preempt keeps
- * no node, so nothing more is evicted on n2 while the pod waits. */
-Test(preempt, answer_waits_for_terminating_pods_that_free_room)
+/* n1's only card held by pod `going`, terminating (an earlier preemption's victim); n2's by b1. */
+static void going_on_n1_b1_on_n2(void)
 {
     node("n1", 1);
     node("n2", 1);
@@ -592,6 +591,13 @@ Test(preempt, answer_waits_for_terminating_pods_that_free_room)
     struct vs_errbuf eb;
     cr_assert_eq(vs_model_upsert_pod(m, &t, &eb), VS_OK);
     vs_pod_cleanup(&t);
+}
+
+/* n1's card is being freed by a terminating pod (an earlier preemption's victim): /preempt keeps
+ * no node, so nothing more is evicted on n2 while the pod waits. */
+Test(preempt, answer_waits_for_terminating_pods_that_free_room)
+{
+    going_on_n1_b1_on_n2();
     const char *body = "{\"Pod\":" HI_POD ",\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[]},"
                        "\"n2\":{\"Pods\":[]}}}";
     char *s = answer(body);
@@ -613,17 +619,7 @@ Test(preempt, answer_waits_for_terminating_pods_that_free_room)
  * PDB-protected pods on another node). */
 Test(preempt, answer_waits_for_the_nominated_node_it_was_not_passed)
 {
-    node("n1", 1);
-    node("n2", 1);
-    on_card("b1", "n2", 0, 8000, 10, 0, 100);
-    struct vs_pod t;
-    tb_pod(&t, "team", "going", "going");
-    t.deleting = true;
-    tb_anno(&t, VS_ANNO_VGPU_NODE, "n1");
-    tb_anno(&t, VS_ANNO_ALLOCATED, "GPU-n1-0,NVIDIA,8000,10:;");
-    struct vs_errbuf eb;
-    cr_assert_eq(vs_model_upsert_pod(m, &t, &eb), VS_OK);
-    vs_pod_cleanup(&t);
+    going_on_n1_b1_on_n2();
 #define HI_POD_NOMINATED(node)                                                                     \
     "{\"metadata\":{\"name\":\"hi\",\"namespace\":\"team\",\"uid\":\"uid-hi\"},\"spec\":{"         \
     "\"priority\":100,\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"                 \

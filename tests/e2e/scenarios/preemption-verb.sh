@@ -58,26 +58,7 @@ scenario_preemption_verb() {
     local t0 t1 i
     "$E2E_KUBE_SCHEDULER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
         e2e_fail "kube-scheduler is not $K8S_VERSION_VERB: $("$E2E_KUBE_SCHEDULER" --version)"
-    e2e_fake_nodes --cards 2 --devmem 8192 --split 10 --label pool=pre pre-a pre-b
-    vs_setup --terminate "$PRE_TERMINATE"
-    vs_namespace pre
-    e2e_kubectl apply -f - >/dev/null <<EOF
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high-never}
-value: 1000
-preemptionPolicy: Never
-EOF
+    pre_cluster
     grep -q 'event=gpu_preemption mode=verb source=flag' "$E2E_CLUSTER/vgpu-sched.log" ||
         e2e_fail "vgpu-sched is not in verb mode: $(grep gpu_preemption "$E2E_CLUSTER/vgpu-sched.log")"
     # The chart's RBAC for verb mode: PDBs are read, pods/eviction is not granted.
@@ -85,15 +66,7 @@ EOF
     if grep -q 'pods/eviction' "$E2E_CLUSTER/rbac.yaml"; then e2e_fail "verb-mode RBAC grants pods/eviction"; fi
 
     # Step 1: fill both nodes, two low pods per card.
-    for i in 1 2 3 4 5 6 7 8; do
-        pre_pod "low-$i" low 4096 50 filler
-    done
-    for i in 1 2 3 4 5 6 7 8; do vs_wait_running "low-$i" pre; done
-    e2e_expect_eq "low pods per card" \
-        "$(pre_low_pods | awk '{ print $3 }' | cut -d, -f1 | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" \
-        "2 2 2 2 "
-    pre_low_pods >"$E2E_CLUSTER/fillers-before.txt"
-    pre_capacity "filling the nodes"
+    pre_fill
 
     # The PDB (no disruption allowed) covers the fillers of every card but low-1's.
     local free_card free_node protected

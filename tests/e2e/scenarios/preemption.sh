@@ -75,11 +75,11 @@ pre_message_names_victims() {
     [[ "$(vs_condition_message boss pre)" =~ \;\ preempting\ pre/([a-z0-9-]+),\ pre/([a-z0-9-]+)\.\ .*expected\ at\ least\ one\ victim\ pod\ on\ node ]]
 }
 
-scenario_preemption() {
-    local t0 t1 i
+# pre_cluster : the two nodes of two 8 GiB cards, vgpu-sched with the agent's 6 s termination
+# (the emulated kubelet takes that long to stop a pod being deleted, so a preemptor must wait
+# for its victims while they terminate), namespace pre and the PriorityClasses.
+pre_cluster() {
     e2e_fake_nodes --cards 2 --devmem 8192 --split 10 --label pool=pre pre-a pre-b
-    # The emulated kubelet takes 6 s to stop a pod being deleted (its containers' shutdown), so
-    # the preemptor must wait for its victims while they terminate.
     vs_setup --terminate "$PRE_TERMINATE"
     vs_namespace pre
     e2e_kubectl apply -f - >/dev/null <<EOF
@@ -99,11 +99,11 @@ metadata: {name: high-never}
 value: 1000
 preemptionPolicy: Never
 EOF
-    # auto mode: the apiserver is v1.36, so filter-time preemption.
-    grep -q 'event=gpu_preemption mode=filter apiserver=1.36' "$E2E_CLUSTER/vgpu-sched.log" ||
-        e2e_fail "vgpu-sched did not choose filter-mode preemption: $(grep gpu_preemption "$E2E_CLUSTER/vgpu-sched.log")"
+}
 
-    # Step 1: fill both nodes, two low pods per card.
+# pre_fill : step 1 of both preemption scenarios: both nodes full, two low pods per card.
+pre_fill() {
+    local i
     for i in 1 2 3 4 5 6 7 8; do
         pre_pod "low-$i" low 4096 50 filler
     done
@@ -113,6 +113,17 @@ EOF
         "2 2 2 2 "
     pre_low_pods >"$E2E_CLUSTER/fillers-before.txt"
     pre_capacity "filling the nodes"
+}
+
+scenario_preemption() {
+    local t0 t1 i
+    pre_cluster
+    # auto mode: the apiserver is v1.36, so filter-time preemption.
+    grep -q 'event=gpu_preemption mode=filter apiserver=1.36' "$E2E_CLUSTER/vgpu-sched.log" ||
+        e2e_fail "vgpu-sched did not choose filter-mode preemption: $(grep gpu_preemption "$E2E_CLUSTER/vgpu-sched.log")"
+
+    # Step 1: fill both nodes, two low pods per card.
+    pre_fill
 
     # A PodDisruptionBudget (no disruption allowed) covers the fillers of three cards; only the
     # card of low-1, the first placed (so the plan ranked last by start time among equals), is
