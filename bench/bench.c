@@ -1326,6 +1326,10 @@ static int run_bind_throughput(const struct opts *o0)
     c.kube_qps = 0;
     c.lock_retry_ms = 120000;
     c.bind_queue_depth = o.queue_depth;
+    if (o.policy) {
+        c.node_policy = o.policy;
+        c.gpu_policy = o.policy;
+    }
     int rc;
     struct vs_errbuf eb;
     struct vs_service *svc = vs_service_start(&c, &rc, &eb);
@@ -1530,7 +1534,7 @@ int main(int argc, char **argv)
         return rc;
     /* Per-request info lines (and the expected 404 patch warnings of the HTTPS Filter pods)
      * would measure stderr, not the scheduler. */
-    vs_log_setup(VS_LOG_ERROR, false, 2);
+    vs_log_setup(getenv("VS_BENCH_DEBUG") ? VS_LOG_DEBUG : VS_LOG_ERROR, false, 2);
     if (o.bind_throughput) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = run_bind_throughput(&o);

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -43,7 +44,10 @@ import (
 //     seed and the pod's namespace/name (pickFault), so it does not depend on the order the
 //     pods arrive in, and `vs-e2e faults` can recompute it.
 type agent struct {
-	cs       *kubernetes.Clientset
+	cs       *kubernetes.Clientset // informers and node-less work
+	cfg      *rest.Config
+	mu       sync.Mutex
+	perNode  map[string]kubernetes.Interface
 	pods     corelisters.PodLister
 	nodes    corelisters.NodeLister
 	selector labels.Selector
@@ -90,7 +94,11 @@ func cmdAgent(args []string) error {
 	if err != nil {
 		return fmt.Errorf("--node-selector: %w", err)
 	}
-	cs, err := newClient(*kubeconfig)
+	cfg, err := newConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -104,6 +112,8 @@ func cmdAgent(args []string) error {
 	nodeInf := factory.Core().V1().Nodes()
 	a := &agent{
 		cs:       cs,
+		cfg:      cfg,
+		perNode:  map[string]kubernetes.Interface{},
 		pods:     podInf.Lister(),
 		nodes:    nodeInf.Lister(),
 		selector: selector,
@@ -158,6 +168,24 @@ func cmdAgent(args []string) error {
 	wg.Wait()
 	logger.Printf("stopped")
 	return nil
+}
+
+// node: the API client of one emulated node. A real node's kubelet and device plugin have
+// their own clients and rate limits; one shared limiter for all nodes would make the e2e
+// measure this tool (about 8 requests per pod) instead of the scheduler.
+func (a *agent) node(name string) kubernetes.Interface {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.perNode[name]; ok {
+		return c
+	}
+	c, err := kubernetes.NewForConfig(a.cfg)
+	if err != nil { // only a malformed config fails, and a.cs was made from the same one
+		logger.Printf("client for node %s: %v (using the shared one)", name, err)
+		return a.cs
+	}
+	a.perNode[name] = c
+	return c
 }
 
 func (a *agent) enqueueNodePods(node string) {
@@ -248,8 +276,9 @@ func (a *agent) sync(ctx context.Context, key string) error {
 	if !a.isFake(cached.Spec.NodeName) {
 		return nil
 	}
+	cs := a.node(cached.Spec.NodeName)
 	// Decide on the live object, not the possibly stale cache.
-	pod, err := a.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	} else if err != nil {
@@ -261,7 +290,7 @@ func (a *agent) sync(ctx context.Context, key string) error {
 			return nil
 		}
 		zero := int64(0)
-		err := a.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
+		err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
 			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 		if err == nil {
 			logger.Printf("%s: deleted (kubelet)", key)
@@ -322,7 +351,7 @@ func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
 		patch[annoBindPhase] = "success"
 	}
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": patch}})
-	if _, err := a.cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, body,
+	if _, err := a.node(pod.Spec.NodeName).CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, body,
 		metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("patch pod: %w", err)
 	}
@@ -341,7 +370,7 @@ func (a *agent) releaseLock(ctx context.Context, pod *corev1.Pod) error {
 	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)
 	}, func() error {
-		n, err := a.cs.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+		n, err := a.node(pod.Spec.NodeName).CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -357,7 +386,7 @@ func (a *agent) releaseLock(ctx context.Context, pod *corev1.Pod) error {
 			"annotations":     map[string]any{annoNodeLock: nil},
 			"resourceVersion": n.ResourceVersion,
 		}})
-		if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, body,
+		if _, err := a.node(pod.Spec.NodeName).CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, body,
 			metav1.PatchOptions{}); err != nil {
 			return err
 		}
@@ -371,7 +400,7 @@ func (a *agent) releaseLock(ctx context.Context, pod *corev1.Pod) error {
 func (a *agent) setPhase(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, reason, msg string) error {
 	key := pod.Namespace + "/" + pod.Name
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p, err := a.cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		p, err := a.node(pod.Spec.NodeName).CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -407,7 +436,7 @@ func (a *agent) setPhase(ctx context.Context, pod *corev1.Pod, phase corev1.PodP
 				})
 			}
 		}
-		_, err = a.cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		_, err = a.node(pod.Spec.NodeName).CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		return err
 	})
 	if apierrors.IsNotFound(err) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -37,6 +38,16 @@ type kubeClient = kubernetes.Interface
 func kubeconfigFromEnv() string { return os.Getenv("KUBECONFIG") }
 
 func newClient(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := newConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// newConfig: the kubeconfig's client settings with a client-side limit of 100 requests/s
+// (burst 200). Each clientset made from it has its own limiter.
+func newConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		kubeconfig = kubeconfigFromEnv()
 	}
@@ -50,7 +61,7 @@ func newClient(kubeconfig string) (*kubernetes.Clientset, error) {
 	cfg.QPS = 100
 	cfg.Burst = 200
 	cfg.UserAgent = "vs-e2e"
-	return kubernetes.NewForConfig(cfg)
+	return cfg, nil
 }
 
 // cmdFreeport binds N listeners on 127.0.0.1:0 at once (so the ports are distinct), prints the
