@@ -561,6 +561,38 @@ size_t vs_async_events_pending(struct vs_async *a, size_t *bytes)
     return n;
 }
 
+/* Caller holds mu. A Bind is waiting for this pod's patches: they go to the front of the patch
+ * queue, in their order; every other pod's order is kept. */
+static void promote(struct vs_async *a, const char *uid)
+{
+    struct queue *q = &a->q[Q_PATCH];
+    struct job *mine = NULL, **mine_end = &mine, *kept_last = NULL;
+    struct job **pp = &q->head;
+    while (*pp) {
+        struct job *j = *pp;
+        if (j->uid && strcmp(j->uid, uid) == 0) {
+            *pp = j->next;
+            j->next = NULL;
+            *mine_end = j;
+            mine_end = &j->next;
+        } else {
+            kept_last = j;
+            pp = &j->next;
+        }
+    }
+    if (!mine)
+        return;
+    *mine_end = q->head;
+    q->head = mine;
+    if (!kept_last) {
+        q->tail = mine;
+        while (q->tail->next)
+            q->tail = q->tail->next;
+    } else {
+        q->tail = kept_last;
+    }
+}
+
 enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, struct vs_errbuf *eb)
 {
     struct timespec deadline;
@@ -573,6 +605,7 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, s
     }
     enum vs_err err = VS_OK;
     pthread_mutex_lock(&a->mu);
+    promote(a, uid);
     for (;;) {
         struct state *s = NULL;
         HASH_FIND_STR(a->states, uid, s);

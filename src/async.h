@@ -55,7 +55,8 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
 /* Events queued and not yet taken by the worker, and their bytes (see vs_async_event_lazy). */
 size_t vs_async_events_pending(struct vs_async *a, size_t *bytes);
 
-/* Waits until no patch of uid is queued or in flight, at most timeout_ms. VS_OK when the last
+/* Waits until no patch of uid is queued or in flight, at most timeout_ms; uid's queued patches
+ * move to the front of the queue first (someone waits for them). VS_OK when the last
  * patch of uid succeeded (or none was queued), VS_ERR_KUBE with its error otherwise,
  * VS_ERR_TIMEOUT on timeout. */
 enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,

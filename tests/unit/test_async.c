@@ -217,6 +217,55 @@ Test(async_order, patches_of_other_pods_overlap_and_one_pods_stay_in_order)
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 2);
 }
 
+static uint64_t pod_rv(const char *pod)
+{
+    json_t *p = vs_fakeapi_get(api, "Pod", "default", pod);
+    cr_assert_not_null(p);
+    uint64_t rv = strtoull(
+        json_string_value(json_object_get(json_object_get(p, "metadata"), "resourceVersion")), NULL,
+        10);
+    json_decref(p);
+    return rv;
+}
+
+Test(async_order, a_waited_for_pods_patches_jump_the_queue)
+{
+    /* 8 slow patches occupy the 8 workers for 2 s; 20 pods' patches queue behind them, then
+     * t's. A Bind waiting for t moves t's patch to the front: it is written as soon as a worker
+     * frees, before most of the 20 (at most the 7 other freed workers take one each meanwhile;
+     * in queue order it would be the last of the 21). */
+    char name[16], uid[16], path[64];
+    for (int i = 0; i < 8 + 20 + 1; i++) {
+        if (i < 8)
+            snprintf(name, sizeof(name), "b%d", i);
+        else if (i < 28)
+            snprintf(name, sizeof(name), "q%d", i - 8);
+        else
+            snprintf(name, sizeof(name), "t");
+        snprintf(uid, sizeof(uid), "u-%s", name);
+        char pod[160];
+        snprintf(pod, sizeof(pod),
+                 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}", name, uid);
+        cr_assert(vs_fakeapi_put(api, pod));
+        snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", name);
+        if (i < 8)
+            vs_fakeapi_delay(api, "PATCH", path, 2000);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+    }
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "u-t", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("t"), "v");
+    uint64_t t_rv = pod_rv("t");
+    int before = 0;
+    for (int i = 0; i < 20; i++) {
+        snprintf(uid, sizeof(uid), "u-q%d", i);
+        cr_assert_eq(vs_async_wait(as, uid, 20000, &eb), VS_OK, "%s", eb.msg);
+        snprintf(name, sizeof(name), "q%d", i);
+        before += pod_rv(name) < t_rv;
+    }
+    cr_assert_lt(before, 8, "%d of the 20 earlier pods were written before t", before);
+}
+
 static void post(const char *name, const char *uid, const char *type, const char *reason)
 {
     json_t *e =
