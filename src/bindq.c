@@ -46,6 +46,7 @@ struct qnode {
     size_t nwait;
     uint64_t gen;     /* bumped on every change of the lock seen by the watch */
     char *owner;      /* "ns/name" of the lock's owner as last seen, raw value if malformed */
+    bool owner_done;  /* that owner was seen allocated (bind-phase success or failed) */
     char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
@@ -420,9 +421,11 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             uint64_t g = n->gen;
             struct vs_errbuf teb;
             teb.msg[0] = '\0';
-            /* The watch's last event shows the node unlocked: take it at that version. */
+            /* The watch's last event shows the node unlocked, or locked by a pod seen allocated
+             * since (its device plugin is done with the node; its release is owner-checked, so
+             * it leaves our lock alone): take it at that version. */
             char rv[sizeof(n->rv)];
-            bool at = r->take_at && !n->owner && n->rv[0];
+            bool at = r->take_at && (!n->owner || n->owner_done) && n->rv[0];
             if (at)
                 memcpy(rv, n->rv, sizeof(rv));
             pthread_mutex_unlock(&q->mu);
@@ -556,12 +559,15 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
             expect_del(q, e);
         free(n->owner);
         n->owner = NULL;
+        n->owner_done = false;
         n->gen++;
         pthread_cond_broadcast(&n->cv);
         pthread_mutex_unlock(&q->mu);
         return;
     }
     char *owner = owner_of(lock);
+    if (!same(owner, n->owner))
+        n->owner_done = false;
     if (n->holder_uid && !n->holder_seen) {
         bool ours = same(owner, n->holder_key);
         free(n->owner);
@@ -648,8 +654,25 @@ void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name
     struct qnode *n, *t;
     HASH_ITER(hh, q->nodes, n, t)
     {
-        if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
+        bool owns = n->owner && strcmp(n->owner, key) == 0;
+        if (owns)
+            n->owner_done = true;
+        if (n->holder_key && strcmp(n->holder_key, key) == 0 && owns && n->holder_seen &&
+            n->rv[0]) {
+            /* The watch showed our holder's lock at n->rv: the next Bind takes the lock over at
+             * that version, without waiting for the device plugin's release to come round. */
+            vs_log(VS_LOG_DEBUG, "node_lock_handover", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
+                   n->name, key, (mono() - n->taken_at) * 1e3, n->nwait);
+            if (q->o.metrics)
+                vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+            clear_holder(q, n, false);
+            n->gen++;
+            pthread_cond_broadcast(&n->cv);
+        } else if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
             n->done_at = mono();
+            pthread_cond_broadcast(&n->cv);
+        } else if (owns && n->head) {
+            n->gen++;
             pthread_cond_broadcast(&n->cv);
         }
     }
