@@ -29,7 +29,11 @@
     (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
                              * nodes is ~70 KiB, so 4,096 of them would pin 280 MiB */
 #define EVENT_PACE_US 40000 /* at most 25 Events/s (one starts every 40 ms at most) */
-#define EVENT_NICE    10
+/* While pod patches are queued or in flight (a burst: Binds wait for them, and the API server
+ * serves Filter, Bind and the device plugins), only new Warnings keep that pace; Normal Events
+ * and repeated Warnings start at most every 500 ms and catch up once the burst is over. */
+#define EVENT_BUSY_PACE_US 500000
+#define EVENT_NICE         10
 /* Pod patches in flight at once: Filter answers at once and queues its patch; a burst's Binds
  * wait for them, so one patch per API round trip would pace the whole burst. */
 #define PATCH_WORKERS 8
@@ -102,6 +106,7 @@ struct vs_async {
     size_t event_bytes;         /* sum of the queued events' bytes */
     bool stop;
     time_t last_sweep;
+    double last_event_us; /* when the last Event POST started (mono_us) */
 };
 
 static void job_free(struct job *j)
@@ -192,6 +197,39 @@ static struct job *take_event(struct vs_async *a, size_t *left)
     return j;
 }
 
+/* Caller holds mu. */
+static bool patches_busy(const struct vs_async *a)
+{
+    if (a->q[Q_PATCH].len)
+        return true;
+    for (int i = 0; i < PATCH_WORKERS; i++)
+        if (a->running[i])
+            return true;
+    return false;
+}
+
+static double mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Caller holds mu. The next Event, unless it has to wait: then *wait_us is how long. */
+static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
+{
+    *wait_us = 0;
+    if (!a->q[Q_EV_NEW_WARNING].head && patches_busy(a)) {
+        double rest = a->last_event_us + EVENT_BUSY_PACE_US - mono_us();
+        if (rest > 0 && (a->q[Q_EV_NORMAL].head || a->q[Q_EV_WARNING_AGAIN].head)) {
+            *wait_us = rest;
+            *left = 0;
+            return NULL;
+        }
+    }
+    return take_event(a, left);
+}
+
 static void remember_posted(struct vs_async *a, const char *key, time_t now)
 {
     struct posted *p = NULL;
@@ -207,13 +245,6 @@ static void remember_posted(struct vs_async *a, const char *key, time_t now)
     p->at = now;
 }
 
-static double mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static void *worker(void *arg)
 {
     struct worker_ctx *w = arg;
@@ -227,10 +258,24 @@ static void *worker(void *arg)
     for (;;) {
         struct job *j = NULL;
         size_t left = 0;
-        while (!a->stop && !(j = events ? take_event(a, &left) : take_patch(a, w->slot)))
-            pthread_cond_wait(&a->cv, &a->mu);
+        double wait_us = 0;
+        while (!a->stop &&
+               !(j = events ? next_event(a, &left, &wait_us) : take_patch(a, w->slot))) {
+            if (wait_us > 0) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                long long ns = (long long)ts.tv_nsec + (long long)(wait_us * 1000.0);
+                ts.tv_sec += (time_t)(ns / 1000000000LL);
+                ts.tv_nsec = (long)(ns % 1000000000LL);
+                pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+            } else {
+                pthread_cond_wait(&a->cv, &a->mu);
+            }
+        }
         if (a->stop)
             break;
+        if (events)
+            a->last_event_us = mono_us();
         if (j->is_event && j->key) {
             HASH_DEL(a->pending_events, j);
             a->event_bytes -= j->bytes;
