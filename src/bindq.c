@@ -357,7 +357,9 @@ static struct timespec abs_deadline(double deadline)
 enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, double *waited_s,
                           struct vs_errbuf *eb)
 {
-    double t0 = mono(), deadline = t0 + (double)q->o.wait_ms / 1000.0;
+    double t0 = mono();
+    double deadline =
+        (r->since > 0 && r->since < t0 ? r->since : t0) + (double)q->o.wait_ms / 1000.0;
     struct waiter w;
     memset(&w, 0, sizeof(w));
     w.r = r;

@@ -55,6 +55,9 @@ struct vs_bindq_req {
     enum vs_err (*take_at)(void *ctx, const char *rv, struct vs_errbuf *eb);
     enum vs_err (*check)(void *ctx, struct vs_errbuf *eb);
     void *ctx;
+    /* CLOCK_MONOTONIC seconds when the Bind arrived (0: when it joins the queue): the wait_ms
+     * bound counts from then, so the steps before the queue are part of it. */
+    double since;
 };
 
 /* Waits for the node's turn and takes its lock. VS_OK: the lock is ours; a Bind that succeeds

@@ -990,7 +990,7 @@ static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 }
 
 static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
-                                const char *name, const char *uid, double *waited,
+                                const char *name, const char *uid, double since, double *waited,
                                 struct vs_errbuf *eb)
 {
     struct bind_try t = {.a = a, .node = node, .ns = ns, .name = name, .uid = uid};
@@ -1004,7 +1004,8 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
                              .take = take_lock,
                              .take_at = take_lock_at,
                              .check = *uid ? check_reservation : NULL,
-                             .ctx = &t};
+                             .ctx = &t,
+                             .since = since};
     return vs_bindq_lock(a->bindq, &r, waited, eb);
 }
 
@@ -1180,7 +1181,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     t_phase = mono();
     if (needs_lock) {
-        if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
+        if ((err = acquire_lock(a, node, ns, name, uid, t0, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
             goto fail;
         }

@@ -33,7 +33,8 @@ static int node_ix(const char *node)
 struct bind {
     const char *node, *uid, *ns, *name;
     bool check_fails;
-    bool use_at; /* offers take_at too */
+    bool use_at;  /* offers take_at too */
+    double since; /* vs_bindq_req.since */
     enum vs_err err;
     char msg[VS_ERRBUF_SIZE];
     pthread_t t;
@@ -101,7 +102,8 @@ static void *bind_main(void *arg)
                              .take = take,
                              .take_at = b->use_at ? take_at : NULL,
                              .check = check,
-                             .ctx = b};
+                             .ctx = b,
+                             .since = b->since};
     struct vs_errbuf eb;
     eb.msg[0] = '\0';
     b->err = vs_bindq_lock(q, &r, NULL, &eb);
@@ -354,6 +356,29 @@ Test(bindq, wait_times_out_with_hamis_message_and_nothing_taken)
     cr_assert_str_eq(owner[0], "other/x");
     cr_assert_eq(vs_bindq_waiting(q), 0);
     cr_assert_eq(vs_bindq_load(q, "n0"), 0);
+}
+
+Test(bindq, wait_counts_from_the_binds_arrival)
+{
+    vs_bindq_free(q);
+    setup_q(60000, 2);
+    hold(0, "other/x");
+    watch(0);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* The Bind arrived 59.95 s ago (its earlier steps took that long): of its 1m0s, 50 ms are
+     * left for the queue. */
+    struct bind a = {.node = "n0",
+                     .uid = "u-a",
+                     .ns = "ns",
+                     .name = "a",
+                     .since = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - 59.95};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_ERR_CONFLICT);
+    cr_assert_str_eq(
+        a.msg, "timed out after 1m0s waiting for node n0 to be unlocked: node lock contention");
+    cr_assert_str_eq(owner[0], "other/x");
+    cr_assert_eq(vs_bindq_waiting(q), 0);
 }
 
 Test(bindq, wait_zero_fails_fast_with_the_lock_error)
