@@ -24,6 +24,7 @@
 #include <uthash.h>
 
 #define STATE_TTL       600
+#define POD_TTL         60 /* a patch's answer kept for the pod's Bind (s) */
 #define EVENT_QUEUE_MAX 4096
 #define EVENT_BYTES_MAX                                                                            \
     (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
@@ -87,6 +88,7 @@ struct state {
     bool failed;
     bool gone; /* the pod was deleted: dropped when its last patch is done */
     char err[VS_ERRBUF_SIZE];
+    json_t *pod; /* the pod as the last patch's answer showed it, until a Bind takes it */
     time_t done_at;
     UT_hash_handle hh;
 };
@@ -125,6 +127,7 @@ static void job_free(struct job *j)
 static void state_del(struct vs_async *a, struct state *s)
 {
     HASH_DEL(a->states, s);
+    json_decref(s->pod);
     free(s->uid);
     free(s);
 }
@@ -137,8 +140,12 @@ static void sweep(struct vs_async *a, time_t now)
     struct state *s, *t;
     HASH_ITER(hh, a->states, s, t)
     {
-        if (s->in_flight == 0 && now - s->done_at > STATE_TTL)
+        if (s->in_flight == 0 && now - s->done_at > STATE_TTL) {
             state_del(a, s);
+        } else if (s->pod && s->in_flight == 0 && now - s->done_at > POD_TTL) {
+            json_decref(s->pod); /* no Bind came for it */
+            s->pod = NULL;
+        }
     }
     struct posted *p, *pt;
     HASH_ITER(hh, a->posted, p, pt)
@@ -282,6 +289,7 @@ static void *worker(void *arg)
         }
         pthread_mutex_unlock(&a->mu);
         double started = events ? mono_us() : 0;
+        json_t *answer = NULL; /* a patch's answer: the pod as it left it */
         struct vs_errbuf eb;
         enum vs_err err;
         if (j->is_event && j->build) {
@@ -298,7 +306,7 @@ static void *worker(void *arg)
                            json_object_get(json_object_get(j->body, "involvedObject"), "name")),
                        left);
         } else {
-            err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
+            err = vs_kube_merge_patch(a->k, j->path, j->body, j->uid ? &answer : NULL, &eb);
         }
         if (err) {
             char qt[VS_ERRBUF_SIZE + 8];
@@ -325,6 +333,10 @@ static void *worker(void *arg)
                 if (s) {
                     s->in_flight--;
                     s->failed = err != VS_OK;
+                    json_decref(s->pod);
+                    s->pod = err || s->gone ? NULL : answer;
+                    if (s->pod)
+                        answer = NULL;
                     if (err)
                         snprintf(s->err, sizeof(s->err), "%s", eb.msg);
                     s->done_at = time(NULL);
@@ -335,6 +347,7 @@ static void *worker(void *arg)
             /* Bind waiters, and the other workers: this pod's next patch may go now. */
             pthread_cond_broadcast(&a->cv);
         }
+        json_decref(answer);
         sweep(a, time(NULL));
         job_free(j);
     }
@@ -636,6 +649,31 @@ static void promote(struct vs_async *a, const char *uid)
     } else {
         q->tail = kept_last;
     }
+}
+
+json_t *vs_async_take_pod(struct vs_async *a, const char *uid)
+{
+    json_t *pod = NULL;
+    pthread_mutex_lock(&a->mu);
+    struct state *s = NULL;
+    HASH_FIND_STR(a->states, uid, s);
+    if (s && s->in_flight == 0 && !s->failed) {
+        pod = s->pod;
+        s->pod = NULL;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return pod;
+}
+
+size_t vs_async_pods_kept(struct vs_async *a)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&a->mu);
+    struct state *s, *t;
+    HASH_ITER(hh, a->states, s, t)
+    n += s->pod != NULL;
+    pthread_mutex_unlock(&a->mu);
+    return n;
 }
 
 enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, struct vs_errbuf *eb)

@@ -1125,7 +1125,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     t_async = mono();
     path = pod_path(ns, name);
-    enum vs_err err = path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
+    /* The answer to Filter's patch is the pod as of then: no GET unless there is none. */
+    pod = *uid ? vs_async_take_pod(a->async, uid) : NULL;
+    enum vs_err err = pod ? VS_OK : path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
     t_get = mono();
     if (err) {
         if (err == VS_ERR_NOTFOUND && *uid)
