@@ -22,10 +22,12 @@
 # runs 6-8 KiB/wave, a 10-minute run (18 waves) +240 KiB, 8.6 KiB/wave (docs/reliability.md;
 # before: 52-112 KiB/wave, +2.1 MiB in 16 minutes). With the 8 patch workers a 2-minute run's
 # waves 2-4 still grow (their caches warming: 22 and 60 KiB/wave over waves 2-8 in two runs of
-# scripts/test.sh), hence 128. Every wave adds and removes about 50 pods and answers about
-# 1,000 Filters, so a leak of 2.6 KiB per pod or 128 bytes per Filter pushes even the 2-minute
-# run over the slope limit; smaller ones need a longer soak
-# (VS_E2E_SOAK_HEAP=1 shows the heap).
+# scripts/test.sh), hence 128. Since vgpu-sched trims its free heap memory once quiet (memtrim.c)
+# the samples are that floor, which still rises while glibc's per-thread caches fill (bounded;
+# docs/reliability.md has the 20-minute runs). Every wave adds and removes about 50 pods and
+# answers about 1,000 Filters, so a leak of 2.6 KiB per pod or 128 bytes per Filter pushes even
+# the 2-minute run over the slope limit; smaller ones need a longer soak (VS_E2E_SOAK_HEAP=1
+# shows the heap).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
