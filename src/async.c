@@ -8,7 +8,8 @@
  * (newer wording of a refusal already reported); FIFO within a class. Lock: `mu` guards the
  * queues and the tables; `cv` signals new jobs and finished patches. Finished states are kept
  * for a while (STATE_TTL) for a Bind that comes later, then swept, as is the memory of posted
- * Warning keys; a deleted pod's state goes at once (vs_async_forget, from the pod watch). */
+ * Warning keys; a deleted pod's state and posted keys go at once (vs_async_forget, from the pod
+ * watch). */
 #include "async.h"
 
 #include "log.h"
@@ -59,10 +60,17 @@ struct worker_ctx {
     bool started;
 };
 
-/* A Warning key (pod, reason, message shape) posted at `at`. */
+/* A Warning key's reason and message shape, posted at `at`. */
 struct posted {
     char *key;
     time_t at;
+    UT_hash_handle hh;
+};
+
+/* The Warning keys posted for one pod (by uid), so a deleted pod's go with it. */
+struct posted_pod {
+    char *uid;
+    struct posted *keys;
     UT_hash_handle hh;
 };
 
@@ -70,8 +78,9 @@ struct job {
     bool is_event;
     bool warning; /* events: type Warning */
     char *key;    /* events: pod uid, reason and message shape; a newer one replaces a queued one */
-    UT_hash_handle hh;         /* events: in vs_async.pending_events by key while queued */
-    size_t bytes;              /* events: message size (or its lazy context's), for the budget */
+    bool forgotten;    /* events: the pod was deleted since: its key is not remembered as posted */
+    UT_hash_handle hh; /* events: in vs_async.pending_events by key while queued */
+    size_t bytes;      /* events: message size (or its lazy context's), for the budget */
     char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
     void *build_ctx;
     void (*build_free)(void *ctx);
@@ -102,7 +111,9 @@ struct vs_async {
     struct queue q[Q_COUNT];
     struct worker_ctx w[PATCH_WORKERS + 1];
     const char *running[PATCH_WORKERS]; /* the path each patch worker writes */
-    struct posted *posted;
+    struct posted_pod *posted;          /* posted Warning keys by pod */
+    size_t n_posted;                    /* keys in posted */
+    struct job *event_job;              /* the Event being posted */
     struct state *states;
     struct job *pending_events; /* queued events by key */
     size_t event_bytes;         /* sum of the queued events' bytes */
@@ -132,6 +143,54 @@ static void state_del(struct vs_async *a, struct state *s)
     free(s);
 }
 
+/* Caller holds mu. Drops the pod's posted keys older than STATE_TTL at `now` (all of them with
+ * `all`), and the pod's entry when none is left. */
+static void posted_drop(struct vs_async *a, struct posted_pod *pp, bool all, time_t now)
+{
+    struct posted *p, *pt;
+    HASH_ITER(hh, pp->keys, p, pt)
+    {
+        if (all || now - p->at > STATE_TTL) {
+            HASH_DEL(pp->keys, p);
+            free(p->key);
+            free(p);
+            a->n_posted--;
+        }
+    }
+    if (!pp->keys) {
+        HASH_DEL(a->posted, pp);
+        free(pp->uid);
+        free(pp);
+    }
+}
+
+/* An Event key is "uid|reason|shape": its uid's length (up to the first '|'). */
+static size_t key_uid_len(const char *key)
+{
+    const char *bar = strchr(key, '|');
+    return bar ? (size_t)(bar - key) : strlen(key);
+}
+
+/* Caller holds mu. The pod's entry for the key's uid; NULL when none. */
+static struct posted_pod *posted_pod_of(struct vs_async *a, const char *key)
+{
+    struct posted_pod *pp = NULL;
+    HASH_FIND(hh, a->posted, key, key_uid_len(key), pp);
+    return pp;
+}
+
+/* Caller holds mu. Whether the key (uid, reason, shape) was posted before. */
+static bool posted_has(struct vs_async *a, const char *key)
+{
+    struct posted_pod *pp = posted_pod_of(a, key);
+    if (!pp)
+        return false;
+    const char *rest = key + key_uid_len(key);
+    struct posted *p = NULL;
+    HASH_FIND_STR(pp->keys, rest, p);
+    return p != NULL;
+}
+
 static void sweep(struct vs_async *a, time_t now)
 {
     if (now - a->last_sweep < 60)
@@ -147,14 +206,10 @@ static void sweep(struct vs_async *a, time_t now)
             s->pod = NULL;
         }
     }
-    struct posted *p, *pt;
-    HASH_ITER(hh, a->posted, p, pt)
+    struct posted_pod *pp, *ppt;
+    HASH_ITER(hh, a->posted, pp, ppt)
     {
-        if (now - p->at > STATE_TTL) {
-            HASH_DEL(a->posted, p);
-            free(p->key);
-            free(p);
-        }
+        posted_drop(a, pp, false, now);
     }
 }
 
@@ -239,15 +294,29 @@ static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
 
 static void remember_posted(struct vs_async *a, const char *key, time_t now)
 {
-    struct posted *p = NULL;
-    HASH_FIND_STR(a->posted, key, p);
-    if (!p) {
-        p = calloc(1, sizeof(*p));
-        if (!p || !(p->key = strdup(key))) {
-            free(p);
+    struct posted_pod *pp = posted_pod_of(a, key);
+    if (!pp) {
+        size_t n = key_uid_len(key);
+        pp = calloc(1, sizeof(*pp));
+        if (!pp || !(pp->uid = strndup(key, n))) {
+            free(pp);
             return; /* only the Event's class later depends on it */
         }
-        HASH_ADD_KEYPTR(hh, a->posted, p->key, strlen(p->key), p);
+        HASH_ADD_KEYPTR(hh, a->posted, pp->uid, n, pp);
+    }
+    const char *rest = key + key_uid_len(key);
+    struct posted *p = NULL;
+    HASH_FIND_STR(pp->keys, rest, p);
+    if (!p) {
+        p = calloc(1, sizeof(*p));
+        if (!p || !(p->key = strdup(rest))) {
+            free(p);
+            if (!pp->keys)
+                posted_drop(a, pp, true, now);
+            return;
+        }
+        HASH_ADD_KEYPTR(hh, pp->keys, p->key, strlen(p->key), p);
+        a->n_posted++;
     }
     p->at = now;
 }
@@ -287,6 +356,8 @@ static void *worker(void *arg)
             HASH_DEL(a->pending_events, j);
             a->event_bytes -= j->bytes;
         }
+        if (j->is_event)
+            a->event_job = j;
         pthread_mutex_unlock(&a->mu);
         double started = events ? mono_us() : 0;
         json_t *answer = NULL; /* a patch's answer: the pod as it left it */
@@ -323,8 +394,11 @@ static void *worker(void *arg)
                 usleep((useconds_t)rest);
         }
         pthread_mutex_lock(&a->mu);
-        if (j->is_event && j->warning && j->key)
-            remember_posted(a, j->key, time(NULL));
+        if (j->is_event) {
+            a->event_job = NULL;
+            if (j->warning && j->key && !j->forgotten)
+                remember_posted(a, j->key, time(NULL));
+        }
         if (!j->is_event) {
             a->running[w->slot] = NULL;
             if (j->uid) {
@@ -413,12 +487,10 @@ void vs_async_free(struct vs_async *a)
     {
         state_del(a, s);
     }
-    struct posted *p, *pt;
-    HASH_ITER(hh, a->posted, p, pt)
+    struct posted_pod *pp, *ppt;
+    HASH_ITER(hh, a->posted, pp, ppt)
     {
-        HASH_DEL(a->posted, p);
-        free(p->key);
-        free(p);
+        posted_drop(a, pp, true, 0);
     }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
@@ -437,12 +509,10 @@ static size_t events_queued(const struct vs_async *a)
 static void enqueue(struct vs_async *a, struct job *j)
 {
     int c = Q_PATCH;
-    if (j->is_event) {
-        struct posted *p = NULL;
-        if (j->warning)
-            HASH_FIND_STR(a->posted, j->key, p);
-        c = !j->warning ? Q_EV_NORMAL : p ? Q_EV_WARNING_AGAIN : Q_EV_NEW_WARNING;
-    }
+    if (j->is_event)
+        c = !j->warning             ? Q_EV_NORMAL
+            : posted_has(a, j->key) ? Q_EV_WARNING_AGAIN
+                                    : Q_EV_NEW_WARNING;
     struct queue *q = &a->q[c];
     if (q->tail)
         q->tail->next = j;
@@ -501,6 +571,22 @@ void vs_async_forget(struct vs_async *a, const char *uid)
         else
             s->gone = true;
     }
+    /* Its posted Warning keys, and those of its Events queued or being posted, which would
+     * otherwise be remembered once posted. */
+    size_t n = strlen(uid);
+    struct posted_pod *pp = NULL;
+    HASH_FIND(hh, a->posted, uid, n, pp);
+    if (pp)
+        posted_drop(a, pp, true, 0);
+    struct job *j, *jt;
+    HASH_ITER(hh, a->pending_events, j, jt)
+    {
+        if (key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
+            j->forgotten = true;
+    }
+    j = a->event_job;
+    if (j && j->key && key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
+        j->forgotten = true;
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -508,6 +594,14 @@ size_t vs_async_states(struct vs_async *a)
 {
     pthread_mutex_lock(&a->mu);
     size_t n = HASH_COUNT(a->states);
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
+size_t vs_async_posted_keys(struct vs_async *a)
+{
+    pthread_mutex_lock(&a->mu);
+    size_t n = a->n_posted;
     pthread_mutex_unlock(&a->mu);
     return n;
 }

@@ -32,10 +32,14 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
                                const char *alloc);
 /* Pod uid was deleted: its patch state (kept STATE_TTL for a Bind that asks for the patch's
  * outcome) is dropped now, or when its last queued patch is done, so the states never outnumber
- * the pods that exist plus those deleted in the last STATE_TTL whose patches were still queued. */
+ * the pods that exist plus those deleted in the last STATE_TTL whose patches were still queued.
+ * Its posted Warning keys (kept STATE_TTL to class a repeated refusal's Event) go now too, and
+ * its Events queued or being posted are not remembered once posted. */
 void vs_async_forget(struct vs_async *a, const char *uid);
 /* Per-pod patch states held (tests assert the bound). */
 size_t vs_async_states(struct vs_async *a);
+/* Posted Warning keys remembered (pod, reason, message shape; tests assert the bound). */
+size_t vs_async_posted_keys(struct vs_async *a);
 /* Queues a merge patch of path that nothing waits for and whose failure only is logged (debug):
  * no per-pod state, no on_patch_failed. Takes ownership of patch. */
 enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch);

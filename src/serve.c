@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "log.h"
 #include "memapi.h"
+#include "memtrim.h"
 #include "metrics.h"
 #include "nodelock.h"
 #include "policy.h"
@@ -378,6 +379,7 @@ struct vs_service {
     struct vs_async *async;
     struct vs_metrics *metrics;
     struct vs_frag_stats *frag;
+    struct vs_memtrim *trim;
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
@@ -437,6 +439,7 @@ void vs_service_stop(struct vs_service *s)
         vs_bindq_close(s->bindq, "vgpu-sched is shutting down");
     vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
+    vs_memtrim_free(s->trim);
     vs_requeue_stop(s->requeue); /* its nudges write through async */
     vs_async_stop(s->async);     /* a failed patch unreserves in the store */
     vs_leader_free(s->leader);
@@ -499,6 +502,14 @@ static void hook_freed(void *ctx)
     vs_requeue_freed(s->requeue, mono_s());
 }
 
+static uint64_t api_requests(void *ctx)
+{
+    struct vs_service *s = ctx;
+    struct vs_kube_stats ks;
+    vs_kube_stats(s->kube, &ks);
+    return ks.requests;
+}
+
 static void requeue_nudge(void *ctx, const char *uid, const char *ns, const char *name)
 {
     struct vs_service *s = ctx;
@@ -534,7 +545,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
      * With glibc's defaults the request threads' arenas give that back to the kernel after
      * every request and fault it in again (page clearing was an eighth of a 5,000-candidate
      * Filter): keep up to 16 MiB of free memory per arena, and serve blocks below 4 MiB from
-     * the arenas instead of fresh mappings. */
+     * the arenas instead of fresh mappings. The free memory goes back once the service is
+     * quiet (memtrim, started below). */
     mallopt(M_TRIM_THRESHOLD, 16 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
     /* glibc gives each thread that meets a locked arena a new one (up to 8 per core), and every
@@ -626,6 +638,14 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                  .nudge = requeue_nudge,
                                  .ctx = s};
     if (!(s->requeue = vs_requeue_new(&ro))) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    /* The arenas' free memory goes back to the kernel once no API request was made for 1 s
+     * (at most every 5 s): a wave of pods leaves RSS where its live heap is (memtrim.h). */
+    struct vs_memtrim_opts mo = {
+        .quiet_s = 1.0, .min_interval_s = 5.0, .thread = true, .activity = api_requests, .ctx = s};
+    if (!(s->trim = vs_memtrim_start(&mo))) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }

@@ -320,6 +320,51 @@ Test(async_order, new_warnings_first_then_normal_then_repeated_warnings)
     cr_assert_lt(posted_rv("n4"), posted_rv("w1-again"));
 }
 
+/* Waits for the fake to hold Event `name` and returns the number of remembered Warning keys
+ * then: `name` must be a Normal event queued after the warnings looked at, so that every one of
+ * them (posted first, by class) is remembered or not by then. */
+static size_t posted_keys_after(const char *name)
+{
+    cr_assert_gt(posted_rv(name), 0);
+    return vs_async_posted_keys(as);
+}
+
+Test(async_order, deleted_pods_posted_warning_keys_are_dropped)
+{
+    /* Three pods refused (uid-a for two reasons): four keys; a Normal event is not one. */
+    post("a1", "uid-a", "Warning", "FilteringFailed");
+    post("a2", "uid-a", "Warning", "BindingFailed");
+    post("b1", "uid-b", "Warning", "FilteringFailed");
+    post("c1", "uid-c", "Warning", "FilteringFailed");
+    post("n1", "uid-a", "Normal", "FilteringSucceed");
+    cr_assert_eq(posted_keys_after("n1"), 4);
+    vs_async_forget(as, "uid-a");
+    cr_assert_eq(vs_async_posted_keys(as), 2);
+    vs_async_forget(as, "uid-a"); /* twice, a pod never refused, no uid: nothing happens */
+    vs_async_forget(as, "uid-unknown");
+    vs_async_forget(as, "");
+    vs_async_forget(as, NULL);
+    cr_assert_eq(vs_async_posted_keys(as), 2);
+    vs_async_forget(as, "uid-b");
+    cr_assert_eq(vs_async_posted_keys(as), 1);
+    /* uid-d is deleted while its Warning is on the wire (each POST held 1 s), uid-e while its
+     * Warning is queued behind it: neither is remembered once posted; uid-f's is. */
+    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 1000);
+    post("d1", "uid-d", "Warning", "FilteringFailed");
+    wait_taken();
+    post("e1", "uid-e", "Warning", "FilteringFailed");
+    vs_async_forget(as, "uid-d");
+    vs_async_forget(as, "uid-e");
+    post("f1", "uid-f", "Warning", "FilteringFailed");
+    post("n2", "uid-f", "Normal", "FilteringSucceed");
+    cr_assert_eq(posted_keys_after("n2"), 2); /* uid-c's and uid-f's */
+    cr_assert_gt(posted_rv("d1"), 0);         /* posted all the same */
+    cr_assert_gt(posted_rv("e1"), 0);
+    vs_async_forget(as, "uid-c");
+    vs_async_forget(as, "uid-f");
+    cr_assert_eq(vs_async_posted_keys(as), 0);
+}
+
 Test(async_order, normal_events_slow_down_while_patches_are_pending)
 {
     cr_assert(

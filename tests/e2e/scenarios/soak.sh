@@ -8,7 +8,8 @@
 # everything has settled (every pod bound and Running or refused with a reason), and then:
 # no card over-committed, vgpu-sched's per-card metrics equal the usage on the pods, no refused
 # pod fits anywhere (vs-e2e capacity --metrics --refused), no node lock left, vgpu-sched still
-# the same process; its VmRSS and VmHWM (/proc/PID/status) are sampled.
+# the same process; its VmRSS (the lowest over the next 3 s, see soak_rss_quiet) and VmHWM
+# (/proc/PID/status) are sampled.
 #
 # The waves go on until MINUTES have passed, and at least VS_SOAK_MIN_WAVES (4). At the end the
 # samples are printed (and kept in soak-rss.txt) with the RSS slope: least squares of VmRSS over
@@ -21,10 +22,12 @@
 # runs 6-8 KiB/wave, a 10-minute run (18 waves) +240 KiB, 8.6 KiB/wave (docs/reliability.md;
 # before: 52-112 KiB/wave, +2.1 MiB in 16 minutes). With the 8 patch workers a 2-minute run's
 # waves 2-4 still grow (their caches warming: 22 and 60 KiB/wave over waves 2-8 in two runs of
-# scripts/test.sh), hence 128. Every wave adds and removes about 50 pods and answers about
-# 1,000 Filters, so a leak of 2.6 KiB per pod or 128 bytes per Filter pushes even the 2-minute
-# run over the slope limit; smaller ones need a longer soak
-# (VS_E2E_SOAK_HEAP=1 shows the heap).
+# scripts/test.sh), hence 128. Since vgpu-sched trims its free heap memory once quiet (memtrim.c)
+# the samples are that floor, which still rises while glibc's per-thread caches fill (bounded;
+# docs/reliability.md has the 20-minute runs). Every wave adds and removes about 50 pods and
+# answers about 1,000 Filters, so a leak of 2.6 KiB per pod or 128 bytes per Filter pushes even
+# the 2-minute run over the slope limit; smaller ones need a longer soak (VS_E2E_SOAK_HEAP=1
+# shows the heap).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -44,6 +47,19 @@ scenario_soak_pre_up() {
 soak_rss() {
     awk '$1 == "VmRSS:" { r = $2 } $1 == "VmHWM:" { h = $2 } END { if (r == "" || h == "") exit 1; print r, h }' \
         "/proc/$1/status"
+}
+
+# soak_rss_quiet PID : "VmRSS VmHWM" in KiB, VmRSS the lowest of 7 reads 0.5 s apart: vgpu-sched
+# gives its free heap memory back once it has made no API request for 1 s (memtrim.c), and a
+# wave's last Events may still be going out when it settles; the lowest read is RSS after that.
+soak_rss_quiet() {
+    local i r h low=
+    for ((i = 0; i < 7; i++)); do
+        ((i == 0)) || sleep 0.5
+        read -r r h < <(soak_rss "$1") || return 1
+        [[ -n "$low" ]] && ((low <= r)) || low=$r
+    done
+    printf '%s %s\n' "$low" "$h"
 }
 
 # soak_heap PID : "INUSE ARENA" bytes from glibc's mallinfo2() in the process (uordblks + hblkhd,
@@ -141,7 +157,7 @@ scenario_soak() {
             e2e_fail "wave $wave: vgpu-sched (pid $pid) is gone"
             return 1
         }
-        read -r rss hwm < <(soak_rss "$pid")
+        read -r rss hwm < <(soak_rss_quiet "$pid")
         read -r inuse arena < <(soak_heap "$pid")
         printf '%d %d %d %d %d %d %d %s %s\n' "$wave" "$((SECONDS - t0))" "$pop" "$bound" "$refused" \
             "$rss" "$hwm" "$inuse" "$arena" >>"$samples"
