@@ -441,8 +441,11 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
 }
 
 /* vs_frag_delta_cpu on sums already built: the shapes hosted before and not after. */
-static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64_t cpu, int64_t mem)
+static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64_t cpu, int64_t mem,
+                         double *idle)
 {
+    if (idle)
+        *idle = a->all;
     uint32_t lost =
         a->hosted & ~cpu_mem_mask(x, sub_sat(a->cpu_free, cpu), sub_sat(a->mem_free, mem));
     double d = 0;
@@ -454,15 +457,17 @@ static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64
 }
 
 double vs_frag_delta_cpu(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
-                         int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem)
+                         int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem, double *idle)
 {
+    if (idle)
+        *idle = 0;
     if (n > VS_FRAG_MAX_CARDS)
         return 0;
     struct agg a;
     uint32_t masks[VS_FRAG_MAX_CARDS];
     double idles[VS_FRAG_MAX_CARDS];
     agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
-    return cpu_change(x, &a, cpu, mem);
+    return cpu_change(x, &a, cpu, mem, idle);
 }
 
 #define TIE 1e-9
@@ -722,15 +727,18 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
 
 double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
                               uint64_t gen, const struct vs_frag_card *cards, size_t n,
-                              int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem)
+                              int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
+                              double *idle)
 {
+    if (idle)
+        *idle = 0;
     if (n > VS_FRAG_MAX_CARDS)
         return 0;
     struct vs_frag_memo *m = memo_get(slot, n);
     if (!m || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-        return vs_frag_delta_cpu(x, cards, n, cpu_free, mem_free, cpu, mem);
+        return vs_frag_delta_cpu(x, cards, n, cpu_free, mem_free, cpu, mem, idle);
     memo_sums(x, m, gen, cards, n, cpu_free, mem_free);
-    double d = cpu_change(x, &m->a, cpu, mem);
+    double d = cpu_change(x, &m->a, cpu, mem, idle);
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
 }

@@ -108,10 +108,11 @@ enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
  * extender's prioritize): how much node n's fragmentation under the workload x grows when the
  * pod's cpu (milli) and memory (bytes) requests are taken there (vs_frag_delta_cpu on the
  * node's cards and free cpu/memory; lower is better, 0 when no shape loses the node). A node
- * without usable registered cards, or with more than the measure takes, gives 0. Call under the
+ * without usable registered cards, or with more than the measure takes, gives 0. *idle (may be
+ * NULL) receives the node's idle GPU capacity in cards (0 for such a node). Call under the
  * model's read lock; x is the caller's (its card-type cache is written). */
-double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64_t cpu,
-                           int64_t mem);
+double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64_t cpu, int64_t mem,
+                           double *idle);
 
 /* The card-level reason words of spec §4.5, in a fixed order (for events and metrics). */
 #define VS_REASON_COUNT 14

@@ -285,13 +285,14 @@ static int refused_reasons(const struct sim_ctx *c, const struct vs_filter_resul
 
 /* A pod that asks for no GPU: NodeResourcesFit's least-allocated score picks among the
  * candidates, the first of equal scores. With --cpu-pods fragmentation the candidate where the
- * fragmentation grows least comes first, that score and the candidate order break ties. */
+ * fragmentation grows least comes first, then the one with the least idle GPU capacity (its cpu
+ * is worth least to GPU pods there), then that score and the candidate order. */
 static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podres *res,
                        struct vs_sim_pod *out)
 {
     long best = -1;
     int64_t best_score = -1;
-    double best_frag = 0;
+    double best_frag = 0, best_idle = 0;
     struct vs_frag_ctx fx;
     if (c->cpu_frag)
         vs_frag_ctx_init(&fx, c->cpu_frag);
@@ -299,11 +300,16 @@ static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podr
         if (c->kreason[i] || !c->mnodes[i])
             continue;
         int64_t sc = vs_kfilter_least_allocated(c->mnodes[i], res);
-        double fr = c->cpu_frag ? vs_sched_frag_plain(&fx, c->mnodes[i], res->cpu, res->mem) : 0;
+        double idle = 0;
+        double fr =
+            c->cpu_frag ? vs_sched_frag_plain(&fx, c->mnodes[i], res->cpu, res->mem, &idle) : 0;
         if (best < 0 || fr < best_frag - CPU_FRAG_TIE ||
-            (fr <= best_frag + CPU_FRAG_TIE && sc > best_score)) {
+            (fr <= best_frag + CPU_FRAG_TIE &&
+             (idle < best_idle - CPU_FRAG_TIE ||
+              (idle <= best_idle + CPU_FRAG_TIE && sc > best_score)))) {
             best_score = sc;
             best_frag = fr;
+            best_idle = idle;
             best = (long)i;
         }
     }

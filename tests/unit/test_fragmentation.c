@@ -148,17 +148,21 @@ Test(frag, cpu_pod_growth)
     vs_frag_ctx_set(&x, s, w, 2);
     struct vs_frag_card cs[2] = {card(16000, 0, 0, 0), card(16000, 1, 9600, 60)};
     cr_assert_float_eq(vs_frag_node(&x, cs, 2, 10000, INT64_MAX), 0.3, EPS);
+    /* The node's idle capacity comes with it: 1.0 + 0.4. */
+    double idle = -1;
+    vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 2000, 0, &idle);
+    cr_assert_float_eq(idle, 1.4, EPS);
     /* A pod without GPU taking 2 cpus leaves 8: both shapes still fit, growth 0. */
-    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 2000, 0), 0.0);
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 2000, 0, NULL), 0.0);
     /* 3 cpus leave 7: shape 1 is lost, its term goes from 0.4 to all idle 1.4: 0.75 * 1.0. */
-    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0), 0.75, EPS);
+    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0, NULL), 0.75, EPS);
     cr_assert_float_eq(vs_frag_node(&x, cs, 2, 7000, INT64_MAX) -
                            vs_frag_node(&x, cs, 2, 10000, INT64_MAX),
                        0.75, EPS);
     /* 9 cpus leave 1: shape 2 is lost too, 0 -> 1.4: 0.75 + 0.25 * 1.4 = 1.1. */
-    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 9000, 0), 1.1, EPS);
+    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 9000, 0, NULL), 1.1, EPS);
     /* A node that hosts neither shape (too little cpu already) loses nothing. */
-    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 1000, INT64_MAX, 500, 0), 0.0);
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 1000, INT64_MAX, 500, 0, NULL), 0.0);
     /* Memory: a shape asking 4 GiB of node memory, 6 GiB free; a pod taking 3 GiB loses it:
      * its term goes from 0 (both cards fit 20 %) to all idle, 1.4. */
     struct vs_frag_req sm = share(1, 20);
@@ -166,19 +170,20 @@ Test(frag, cpu_pod_growth)
     double w1 = 1;
     struct vs_frag_ctx xm;
     vs_frag_ctx_set(&xm, &sm, &w1, 1);
-    cr_assert_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 2LL << 30), 0.0);
-    cr_assert_float_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 3LL << 30), 1.4, EPS);
+    cr_assert_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 2LL << 30, NULL), 0.0);
+    cr_assert_float_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 3LL << 30, NULL), 1.4,
+                       EPS);
     /* Unknown cpu (INT64_MAX) never runs out. */
-    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, INT64_MAX, INT64_MAX, 9000, 0), 0.0);
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, INT64_MAX, INT64_MAX, 9000, 0, NULL), 0.0);
     /* The memo gives the same, and follows a new generation (B freed: shape 1 fits both, so
      * losing it costs all idle 2.0 from 0: 0.75 * 2.0). */
     struct vs_frag_memo *_Atomic slot = NULL;
-    double a = vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0);
-    double b = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, 2, 10000, INT64_MAX, 3000, 0);
+    double a = vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0, NULL);
+    double b = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, 2, 10000, INT64_MAX, 3000, 0, NULL);
     cr_assert(memcmp(&a, &b, sizeof(a)) == 0);
     cs[1] = card(16000, 0, 0, 0);
-    cr_assert_float_eq(vs_frag_delta_cpu_memo(&x, &slot, 2, cs, 2, 10000, INT64_MAX, 3000, 0), 1.5,
-                       EPS);
+    cr_assert_float_eq(vs_frag_delta_cpu_memo(&x, &slot, 2, cs, 2, 10000, INT64_MAX, 3000, 0, NULL),
+                       1.5, EPS);
     free(atomic_load(&slot));
 }
 
@@ -362,7 +367,7 @@ Test(frag, cpu_pod_growth_is_the_difference)
                          used ? (int64_t)(lcg(&rng) % 11) * 10 : 0);
         }
         int64_t cpu = (int64_t)(lcg(&rng) % 5) * 4000, take = (int64_t)(lcg(&rng) % 9) * 1000;
-        double d = vs_frag_delta_cpu(&x, cs, n, cpu, INT64_MAX, take, 0);
+        double d = vs_frag_delta_cpu(&x, cs, n, cpu, INT64_MAX, take, 0, NULL);
         double diff = vs_frag_node(&x, cs, n, cpu - take, INT64_MAX) -
                       vs_frag_node(&x, cs, n, cpu, INT64_MAX);
         cr_assert_float_eq(d, diff, EPS, "round %d: %.17g vs %.17g", round, d, diff);
@@ -371,8 +376,15 @@ Test(frag, cpu_pod_growth_is_the_difference)
         struct vs_frag_req p = share(1, 30);
         size_t pk[1];
         vs_frag_pick_memo(&x, &slot, 1, cs, n, cpu, INT64_MAX, &p, (1ull << n) - 1, 1, pk);
-        double e = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, n, cpu, INT64_MAX, take, 0);
+        double ia = -1, ib = -2;
+        double e = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, n, cpu, INT64_MAX, take, 0, &ib);
         cr_assert(memcmp(&d, &e, sizeof(d)) == 0, "round %d", round);
+        vs_frag_delta_cpu(&x, cs, n, cpu, INT64_MAX, take, 0, &ia);
+        double all = 0;
+        for (size_t i = 0; i < n; i++)
+            all += vs_frag_idle(&cs[i]);
+        cr_assert_float_eq(ia, all, EPS, "round %d", round);
+        cr_assert(memcmp(&ia, &ib, sizeof(ia)) == 0, "round %d", round);
         free(atomic_load(&slot));
     }
 }
@@ -510,18 +522,28 @@ Test(fragpolicy, cpu_pod_growth_on_nodes)
     /* 5 cpus leave 3: the 50 % shape is lost. node1: 0.4 -> 1.4, 0.75 * 1.0; node2: 0 -> 2.0,
      * 0.75 * 2.0; node3: nothing idle, 0. So node3 is the pod's place, though least-allocated
      * scores all three alike. */
-    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 5000, 1LL << 30), 0.75, EPS);
-    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 5000, 1LL << 30), 1.5, EPS);
-    cr_assert_eq(vs_sched_frag_plain(&x, n3, 5000, 1LL << 30), 0.0);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 5000, 1LL << 30, NULL), 0.75, EPS);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 5000, 1LL << 30, NULL), 1.5, EPS);
+    cr_assert_eq(vs_sched_frag_plain(&x, n3, 5000, 1LL << 30, NULL), 0.0);
     /* 7 cpus leave 1: the 20 % shape is lost too. node1: + 0.25 * 1.4; node2: + 0.25 * 2.0. */
-    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 7000, 0), 1.1, EPS);
-    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 7000, 0), 2.0, EPS);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 7000, 0, NULL), 1.1, EPS);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 7000, 0, NULL), 2.0, EPS);
     /* 1 cpu leaves 7 on node1: nothing lost. Then 4 cpus accounted there (the node's generation
      * moves): the same pod now leaves 3 and loses the 50 % shape. */
-    cr_assert_eq(vs_sched_frag_plain(&x, n1, 1000, 0), 0.0);
+    cr_assert_eq(vs_sched_frag_plain(&x, n1, 1000, 0, NULL), 0.0);
     struct vs_podres r = {.cpu = 4000, .nz_cpu = 4000};
     cr_assert_eq(vs_model_account(m, "cpu-pod", "node1", &r), VS_OK);
-    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 1000, 0), 0.75, EPS);
-    cr_assert_eq(vs_sched_frag_plain(&x, NULL, 1000, 0), 0.0);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 1000, 0, NULL), 0.75, EPS);
+    cr_assert_eq(vs_sched_frag_plain(&x, NULL, 1000, 0, NULL), 0.0);
+    /* The idle capacity simulate breaks equal growth with: n1 1.0 + 0.4, n2 2.0, n3 0. */
+    double idle = -1;
+    vs_sched_frag_plain(&x, n1, 0, 0, &idle);
+    cr_assert_float_eq(idle, 1.4, EPS);
+    vs_sched_frag_plain(&x, n2, 0, 0, &idle);
+    cr_assert_float_eq(idle, 2.0, EPS);
+    vs_sched_frag_plain(&x, n3, 0, 0, &idle);
+    cr_assert_eq(idle, 0.0);
+    vs_sched_frag_plain(&x, NULL, 0, 0, &idle);
+    cr_assert_eq(idle, 0.0);
     vs_frag_stats_free(st);
 }
