@@ -908,10 +908,11 @@ out:
 json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats *st,
                                  const char *const *names, size_t n, int64_t cpu, int64_t mem)
 {
-    double *d = calloc(n ? n : 1, sizeof(*d));
+    double *d = calloc(n ? n : 1, sizeof(*d)), *u = calloc(n ? n : 1, sizeof(*u));
     json_t *out = json_array();
-    if (!d || !out) {
+    if (!d || !u || !out) {
         free(d);
+        free(u);
         json_decref(out);
         return NULL;
     }
@@ -919,14 +920,28 @@ json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats 
     vs_frag_ctx_init(&x, st);
     double lo = 0, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        d[i] = vs_sched_frag_plain(&x, vs_model_node(m, names[i]), cpu, mem);
+        d[i] = vs_sched_frag_plain(&x, vs_model_node(m, names[i]), cpu, mem, &u[i]);
         lo = i == 0 || d[i] < lo ? d[i] : lo;
         hi = i == 0 || d[i] > hi ? d[i] : hi;
     }
+    /* The idle capacity's range among the nodes of least growth. */
+    double ulo = 0, uhi = 0;
+    bool any = false;
     for (size_t i = 0; i < n; i++) {
-        json_int_t score = 10;
         if (d[i] > lo + PRIO_TIE)
-            score = (json_int_t)ceil(9 * (hi - d[i]) / (hi - lo));
+            continue;
+        ulo = !any || u[i] < ulo ? u[i] : ulo;
+        uhi = !any || u[i] > uhi ? u[i] : uhi;
+        any = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_int_t score;
+        if (d[i] > lo + PRIO_TIE)
+            score = (json_int_t)ceil(4 * (hi - d[i]) / (hi - lo));
+        else if (u[i] > ulo + PRIO_TIE)
+            score = 5 + (json_int_t)ceil(4 * (uhi - u[i]) / (uhi - ulo));
+        else
+            score = 10;
         if (json_array_append_new(out, json_pack("{s:s,s:I}", "Host", names[i], "Score", score))) {
             json_decref(out);
             out = NULL;
@@ -934,6 +949,7 @@ json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats 
         }
     }
     free(d);
+    free(u);
     return out;
 }
 

@@ -135,22 +135,24 @@ static void learn(void)
 
 /* Pod c takes 5 of the 8 cpus, leaving 3 < 4: every node that hosted the shape loses it.
  * n1 hosted it on card 1 and stranded card 0's 0.6745; now all of 1.6745: growth 1.0. n2
- * stranded nothing, now 2.0: growth 2.0. n3 never hosted it (no card fits): 0. Least 0, most
- * 2.0: n3 10, n1 ceil(9 * (2 - 1) / 2) = 5, n2 0. */
+ * stranded nothing, now 2.0: growth 2.0. n3 never hosted it (no card fits): 0. n3 alone has the
+ * least growth: 10; the others by growth, least 0, most 2.0: n1 ceil(4 * (2 - 1) / 2) = 2,
+ * n2 0. */
 Test(prioritize, cpu_pod_scored_by_fragmentation_growth)
 {
     learn();
     char *s = prioritize("c", false);
-    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":5},{\"Host\":\"n2\",\"Score\":0},{\"Host\":"
+    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":2},{\"Host\":\"n2\",\"Score\":0},{\"Host\":"
                         "\"n3\",\"Score\":10}]");
     free(s);
     s = prioritize("c", true);
-    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":5},{\"Host\":\"n2\",\"Score\":0},{\"Host\":"
+    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":2},{\"Host\":\"n2\",\"Score\":0},{\"Host\":"
                         "\"n3\",\"Score\":10}]");
     free(s);
-    /* 0.1 cpu leaves every node its 4 cpus: no growth anywhere, all 10. */
+    /* 0.1 cpu leaves every node its 4 cpus: no growth anywhere, so the idle capacity decides:
+     * n3 (0) 10, then 5 + ceil(4 * (2.0 - idle) / 2.0): n1 (1.6745) 6, n2 (2.0) 5. */
     s = prioritize("tiny", false);
-    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":10},{\"Host\":\"n2\",\"Score\":10},{\"Host\":"
+    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":6},{\"Host\":\"n2\",\"Score\":5},{\"Host\":"
                         "\"n3\",\"Score\":10}]");
     free(s);
     /* A GPU pod: no opinion. */
@@ -160,11 +162,12 @@ Test(prioritize, cpu_pod_scored_by_fragmentation_growth)
     free(s);
 }
 
-/* Before any GPU pod was seen the workload is empty: nothing grows, every node 10. */
-Test(prioritize, empty_workload_scores_all_alike)
+/* Before any GPU pod was seen the workload is empty: nothing grows, the idle capacity alone
+ * orders the nodes (as for pod tiny above). */
+Test(prioritize, empty_workload_orders_by_idle_capacity)
 {
     char *s = prioritize("c", false);
-    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":10},{\"Host\":\"n2\",\"Score\":10},{\"Host\":"
+    cr_assert_str_eq(s, "[{\"Host\":\"n1\",\"Score\":6},{\"Host\":\"n2\",\"Score\":5},{\"Host\":"
                         "\"n3\",\"Score\":10}]");
     free(s);
 }
