@@ -24,12 +24,17 @@
 #include <uthash.h>
 
 #define STATE_TTL       600
+#define POD_TTL         60 /* a patch's answer kept for the pod's Bind (s) */
 #define EVENT_QUEUE_MAX 4096
 #define EVENT_BYTES_MAX                                                                            \
     (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
                              * nodes is ~70 KiB, so 4,096 of them would pin 280 MiB */
 #define EVENT_PACE_US 40000 /* at most 25 Events/s (one starts every 40 ms at most) */
-#define EVENT_NICE    10
+/* While pod patches are queued or in flight (a burst: Binds wait for them, and the API server
+ * serves Filter, Bind and the device plugins), only new Warnings keep that pace; Normal Events
+ * and repeated Warnings start at most every 500 ms and catch up once the burst is over. */
+#define EVENT_BUSY_PACE_US 500000
+#define EVENT_NICE         10
 /* Pod patches in flight at once: Filter answers at once and queues its patch; a burst's Binds
  * wait for them, so one patch per API round trip would pace the whole burst. */
 #define PATCH_WORKERS 8
@@ -83,6 +88,7 @@ struct state {
     bool failed;
     bool gone; /* the pod was deleted: dropped when its last patch is done */
     char err[VS_ERRBUF_SIZE];
+    json_t *pod; /* the pod as the last patch's answer showed it, until a Bind takes it */
     time_t done_at;
     UT_hash_handle hh;
 };
@@ -102,6 +108,7 @@ struct vs_async {
     size_t event_bytes;         /* sum of the queued events' bytes */
     bool stop;
     time_t last_sweep;
+    double last_event_us; /* when the last Event POST started (mono_us) */
 };
 
 static void job_free(struct job *j)
@@ -120,6 +127,7 @@ static void job_free(struct job *j)
 static void state_del(struct vs_async *a, struct state *s)
 {
     HASH_DEL(a->states, s);
+    json_decref(s->pod);
     free(s->uid);
     free(s);
 }
@@ -132,8 +140,12 @@ static void sweep(struct vs_async *a, time_t now)
     struct state *s, *t;
     HASH_ITER(hh, a->states, s, t)
     {
-        if (s->in_flight == 0 && now - s->done_at > STATE_TTL)
+        if (s->in_flight == 0 && now - s->done_at > STATE_TTL) {
             state_del(a, s);
+        } else if (s->pod && s->in_flight == 0 && now - s->done_at > POD_TTL) {
+            json_decref(s->pod); /* no Bind came for it */
+            s->pod = NULL;
+        }
     }
     struct posted *p, *pt;
     HASH_ITER(hh, a->posted, p, pt)
@@ -192,6 +204,39 @@ static struct job *take_event(struct vs_async *a, size_t *left)
     return j;
 }
 
+/* Caller holds mu. */
+static bool patches_busy(const struct vs_async *a)
+{
+    if (a->q[Q_PATCH].len)
+        return true;
+    for (int i = 0; i < PATCH_WORKERS; i++)
+        if (a->running[i])
+            return true;
+    return false;
+}
+
+static double mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Caller holds mu. The next Event, unless it has to wait: then *wait_us is how long. */
+static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
+{
+    *wait_us = 0;
+    if (!a->q[Q_EV_NEW_WARNING].head && patches_busy(a)) {
+        double rest = a->last_event_us + EVENT_BUSY_PACE_US - mono_us();
+        if (rest > 0 && (a->q[Q_EV_NORMAL].head || a->q[Q_EV_WARNING_AGAIN].head)) {
+            *wait_us = rest;
+            *left = 0;
+            return NULL;
+        }
+    }
+    return take_event(a, left);
+}
+
 static void remember_posted(struct vs_async *a, const char *key, time_t now)
 {
     struct posted *p = NULL;
@@ -207,13 +252,6 @@ static void remember_posted(struct vs_async *a, const char *key, time_t now)
     p->at = now;
 }
 
-static double mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static void *worker(void *arg)
 {
     struct worker_ctx *w = arg;
@@ -227,16 +265,31 @@ static void *worker(void *arg)
     for (;;) {
         struct job *j = NULL;
         size_t left = 0;
-        while (!a->stop && !(j = events ? take_event(a, &left) : take_patch(a, w->slot)))
-            pthread_cond_wait(&a->cv, &a->mu);
+        double wait_us = 0;
+        while (!a->stop &&
+               !(j = events ? next_event(a, &left, &wait_us) : take_patch(a, w->slot))) {
+            if (wait_us > 0) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                long long ns = (long long)ts.tv_nsec + (long long)(wait_us * 1000.0);
+                ts.tv_sec += (time_t)(ns / 1000000000LL);
+                ts.tv_nsec = (long)(ns % 1000000000LL);
+                pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+            } else {
+                pthread_cond_wait(&a->cv, &a->mu);
+            }
+        }
         if (a->stop)
             break;
+        if (events)
+            a->last_event_us = mono_us();
         if (j->is_event && j->key) {
             HASH_DEL(a->pending_events, j);
             a->event_bytes -= j->bytes;
         }
         pthread_mutex_unlock(&a->mu);
         double started = events ? mono_us() : 0;
+        json_t *answer = NULL; /* a patch's answer: the pod as it left it */
         struct vs_errbuf eb;
         enum vs_err err;
         if (j->is_event && j->build) {
@@ -253,7 +306,7 @@ static void *worker(void *arg)
                            json_object_get(json_object_get(j->body, "involvedObject"), "name")),
                        left);
         } else {
-            err = vs_kube_merge_patch(a->k, j->path, j->body, NULL, &eb);
+            err = vs_kube_merge_patch(a->k, j->path, j->body, j->uid ? &answer : NULL, &eb);
         }
         if (err) {
             char qt[VS_ERRBUF_SIZE + 8];
@@ -280,6 +333,10 @@ static void *worker(void *arg)
                 if (s) {
                     s->in_flight--;
                     s->failed = err != VS_OK;
+                    json_decref(s->pod);
+                    s->pod = err || s->gone ? NULL : answer;
+                    if (s->pod)
+                        answer = NULL;
                     if (err)
                         snprintf(s->err, sizeof(s->err), "%s", eb.msg);
                     s->done_at = time(NULL);
@@ -290,6 +347,7 @@ static void *worker(void *arg)
             /* Bind waiters, and the other workers: this pod's next patch may go now. */
             pthread_cond_broadcast(&a->cv);
         }
+        json_decref(answer);
         sweep(a, time(NULL));
         job_free(j);
     }
@@ -591,6 +649,31 @@ static void promote(struct vs_async *a, const char *uid)
     } else {
         q->tail = kept_last;
     }
+}
+
+json_t *vs_async_take_pod(struct vs_async *a, const char *uid)
+{
+    json_t *pod = NULL;
+    pthread_mutex_lock(&a->mu);
+    struct state *s = NULL;
+    HASH_FIND_STR(a->states, uid, s);
+    if (s && s->in_flight == 0 && !s->failed) {
+        pod = s->pod;
+        s->pod = NULL;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return pod;
+}
+
+size_t vs_async_pods_kept(struct vs_async *a)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&a->mu);
+    struct state *s, *t;
+    HASH_ITER(hh, a->states, s, t)
+    n += s->pod != NULL;
+    pthread_mutex_unlock(&a->mu);
+    return n;
 }
 
 enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, struct vs_errbuf *eb)

@@ -46,6 +46,7 @@ struct qnode {
     size_t nwait;
     uint64_t gen;     /* bumped on every change of the lock seen by the watch */
     char *owner;      /* "ns/name" of the lock's owner as last seen, raw value if malformed */
+    bool owner_done;  /* that owner was seen allocated (bind-phase success or failed) */
     char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
@@ -356,7 +357,9 @@ static struct timespec abs_deadline(double deadline)
 enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, double *waited_s,
                           struct vs_errbuf *eb)
 {
-    double t0 = mono(), deadline = t0 + (double)q->o.wait_ms / 1000.0;
+    double t0 = mono();
+    double deadline =
+        (r->since > 0 && r->since < t0 ? r->since : t0) + (double)q->o.wait_ms / 1000.0;
     struct waiter w;
     memset(&w, 0, sizeof(w));
     w.r = r;
@@ -420,9 +423,11 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             uint64_t g = n->gen;
             struct vs_errbuf teb;
             teb.msg[0] = '\0';
-            /* The watch's last event shows the node unlocked: take it at that version. */
+            /* The watch's last event shows the node unlocked, or locked by a pod seen allocated
+             * since (its device plugin is done with the node; its release is owner-checked, so
+             * it leaves our lock alone): take it at that version. */
             char rv[sizeof(n->rv)];
-            bool at = r->take_at && !n->owner && n->rv[0];
+            bool at = r->take_at && (!n->owner || n->owner_done) && n->rv[0];
             if (at)
                 memcpy(rv, n->rv, sizeof(rv));
             pthread_mutex_unlock(&q->mu);
@@ -556,12 +561,15 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
             expect_del(q, e);
         free(n->owner);
         n->owner = NULL;
+        n->owner_done = false;
         n->gen++;
         pthread_cond_broadcast(&n->cv);
         pthread_mutex_unlock(&q->mu);
         return;
     }
     char *owner = owner_of(lock);
+    if (!same(owner, n->owner))
+        n->owner_done = false;
     if (n->holder_uid && !n->holder_seen) {
         bool ours = same(owner, n->holder_key);
         free(n->owner);
@@ -648,8 +656,25 @@ void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name
     struct qnode *n, *t;
     HASH_ITER(hh, q->nodes, n, t)
     {
-        if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
+        bool owns = n->owner && strcmp(n->owner, key) == 0;
+        if (owns)
+            n->owner_done = true;
+        if (n->holder_key && strcmp(n->holder_key, key) == 0 && owns && n->holder_seen &&
+            n->rv[0]) {
+            /* The watch showed our holder's lock at n->rv: the next Bind takes the lock over at
+             * that version, without waiting for the device plugin's release to come round. */
+            vs_log(VS_LOG_DEBUG, "node_lock_handover", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
+                   n->name, key, (mono() - n->taken_at) * 1e3, n->nwait);
+            if (q->o.metrics)
+                vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+            clear_holder(q, n, false);
+            n->gen++;
+            pthread_cond_broadcast(&n->cv);
+        } else if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
             n->done_at = mono();
+            pthread_cond_broadcast(&n->cv);
+        } else if (owns && n->head) {
+            n->gen++;
             pthread_cond_broadcast(&n->cv);
         }
     }
@@ -711,14 +736,21 @@ void vs_bindq_open(struct vs_bindq *q)
 
 /* ------------------------------------------------------------------ Filter's view */
 
-static int cmp_str(const void *a, const void *b)
+struct busy_entry {
+    const char *name;
+    size_t load;
+};
+
+static int cmp_busy(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct busy_entry *)a)->name, ((const struct busy_entry *)b)->name);
 }
 
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names)
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names, const size_t **loads)
 {
     *names = NULL;
+    if (loads)
+        *loads = NULL;
     if (q->o.depth <= 0)
         return 0;
     pthread_mutex_lock(&q->mu);
@@ -726,22 +758,37 @@ size_t vs_bindq_busy(struct vs_bindq *q, char ***names)
     size_t count = q->nbusy, bytes = 0;
     for (struct qnode *n = q->busy; n; n = n->busy_next)
         bytes += strlen(n->name) + 1;
-    char **out = count ? malloc(count * sizeof(char *) + bytes) : NULL;
-    if (out) {
-        char *p = (char *)(out + count);
+    /* One block: the name pointers, the loads, then the names. */
+    char **out = count ? malloc(count * (sizeof(char *) + sizeof(size_t)) + bytes) : NULL;
+    struct busy_entry *tmp = count ? malloc(count * sizeof(*tmp)) : NULL;
+    if (out && tmp) {
+        size_t *ld = (size_t *)(out + count);
+        char *p = (char *)(ld + count);
         size_t i = 0;
         for (struct qnode *n = q->busy; n; n = n->busy_next) {
             size_t l = strlen(n->name) + 1;
             memcpy(p, n->name, l);
-            out[i++] = p;
+            tmp[i].name = p;
+            tmp[i++].load = n->expected;
             p += l;
         }
     }
     pthread_mutex_unlock(&q->mu);
-    if (!out)
+    if (!out || !tmp) {
+        free(out);
+        free(tmp);
         return 0;
-    qsort(out, count, sizeof(char *), cmp_str);
+    }
+    qsort(tmp, count, sizeof(*tmp), cmp_busy);
+    size_t *ld = (size_t *)(out + count);
+    for (size_t i = 0; i < count; i++) {
+        out[i] = (char *)tmp[i].name;
+        ld[i] = tmp[i].load;
+    }
+    free(tmp);
     *names = out;
+    if (loads)
+        *loads = ld;
     return count;
 }
 

@@ -55,6 +55,9 @@ struct vs_bindq_req {
     enum vs_err (*take_at)(void *ctx, const char *rv, struct vs_errbuf *eb);
     enum vs_err (*check)(void *ctx, struct vs_errbuf *eb);
     void *ctx;
+    /* CLOCK_MONOTONIC seconds when the Bind arrived (0: when it joins the queue): the wait_ms
+     * bound counts from then, so the steps before the queue are part of it. */
+    double since;
 };
 
 /* Waits for the node's turn and takes its lock. VS_OK: the lock is ours; a Bind that succeeds
@@ -98,9 +101,10 @@ void vs_bindq_fail_all(struct vs_bindq *q, const char *why);
 void vs_bindq_close(struct vs_bindq *q, const char *why);
 void vs_bindq_open(struct vs_bindq *q);
 
-/* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
- * allocation: free(*names) frees all. Returns the count (0 and *names NULL when none). */
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names);
+/* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), and (if
+ * loads is not NULL) how many each has, in the same order, as one allocation: free(*names) frees
+ * all. Returns the count (0 and *names NULL when none). */
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names, const size_t **loads);
 /* Binds queued or in flight on node (queued: waiting; in flight: chosen by Filter, or holding
  * the lock until its release is seen). */
 size_t vs_bindq_load(struct vs_bindq *q, const char *node);

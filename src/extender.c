@@ -651,7 +651,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                .frag_stats = a->frag_stats};
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
     if (a->bindq)
-        so.n_busy = vs_bindq_busy(a->bindq, &busy);
+        so.n_busy = vs_bindq_busy(a->bindq, &busy, &so.busy_load);
     so.busy = (const char *const *)busy;
     int64_t now = a->now();
     double read_at = mono(); /* usage is read after this: a later freeing change may nudge */
@@ -1118,7 +1118,7 @@ static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 }
 
 static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
-                                const char *name, const char *uid, double *waited,
+                                const char *name, const char *uid, double since, double *waited,
                                 struct vs_errbuf *eb)
 {
     struct bind_try t = {.a = a, .node = node, .ns = ns, .name = name, .uid = uid};
@@ -1132,7 +1132,8 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
                              .take = take_lock,
                              .take_at = take_lock_at,
                              .check = *uid ? check_reservation : NULL,
-                             .ctx = &t};
+                             .ctx = &t,
+                             .since = since};
     return vs_bindq_lock(a->bindq, &r, waited, eb);
 }
 
@@ -1252,7 +1253,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     t_async = mono();
     path = pod_path(ns, name);
-    enum vs_err err = path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
+    /* The answer to Filter's patch is the pod as of then: no GET unless there is none. */
+    pod = *uid ? vs_async_take_pod(a->async, uid) : NULL;
+    enum vs_err err = pod ? VS_OK : path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
     t_get = mono();
     if (err) {
         if (err == VS_ERR_NOTFOUND && *uid)
@@ -1308,7 +1311,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     t_phase = mono();
     if (needs_lock) {
-        if ((err = acquire_lock(a, node, ns, name, uid, &waited, &eb))) {
+        if ((err = acquire_lock(a, node, ns, name, uid, t0, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
             goto fail;
         }

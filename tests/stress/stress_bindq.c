@@ -1,7 +1,9 @@
 /* stress_bindq: many concurrent Binds over a few nodes through the bind queue, with an emulated
- * node lock (one owner per node, checked) and device plugin (releases the lock after a short
- * hold and delivers the watch event), while a chaos thread deletes pods, replays stale and
- * relist events and asks for rechecks. Checks: never two holders of one node's lock, every
+ * node lock (one owner per node, a resourceVersion per node) and device plugin (after a short
+ * hold it either releases the lock, or reports the pod allocated — the next Bind may then take
+ * the lock over at the watched version — and releases later, owner-checked), while a chaos
+ * thread deletes pods, replays stale and relist events and asks for rechecks. Checks: never two
+ * allocations in flight on one node, every
  * Bind ends (taken or with a reason), no queue entry or expected pod left behind, and the
  * busy list empties. Plain program (no Criterion) so it also runs under TSan. */
 #include "annot.h"
@@ -21,7 +23,9 @@
 static struct vs_bindq *q;
 static pthread_mutex_t api_mu = PTHREAD_MUTEX_INITIALIZER;
 static char owner[NODES][64];
-static atomic_int holders[NODES];
+static unsigned ver[NODES];       /* the node's resourceVersion: bumped by every lock change */
+static atomic_int holders[NODES]; /* allocations in flight: lock taken, device plugin not done */
+static atomic_int handovers;
 static atomic_int max_holders_total, holders_total;
 static atomic_int ok, deleted, other, violations;
 static atomic_bool stop_chaos;
@@ -41,7 +45,8 @@ static void watch_as(int i, bool relist)
     char name[8];
     node_name(i, name);
     pthread_mutex_lock(&api_mu);
-    char *value = NULL;
+    char *value = NULL, rv[16];
+    snprintf(rv, sizeof(rv), "%u", ver[i]);
     if (owner[i][0]) {
         char ns[64];
         snprintf(ns, sizeof(ns), "%s", owner[i]);
@@ -50,13 +55,26 @@ static void watch_as(int i, bool relist)
         value = vs_annot_format_lock(1767225600, ns, slash + 1);
     }
     pthread_mutex_unlock(&api_mu);
-    vs_bindq_node_event(q, name, value, false, relist);
+    vs_bindq_node_event_rv(q, name, value, rv, false, relist);
     free(value);
 }
 
 static void watch(int i)
 {
     watch_as(i, false);
+}
+
+/* Caller holds api_mu. */
+static void set_owner(struct bind *b)
+{
+    snprintf(owner[b->node], sizeof(owner[b->node]), "%s/%s", b->ns, b->name);
+    ver[b->node]++;
+    if (atomic_fetch_add(&holders[b->node], 1) != 0)
+        atomic_fetch_add(&violations, 1);
+    int t = atomic_fetch_add(&holders_total, 1) + 1;
+    int m = atomic_load(&max_holders_total);
+    while (t > m && !atomic_compare_exchange_weak(&max_holders_total, &m, t))
+        ;
 }
 
 static enum vs_err take(void *ctx, struct vs_errbuf *eb)
@@ -67,15 +85,26 @@ static enum vs_err take(void *ctx, struct vs_errbuf *eb)
         pthread_mutex_unlock(&api_mu);
         return vs_err_set(eb, VS_ERR_CONFLICT, "node n%d has been locked within 5m0s", b->node);
     }
-    snprintf(owner[b->node], sizeof(owner[b->node]), "%s/%s", b->ns, b->name);
-    if (atomic_fetch_add(&holders[b->node], 1) != 0)
-        atomic_fetch_add(&violations, 1);
-    int t = atomic_fetch_add(&holders_total, 1) + 1;
-    int m = atomic_load(&max_holders_total);
-    while (t > m && !atomic_compare_exchange_weak(&max_holders_total, &m, t))
-        ;
+    set_owner(b);
     pthread_mutex_unlock(&api_mu);
     return VS_OK;
+}
+
+/* A PATCH at the node's current version replaces its lock, whoever owns it; at another version
+ * it conflicts and nodelock reads the node (take). */
+static enum vs_err take_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+{
+    struct bind *b = ctx;
+    pthread_mutex_lock(&api_mu);
+    if (strtoul(rv, NULL, 10) == ver[b->node]) {
+        if (owner[b->node][0])
+            atomic_fetch_add(&handovers, 1);
+        set_owner(b);
+        pthread_mutex_unlock(&api_mu);
+        return VS_OK;
+    }
+    pthread_mutex_unlock(&api_mu);
+    return take(ctx, eb);
 }
 
 static enum vs_err check(void *ctx, struct vs_errbuf *eb)
@@ -85,14 +114,29 @@ static enum vs_err check(void *ctx, struct vs_errbuf *eb)
     return VS_OK;
 }
 
-static void release(int i, bool relist)
+/* The allocation of b ends (the device plugin answered or the Bind failed). */
+static void done(const struct bind *b)
 {
     pthread_mutex_lock(&api_mu);
-    owner[i][0] = '\0';
-    atomic_fetch_sub(&holders[i], 1);
+    atomic_fetch_sub(&holders[b->node], 1);
     atomic_fetch_sub(&holders_total, 1);
     pthread_mutex_unlock(&api_mu);
-    watch_as(i, relist);
+}
+
+/* HAMi's owner-checked release: a lock taken over by the next pod is left alone. */
+static void release(const struct bind *b, bool relist)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+    pthread_mutex_lock(&api_mu);
+    bool ours = strcmp(owner[b->node], key) == 0;
+    if (ours) {
+        owner[b->node][0] = '\0';
+        ver[b->node]++;
+    }
+    pthread_mutex_unlock(&api_mu);
+    if (ours)
+        watch_as(b->node, relist);
 }
 
 static void *binder(void *arg)
@@ -112,6 +156,7 @@ static void *binder(void *arg)
                                  .ns = b.ns,
                                  .name = b.name,
                                  .take = take,
+                                 .take_at = take_at,
                                  .check = check,
                                  .ctx = &b};
         struct vs_errbuf eb;
@@ -123,17 +168,25 @@ static void *binder(void *arg)
             if (seen)
                 watch(b.node);
             usleep(100 + rand_r(&seed) % 300); /* device plugin hold */
-            if (rand_r(&seed) % 10 == 0) {
+            unsigned path = rand_r(&seed) % 10;
+            if (path == 0) {
                 /* the Bind failed after the lock: released by the scheduler itself */
+                done(&b);
                 pthread_mutex_lock(&api_mu);
                 owner[b.node][0] = '\0';
-                atomic_fetch_sub(&holders[b.node], 1);
-                atomic_fetch_sub(&holders_total, 1);
+                ver[b.node]++;
                 pthread_mutex_unlock(&api_mu);
                 vs_bindq_released(q, node, b.uid);
                 watch_as(b.node, !seen); /* the release's own watch event follows */
+            } else if (path < 6) {
+                /* bind-phase=success seen first; the plugin's release comes later */
+                done(&b);
+                vs_bindq_pod_allocated(q, b.ns, b.name);
+                usleep(rand_r(&seed) % 300);
+                release(&b, !seen);
             } else {
-                release(b.node, !seen);
+                done(&b);
+                release(&b, !seen);
             }
             if (rand_r(&seed) % 8 == 0)
                 watch_as(b.node, true); /* a relist after the release */
@@ -200,16 +253,17 @@ int main(void)
         left += vs_bindq_load(q, node);
     }
     char **busy;
-    size_t nbusy = vs_bindq_busy(q, &busy);
+    size_t nbusy = vs_bindq_busy(q, &busy, NULL);
     free(busy);
     printf("stress: binds=%d ok=%d deleted=%d other=%d violations=%d max_concurrent_holders=%d "
-           "left=%zu waiting=%zu busy=%zu\n",
+           "handovers=%d left=%zu waiting=%zu busy=%zu\n",
            total, atomic_load(&ok), atomic_load(&deleted), atomic_load(&other),
-           atomic_load(&violations), atomic_load(&max_holders_total), left, vs_bindq_waiting(q),
-           nbusy);
+           atomic_load(&violations), atomic_load(&max_holders_total), atomic_load(&handovers), left,
+           vs_bindq_waiting(q), nbusy);
     int rc = 0;
     if (atomic_load(&violations) || atomic_load(&other) ||
-        atomic_load(&ok) + atomic_load(&deleted) != total || left || vs_bindq_waiting(q) || nbusy) {
+        atomic_load(&ok) + atomic_load(&deleted) != total || left || vs_bindq_waiting(q) || nbusy ||
+        !atomic_load(&handovers)) {
         fprintf(stderr, "stress: FAILED\n");
         rc = 1;
     }

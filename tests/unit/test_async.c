@@ -319,3 +319,69 @@ Test(async_order, new_warnings_first_then_normal_then_repeated_warnings)
     cr_assert_lt(posted_rv("w3"), posted_rv("n4"));
     cr_assert_lt(posted_rv("n4"), posted_rv("w1-again"));
 }
+
+Test(async_order, normal_events_slow_down_while_patches_are_pending)
+{
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    const char *p0 = "/api/v1/namespaces/default/pods/p0",
+               *ev = "/api/v1/namespaces/default/events";
+    /* p0's patch stays in flight for 3 s: the burst is on. */
+    vs_fakeapi_delay(api, "PATCH", p0, 3000);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("v"), "a"), VS_OK);
+    while (vs_fakeapi_count(api, "PATCH", p0) < 1)
+        usleep(1000);
+    for (int i = 0; i < 6; i++) {
+        char name[16], uid[16];
+        snprintf(name, sizeof(name), "n%d", i);
+        snprintf(uid, sizeof(uid), "un%d", i);
+        post(name, uid, "Normal", "FilteringSucceed");
+    }
+    post("w0", "uw0", "Warning", "FilteringFailed");
+    posted_rv("w0"); /* the new Warning goes first, at once */
+    /* Normal Events start at most every 500 ms meanwhile (not every 40 ms): within the next
+     * 1.2 s at most 3 more, whatever the machine's speed. */
+    usleep(1200 * 1000);
+    int during = (int)vs_fakeapi_count(api, "POST", ev);
+    cr_assert(during >= 1 && during <= 4, "%d Events posted while the patch was in flight", during);
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &(struct vs_errbuf){0}), VS_OK);
+    wait_taken();
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%d", i);
+        posted_rv(name);
+    }
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 7);
+}
+
+Test(async_order, a_patchs_answer_is_given_out_once)
+{
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"uid\":\"u1\"}}"));
+    const char *p0 = "/api/v1/namespaces/default/pods/p0",
+               *p1 = "/api/v1/namespaces/default/pods/p1";
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), "a"), VS_OK);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(vs_async_wait(as, "u1", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(vs_async_pods_kept(as), 2);
+    json_t *pod = vs_async_take_pod(as, "u0");
+    cr_assert_not_null(pod);
+    cr_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(pod, "metadata"), "annotations"), "x")),
+                     "first");
+    json_decref(pod);
+    cr_assert_null(vs_async_take_pod(as, "u0")); /* once */
+    cr_assert_eq(vs_async_pods_kept(as), 1);
+    vs_async_forget(as, "u1"); /* p1 deleted */
+    cr_assert_eq(vs_async_pods_kept(as), 0);
+    cr_assert_null(vs_async_take_pod(as, "u1"));
+    /* A failed patch leaves nothing to take. */
+    vs_fakeapi_fault(api, "PATCH", p0, 500, 1);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), "a"), VS_OK);
+    cr_assert_neq(vs_async_wait(as, "u0", 20000, &eb), VS_OK);
+    cr_assert_null(vs_async_take_pod(as, "u0"));
+}

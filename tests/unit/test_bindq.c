@@ -33,7 +33,8 @@ static int node_ix(const char *node)
 struct bind {
     const char *node, *uid, *ns, *name;
     bool check_fails;
-    bool use_at; /* offers take_at too */
+    bool use_at;  /* offers take_at too */
+    double since; /* vs_bindq_req.since */
     enum vs_err err;
     char msg[VS_ERRBUF_SIZE];
     pthread_t t;
@@ -62,13 +63,24 @@ static enum vs_err take(void *ctx, struct vs_errbuf *eb)
 
 static atomic_int at_tries[MAXN]; /* take_at() calls per node */
 static char at_rv[MAXN][16];      /* the version the last one was given */
+static char cur_rv[MAXN][16];     /* the node's version, when a test models it ("": not) */
 
+/* A PATCH at the node's current version replaces whatever lock it has (as nodelock's
+ * acquire_at); at another version it conflicts and nodelock reads the node (take). */
 static enum vs_err take_at(void *ctx, const char *rv, struct vs_errbuf *eb)
 {
     struct bind *b = ctx;
     int i = node_ix(b->node);
     atomic_fetch_add(&at_tries[i], 1);
     snprintf(at_rv[i], sizeof(at_rv[i]), "%s", rv);
+    pthread_mutex_lock(&api_mu);
+    if (cur_rv[i][0] && strcmp(cur_rv[i], rv) == 0) {
+        snprintf(owner[i], sizeof(owner[i]), "%s/%s", b->ns, b->name);
+        pthread_mutex_unlock(&api_mu);
+        snprintf(order[atomic_fetch_add(&n_order, 1)], 64, "%s", b->name);
+        return VS_OK;
+    }
+    pthread_mutex_unlock(&api_mu);
     return take(ctx, eb);
 }
 
@@ -90,7 +102,8 @@ static void *bind_main(void *arg)
                              .take = take,
                              .take_at = b->use_at ? take_at : NULL,
                              .check = check,
-                             .ctx = b};
+                             .ctx = b,
+                             .since = b->since};
     struct vs_errbuf eb;
     eb.msg[0] = '\0';
     b->err = vs_bindq_lock(q, &r, NULL, &eb);
@@ -164,6 +177,7 @@ static void setup_q(int64_t wait_ms, int depth)
         atomic_store(&tries[i], 0);
         atomic_store(&at_tries[i], 0);
         at_rv[i][0] = '\0';
+        cur_rv[i][0] = '\0';
     }
     atomic_store(&n_order, 0);
     struct vs_bindq_opts o = {.wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300};
@@ -344,6 +358,29 @@ Test(bindq, wait_times_out_with_hamis_message_and_nothing_taken)
     cr_assert_eq(vs_bindq_load(q, "n0"), 0);
 }
 
+Test(bindq, wait_counts_from_the_binds_arrival)
+{
+    vs_bindq_free(q);
+    setup_q(60000, 2);
+    hold(0, "other/x");
+    watch(0);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* The Bind arrived 59.95 s ago (its earlier steps took that long): of its 1m0s, 50 ms are
+     * left for the queue. */
+    struct bind a = {.node = "n0",
+                     .uid = "u-a",
+                     .ns = "ns",
+                     .name = "a",
+                     .since = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - 59.95};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_ERR_CONFLICT);
+    cr_assert_str_eq(
+        a.msg, "timed out after 1m0s waiting for node n0 to be unlocked: node lock contention");
+    cr_assert_str_eq(owner[0], "other/x");
+    cr_assert_eq(vs_bindq_waiting(q), 0);
+}
+
 Test(bindq, wait_zero_fails_fast_with_the_lock_error)
 {
     vs_bindq_free(q);
@@ -453,6 +490,54 @@ Test(bindq, allocated_holder_whose_release_is_lost_lets_the_next_try)
     cr_assert_eq(vs_bindq_load(q, "n0"), 1); /* a is no longer counted in flight */
 }
 
+Test(bindq, allocated_holder_hands_its_lock_over_at_the_watched_version)
+{
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a", .use_at = true};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    char *lock = vs_annot_format_lock(1767225600, "ns", "a");
+    vs_bindq_node_event_rv(q, "n0", lock, "7", false, false); /* a's own lock, version 7 */
+    free(lock);
+    snprintf(cur_rv[0], sizeof(cur_rv[0]), "7");
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b", .use_at = true};
+    struct bind c = {.node = "n0", .uid = "u-c", .ns = "ns", .name = "c", .use_at = true};
+    start(&b);
+    wait_waiting(1);
+    start(&c);
+    wait_waiting(2);
+    cr_assert_eq(atomic_load(&at_tries[0]), 0);
+    vs_bindq_pod_allocated(q, "ns", "other"); /* not the owner: nothing moves */
+    cr_assert_eq(atomic_load(&at_tries[0]), 0);
+    /* a's device plugin wrote bind-phase=success; its release has not come round: b replaces
+     * a's lock at version 7, c keeps waiting behind b. */
+    vs_bindq_pod_allocated(q, "ns", "a");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[0], "ns/b");
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_str_eq(at_rv[0], "7");
+    cr_assert_eq(atomic_load(&tries[0]), 1); /* a's take only: no read-and-break path */
+    cr_assert_eq(vs_bindq_waiting(q), 1);
+    cr_assert_eq(vs_bindq_load(q, "n0"), 2); /* b and c; a is no longer in flight */
+    /* a's release arriving now (an event still showing a's lock, then none) changes nothing
+     * for c: the lock is b's until b is seen allocated or released. */
+    vs_bindq_node_event_rv(q, "n0", NULL, "8", false, false);
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    lock = vs_annot_format_lock(1767225600, "ns", "b");
+    vs_bindq_node_event_rv(q, "n0", lock, "9", false, false);
+    free(lock);
+    snprintf(cur_rv[0], sizeof(cur_rv[0]), "9");
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    vs_bindq_pod_allocated(q, "ns", "b");
+    join(&c);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+    cr_assert_str_eq(owner[0], "ns/c");
+    cr_assert_str_eq(at_rv[0], "9");
+    cr_assert_str_eq(order[0], "a");
+    cr_assert_str_eq(order[1], "b");
+    cr_assert_str_eq(order[2], "c");
+}
+
 Test(bindq, shutdown_fails_waiters_and_later_binds)
 {
     hold(0, "other/x");
@@ -496,25 +581,34 @@ Test(bindq, fail_all_keeps_the_queue_open)
 Test(bindq, busy_nodes_by_depth)
 {
     char **names;
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
     vs_bindq_expect(q, "n1", "u1");
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     vs_bindq_expect(q, "n1", "u2");
     vs_bindq_expect(q, "n0", "u3");
     vs_bindq_expect(q, "n0", "u4");
     vs_bindq_expect(q, "n0", "u4"); /* the same pod again counts once */
     cr_assert_eq(vs_bindq_load(q, "n0"), 2);
-    cr_assert_eq(vs_bindq_busy(q, &names), 2);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 2);
     cr_assert_str_eq(names[0], "n0");
     cr_assert_str_eq(names[1], "n1");
     free(names);
+    vs_bindq_expect(q, "n0", "u5");
+    const size_t *loads;
+    cr_assert_eq(vs_bindq_busy(q, &names, &loads), 2);
+    cr_assert_str_eq(names[0], "n0");
+    cr_assert_eq(loads[0], 3);
+    cr_assert_str_eq(names[1], "n1");
+    cr_assert_eq(loads[1], 2);
+    free(names);
+    vs_bindq_forget(q, "u5");
     vs_bindq_expect(q, "n2", "u2"); /* filtered again, elsewhere: moves */
     cr_assert_eq(vs_bindq_load(q, "n1"), 1);
     vs_bindq_forget(q, "u3");
     vs_bindq_pod_event(q, "u4", "ns", "p4", true);
     cr_assert_eq(vs_bindq_load(q, "n0"), 0);
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
 }
 
 Test(bindq, depth_zero_never_busy)
@@ -524,6 +618,6 @@ Test(bindq, depth_zero_never_busy)
     char **names;
     vs_bindq_expect(q, "n1", "u1");
     vs_bindq_expect(q, "n1", "u2");
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
 }
