@@ -1009,6 +1009,14 @@ void vs_ext_prioritize(void *ctx, const struct vs_http_req *req, struct vs_http_
         pc.cpu = pr.cpu;
         pc.mem = pr.mem;
         vs_store_read(a->store, prio_locked, &pc);
+        const char *top = "";
+        for (size_t i = 0; pc.res && i < json_array_size(pc.res) && !*top; i++) {
+            json_t *e = json_array_get(pc.res, i);
+            if (json_integer_value(json_object_get(e, "Score")) == 10)
+                top = json_string_value(json_object_get(e, "Host"));
+        }
+        vs_log(VS_LOG_INFO, "prioritize", "pod=%s/%s nodes=%zu top=%s", fa.pod.ns, fa.pod.name, n,
+               top ? top : "");
     } else {
         /* No opinion: every node 0. */
         pc.res = json_array();
