@@ -736,21 +736,14 @@ void vs_bindq_open(struct vs_bindq *q)
 
 /* ------------------------------------------------------------------ Filter's view */
 
-struct busy_entry {
-    const char *name;
-    size_t load;
-};
-
-static int cmp_busy(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
-    return strcmp(((const struct busy_entry *)a)->name, ((const struct busy_entry *)b)->name);
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names, const size_t **loads)
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names)
 {
     *names = NULL;
-    if (loads)
-        *loads = NULL;
     if (q->o.depth <= 0)
         return 0;
     pthread_mutex_lock(&q->mu);
@@ -758,37 +751,22 @@ size_t vs_bindq_busy(struct vs_bindq *q, char ***names, const size_t **loads)
     size_t count = q->nbusy, bytes = 0;
     for (struct qnode *n = q->busy; n; n = n->busy_next)
         bytes += strlen(n->name) + 1;
-    /* One block: the name pointers, the loads, then the names. */
-    char **out = count ? malloc(count * (sizeof(char *) + sizeof(size_t)) + bytes) : NULL;
-    struct busy_entry *tmp = count ? malloc(count * sizeof(*tmp)) : NULL;
-    if (out && tmp) {
-        size_t *ld = (size_t *)(out + count);
-        char *p = (char *)(ld + count);
+    char **out = count ? malloc(count * sizeof(char *) + bytes) : NULL;
+    if (out) {
+        char *p = (char *)(out + count);
         size_t i = 0;
         for (struct qnode *n = q->busy; n; n = n->busy_next) {
             size_t l = strlen(n->name) + 1;
             memcpy(p, n->name, l);
-            tmp[i].name = p;
-            tmp[i++].load = n->expected;
+            out[i++] = p;
             p += l;
         }
     }
     pthread_mutex_unlock(&q->mu);
-    if (!out || !tmp) {
-        free(out);
-        free(tmp);
+    if (!out)
         return 0;
-    }
-    qsort(tmp, count, sizeof(*tmp), cmp_busy);
-    size_t *ld = (size_t *)(out + count);
-    for (size_t i = 0; i < count; i++) {
-        out[i] = (char *)tmp[i].name;
-        ld[i] = tmp[i].load;
-    }
-    free(tmp);
+    qsort(out, count, sizeof(char *), cmp_str);
     *names = out;
-    if (loads)
-        *loads = ld;
     return count;
 }
 

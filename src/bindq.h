@@ -101,10 +101,9 @@ void vs_bindq_fail_all(struct vs_bindq *q, const char *why);
 void vs_bindq_close(struct vs_bindq *q, const char *why);
 void vs_bindq_open(struct vs_bindq *q);
 
-/* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), and (if
- * loads is not NULL) how many each has, in the same order, as one allocation: free(*names) frees
- * all. Returns the count (0 and *names NULL when none). */
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names, const size_t **loads);
+/* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
+ * allocation: free(*names) frees all. Returns the count (0 and *names NULL when none). */
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names);
 /* Binds queued or in flight on node (queued: waiting; in flight: chosen by Filter, or holding
  * the lock until its release is seen). */
 size_t vs_bindq_load(struct vs_bindq *q, const char *node);

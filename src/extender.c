@@ -651,7 +651,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                .frag_stats = a->frag_stats};
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
     if (a->bindq)
-        so.n_busy = vs_bindq_busy(a->bindq, &busy, &so.busy_load);
+        so.n_busy = vs_bindq_busy(a->bindq, &busy);
     so.busy = (const char *const *)busy;
     int64_t now = a->now();
     double read_at = mono(); /* usage is read after this: a later freeing change may nudge */

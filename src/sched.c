@@ -1147,9 +1147,8 @@ struct best_ctx {
     const struct vs_filter_result *r;
     const struct vs_node_policy *policy;
     const struct vs_sched_opts *o;
-    bool cur_busy;              /* the candidate being evaluated is busy */
-    bool best_busy;             /* the best so far is busy */
-    size_t cur_load, best_load; /* their Binds queued or in flight, when busy */
+    bool cur_busy;  /* the candidate being evaluated is busy */
+    bool best_busy; /* the best so far is busy */
 };
 
 static int cmp_name(const void *key, const void *elem)
@@ -1157,39 +1156,19 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp((const char *)key, *(const char *const *)elem);
 }
 
-/* Whether node is busy; *load its Binds queued or in flight then. */
-static bool is_busy(const struct vs_sched_opts *o, const char *node, size_t *load)
+static bool is_busy(const struct vs_sched_opts *o, const char *node)
 {
-    *load = 0;
-    if (!o->n_busy)
-        return false;
-    const char *const *hit = bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
-    if (hit && o->busy_load)
-        *load = o->busy_load[hit - o->busy];
-    return hit != NULL;
+    return o->n_busy && bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
 }
 
-/* The busy rule alone: 1 the candidate ranks first, -1 the best so far does, 0 neither (the
- * node policy decides). A busy node never beats one that is not; of two busy nodes the one
- * with fewer Binds queued or in flight wins. */
-static int busy_order(const struct best_ctx *b)
-{
-    if (b->cur_busy != b->best_busy)
-        return b->best_busy ? 1 : -1;
-    if (b->cur_busy && b->cur_load != b->best_load)
-        return b->cur_load < b->best_load ? 1 : -1;
-    return 0;
-}
-
-/* Whether a fitting node with `score` beats the best so far: the busy rule, then the node
- * policy. */
+/* Whether a fitting node with `score` beats the best so far: a busy node never beats one that
+ * is not, then the node policy. */
 static bool beats_best(const struct best_ctx *b, float score)
 {
     if (b->r->best < 0)
         return true;
-    int bo = busy_order(b);
-    if (bo)
-        return bo > 0;
+    if (b->cur_busy != b->best_busy)
+        return b->best_busy;
     return b->policy->better(score, b->r->nodes[b->r->best].score);
 }
 
@@ -1384,16 +1363,16 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         if (i + 4 < n_cands && nodes[i + 4])
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
-        bc.cur_busy = o->n_busy && is_busy(o, cands[i], &bc.cur_load);
+        bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
-        /* The busy rule first; then the node policy (fragmentation first). */
-        int bo = r->best < 0 ? 1 : busy_order(&bc);
-        if (r->nodes[i].fit &&
-            (bo ? bo > 0 : node_better(node_policy, &r->nodes[i], &r->nodes[r->best]))) {
+        /* A busy node never beats one that is not; then the node policy (fragmentation first). */
+        if (r->nodes[i].fit && (r->best < 0 ? true
+                                : bc.cur_busy != bc.best_busy
+                                    ? bc.best_busy
+                                    : node_better(node_policy, &r->nodes[i], &r->nodes[r->best]))) {
             r->best = (long)i;
             bc.best_busy = bc.cur_busy;
-            bc.best_load = bc.cur_load;
         }
     }
     if (x.frag_node && r->best >= 0) {

@@ -42,13 +42,10 @@ struct vs_sched_opts {
      * the reference the shortcut is checked against. */
     bool full_walk;
     /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
-     * sorted by strcmp; may be NULL; busy_load (may be NULL) their Binds queued or in flight.
-     * A busy node that fits ranks after every fitting node that is not busy; among busy nodes
-     * the one with fewer Binds first (the shortest queue: under overload the wait is spread),
-     * then, as among the others, the node policy. With none, the choice is exactly the
-     * policy's. */
+     * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
+     * is not busy; among busy nodes, and among the others, the node policy decides as usual.
+     * With none, the choice is exactly the policy's. */
     const char *const *busy;
-    const size_t *busy_load;
     size_t n_busy;
     /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
      * placements and namespace quota usage left out). The result must not be committed. */

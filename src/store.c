@@ -819,7 +819,6 @@ static enum vs_err hold_one(struct vs_store *s, const struct nominee *e,
     qo.what_if = true;
     qo.lazy_reasons = true;
     qo.busy = NULL;
-    qo.busy_load = NULL;
     qo.n_busy = 0;
     const char *cand = e->pod.nominated_node;
     struct vs_filter_result r;

@@ -969,8 +969,8 @@ Test(sched, a5_3_a5_4_occupancy_from_pods)
 
 /* --bind-queue-depth: a busy node that fits ranks after every fitting node that is not busy;
  * among busy nodes (and among the others) the node policy decides; none busy = the policy. */
-static void filter_busy_load(const char *policy, const char *const *busy, const size_t *load,
-                             size_t n_busy, const char *want)
+static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
+                        const char *want)
 {
     static struct vs_devcfg cfg;
     static int init;
@@ -984,7 +984,6 @@ static void filter_busy_load(const char *policy, const char *const *busy, const 
     const char *cands[] = {"node1", "node2", "node3"};
     struct vs_sched_opts o = {
         .cfg = &cfg, .node_policy = policy, .gpu_policy = "spread", .busy = busy, .n_busy = n_busy};
-    o.busy_load = load;
     struct vs_filter_result r;
     cr_assert_eq(vs_sched_filter(m, &p, cands, 3, &o, &r), VS_OK);
     cr_assert_geq(r.best, 0);
@@ -992,12 +991,6 @@ static void filter_busy_load(const char *policy, const char *const *busy, const 
                      r.nodes[r.best].node);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
-}
-
-static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
-                        const char *want)
-{
-    filter_busy_load(policy, busy, NULL, n_busy, want);
 }
 
 Test(sched, busy_nodes_rank_after_the_others)
@@ -1018,13 +1011,4 @@ Test(sched, busy_nodes_rank_after_the_others)
     /* a busy node that does not fit changes nothing */
     const char *ghost[] = {"node0"};
     filter_busy("binpack", ghost, 1, "node1");
-    /* all busy: the shortest queue first, then the policy */
-    const size_t l544[] = {5, 4, 4}, l455[] = {4, 5, 5}, l333[] = {3, 3, 3};
-    filter_busy_load("binpack", all, l544, 3, "node2");
-    filter_busy_load("spread", all, l544, 3, "node3");
-    filter_busy_load("spread", all, l455, 3, "node1");
-    filter_busy_load("binpack", all, l333, 3, "node1");
-    filter_busy_load("spread", all, l333, 3, "node3");
-    /* a node that is not busy still beats every busy one, whatever their queues */
-    filter_busy_load("binpack", n12, l333, 2, "node3");
 }

@@ -94,8 +94,9 @@ Test(secrets, no_token_or_key_in_logs)
     cr_assert_eq(post(&h, port, "/filter", body, &out), 200);
     cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
     free(out);
-    /* The first Bind meets a 401 (logged with the API's answer); the second binds. */
-    vs_fakeapi_fault(api, "GET", "/api/v1/namespaces/default/pods/p", 401, 1);
+    /* The first Bind meets a 401 at its binding (logged with the API's answer); the second
+     * binds. */
+    vs_fakeapi_fault(api, "POST", "/api/v1/namespaces/default/pods/p/binding", 401, 1);
     const char *bind = "{\"PodName\":\"p\",\"PodNamespace\":\"default\",\"PodUID\":\"uid-p\","
                        "\"Node\":\"n1\"}";
     cr_assert_eq(post(&h, port, "/bind", bind, &out), 200);
