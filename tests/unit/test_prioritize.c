@@ -23,7 +23,9 @@ static void put(char *json)
 /* A node with `cards` cards of 15360 MiB and `cpu` allocatable. */
 static char *node(const char *name, int cards, const char *cpu)
 {
-    json_t *n = json_loads(vs_harness_node(name, cards, 15360), 0, NULL);
+    char *base = vs_harness_node(name, cards, 15360);
+    json_t *n = json_loads(base, 0, NULL);
+    free(base);
     cr_assert_not_null(n);
     json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"), "cpu",
                         json_string(cpu));
