@@ -440,6 +440,36 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
                       cpu_mem_mask(x, cpu1, mem1), cpu1, mem1, NULL, NULL, NULL);
 }
 
+/* vs_frag_delta_cpu on sums already built: the shapes hosted before and not after. */
+static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64_t cpu, int64_t mem,
+                         double *idle)
+{
+    if (idle)
+        *idle = a->all;
+    uint32_t lost =
+        a->hosted & ~cpu_mem_mask(x, sub_sat(a->cpu_free, cpu), sub_sat(a->mem_free, mem));
+    double d = 0;
+    for (uint32_t b = lost; b; b &= b - 1) {
+        int s = __builtin_ctz(b);
+        d += x->s[s].w * (a->all - a->nonfit[s]);
+    }
+    return d;
+}
+
+double vs_frag_delta_cpu(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                         int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem, double *idle)
+{
+    if (idle)
+        *idle = 0;
+    if (n > VS_FRAG_MAX_CARDS)
+        return 0;
+    struct agg a;
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
+    return cpu_change(x, &a, cpu, mem, idle);
+}
+
 #define TIE 1e-9
 
 /* Whether card_plus(c, r) can only lose shapes c fits (then its fitmask lies within c's): r
@@ -604,6 +634,21 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     return m;
 }
 
+/* The memo's sums made current for (gen, x's shapes, n cards); the recorded pick goes with
+ * sums that are rebuilt. The caller holds m->busy. */
+static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint64_t gen,
+                      const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
+                      int64_t mem_free)
+{
+    if (m->sig != x->sig || m->gen != gen || m->n != n) {
+        agg_build(x, cards, n, cpu_free, mem_free, &m->a, m->masks, m->idles);
+        m->gen = gen;
+        m->sig = x->sig;
+        m->n = n;
+        m->rec_valid = false;
+    }
+}
+
 /* The recorded pick under x's weights: pick()'s loop over the same states with each growth
  * summed from the recorded term changes in the same order (so bit for bit the same values). */
 static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, size_t *picks)
@@ -639,13 +684,7 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     struct vs_frag_memo *m = memo_get(slot, n);
     if (!m || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
         return vs_frag_pick(x, cards, n, cpu_free, mem_free, r, ok, picks);
-    if (m->sig != x->sig || m->gen != gen || m->n != n) {
-        agg_build(x, cards, n, cpu_free, mem_free, &m->a, m->masks, m->idles);
-        m->gen = gen;
-        m->sig = x->sig;
-        m->n = n;
-        m->rec_valid = false;
-    }
+    memo_sums(x, m, gen, cards, n, cpu_free, mem_free);
     double d;
     if (r->nums == 1) {
         uint32_t cm1 = cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
@@ -682,6 +721,24 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     } else {
         d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, NULL);
     }
+    atomic_flag_clear_explicit(&m->busy, memory_order_release);
+    return d;
+}
+
+double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                              uint64_t gen, const struct vs_frag_card *cards, size_t n,
+                              int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
+                              double *idle)
+{
+    if (idle)
+        *idle = 0;
+    if (n > VS_FRAG_MAX_CARDS)
+        return 0;
+    struct vs_frag_memo *m = memo_get(slot, n);
+    if (!m || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
+        return vs_frag_delta_cpu(x, cards, n, cpu_free, mem_free, cpu, mem, idle);
+    memo_sums(x, m, gen, cards, n, cpu_free, mem_free);
+    double d = cpu_change(x, &m->a, cpu, mem, idle);
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
 }

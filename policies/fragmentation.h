@@ -147,6 +147,24 @@ bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
                          uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
                          double *d, size_t *picks);
 
+/* Growth of the node's fragmentation when a pod asking no GPU takes `cpu` (milli) and `mem`
+ * (bytes) of the node's free cpu and memory (cpu_free, mem_free as for vs_frag_node). The cards
+ * do not change, so only the shapes the node hosted before and no longer can (their cpu or
+ * memory does not fit any more) change their term, from the idle capacity of the cards too
+ * small for them to all the node's idle capacity: the growth is the weighted sum of those
+ * differences, 0 when no shape is lost (always >= 0). *idle (may be NULL) receives the node's idle
+ * capacity in cards (vs_frag_idle summed over the cards, 0 past VS_FRAG_MAX_CARDS). */
+double vs_frag_delta_cpu(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                         int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
+                         double *idle);
+
+/* vs_frag_delta_cpu for a node's own cards (the same result, bit for bit), with the sums taken
+ * from or stored in the node's memo as vs_frag_pick_memo does. */
+double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
+                              uint64_t gen, const struct vs_frag_card *cards, size_t n,
+                              int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
+                              double *idle);
+
 /* Growth of the node's fragmentation when one instance of r goes on card i. */
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
                           int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r,

@@ -9,6 +9,8 @@
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
+#include "fragmentation.h"
+#include "podres.h"
 #include "preempt.h"
 #include "requeue.h"
 #include "request.h"
@@ -896,6 +898,140 @@ void vs_ext_preempt(void *ctx, const struct vs_http_req *req, struct vs_http_res
     set_json(resp, 200, pc.res);
 out:
     vs_preempt_args_cleanup(&pa);
+}
+
+/* ------------------------------------------------------------------ Prioritize */
+
+/* Growths closer than this are equal (the policy's tie). */
+#define PRIO_TIE 1e-9
+
+json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats *st,
+                                 const char *const *names, size_t n, int64_t cpu, int64_t mem)
+{
+    double *d = calloc(n ? n : 1, sizeof(*d)), *u = calloc(n ? n : 1, sizeof(*u));
+    json_t *out = json_array();
+    if (!d || !u || !out) {
+        free(d);
+        free(u);
+        json_decref(out);
+        return NULL;
+    }
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = vs_sched_frag_plain(&x, vs_model_node(m, names[i]), cpu, mem, &u[i]);
+        lo = i == 0 || d[i] < lo ? d[i] : lo;
+        hi = i == 0 || d[i] > hi ? d[i] : hi;
+    }
+    /* The idle capacity's range among the nodes of least growth. */
+    double ulo = 0, uhi = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] > lo + PRIO_TIE)
+            continue;
+        ulo = !any || u[i] < ulo ? u[i] : ulo;
+        uhi = !any || u[i] > uhi ? u[i] : uhi;
+        any = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_int_t score;
+        if (d[i] > lo + PRIO_TIE)
+            score = (json_int_t)ceil(4 * (hi - d[i]) / (hi - lo));
+        else if (u[i] > ulo + PRIO_TIE)
+            score = 5 + (json_int_t)ceil(4 * (uhi - u[i]) / (uhi - ulo));
+        else
+            score = 10;
+        if (json_array_append_new(out, json_pack("{s:s,s:I}", "Host", names[i], "Score", score))) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    }
+    free(d);
+    free(u);
+    return out;
+}
+
+struct prio_ctx {
+    struct vs_frag_stats *st;
+    const char *const *names;
+    size_t n;
+    int64_t cpu, mem;
+    json_t *res;
+};
+
+static void prio_locked(void *ctx, const struct vs_model *m)
+{
+    struct prio_ctx *c = ctx;
+    c->res = vs_ext_prioritize_answer(m, c->st, c->names, c->n, c->cpu, c->mem);
+}
+
+void vs_ext_prioritize(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct vs_app *a = ctx;
+    struct vs_filter_args fa;
+    struct vs_errbuf eb;
+    const char **names = NULL;
+    size_t n = 0;
+    if (vs_extargs_filter(req->body, req->len, &fa, &eb)) {
+        vs_http_error(resp, 400, eb.msg);
+        goto out;
+    }
+    if (fa.has_names) {
+        names = fa.names;
+        n = fa.n_names;
+    } else {
+        /* Nodes as full objects (nodeCacheCapable: false): their names. */
+        json_t *items = vs_json_get_ci(fa.nodes, "items");
+        n = json_array_size(items);
+        names = calloc(n ? n : 1, sizeof(*names));
+        if (!names) {
+            vs_http_error(resp, 500, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+            json_t *md = vs_json_get_ci(json_array_get(items, i), "metadata");
+            const char *nm = json_string_value(vs_json_get_ci(md, "name"));
+            names[i] = nm ? nm : "";
+        }
+    }
+    if (!vs_store_synced(a->store)) {
+        vs_http_error(resp, 503, "vgpu-sched is not ready: the cluster cache is still syncing");
+        goto out;
+    }
+    struct vs_pod_req preq;
+    bool managed = vs_request_build(&fa.pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    vs_pod_req_cleanup(&preq);
+    struct vs_podres pr;
+    struct prio_ctx pc = {.st = a->frag_stats, .names = names, .n = n};
+    if (!managed && a->frag_stats && vs_podres_compute(&fa.pod, &pr, &eb) == VS_OK) {
+        pc.cpu = pr.cpu;
+        pc.mem = pr.mem;
+        vs_store_read(a->store, prio_locked, &pc);
+        const char *top = "";
+        for (size_t i = 0; pc.res && i < json_array_size(pc.res) && !*top; i++) {
+            json_t *e = json_array_get(pc.res, i);
+            if (json_integer_value(json_object_get(e, "Score")) == 10)
+                top = json_string_value(json_object_get(e, "Host"));
+        }
+        vs_log(VS_LOG_INFO, "prioritize", "pod=%s/%s nodes=%zu top=%s", fa.pod.ns, fa.pod.name, n,
+               top ? top : "");
+    } else {
+        /* No opinion: every node 0. */
+        pc.res = json_array();
+        for (size_t i = 0; pc.res && i < n; i++)
+            json_array_append_new(pc.res, json_pack("{s:s,s:i}", "Host", names[i], "Score", 0));
+    }
+    if (!pc.res) {
+        vs_http_error(resp, 500, "out of memory");
+        goto out;
+    }
+    set_json(resp, 200, pc.res);
+out:
+    if (names != fa.names)
+        free(names);
+    vs_filter_args_cleanup(&fa);
 }
 
 /* ------------------------------------------------------------------ Bind */

@@ -66,6 +66,21 @@ void vs_ext_bind(void *app, const struct vs_http_req *req, struct vs_http_resp *
  * (or an empty placeholder) completed with the fewest lower-priority GPU pods bound there that
  * make the pod fit; nodes where nothing works are omitted. */
 void vs_ext_preempt(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
+/* kube-scheduler's prioritizeVerb, for pods that ask for no GPU (README: a second extender
+ * entry without managedResources): a HostPriorityList scoring each node by
+ * vs_ext_prioritize_answer. A pod asking for a GPU (its node was chosen by Filter), or whose
+ * requests do not parse, gets Score 0 on every node. 400 for a body that is not ExtenderArgs,
+ * 503 while the cache is syncing (kube-scheduler then drops these scores). */
+void vs_ext_prioritize(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
+/* The HostPriorityList for a pod asking no GPU, with cpu (milli) and mem (bytes) requests, over
+ * the named nodes in order (pure; the caller holds the model's read lock), simulate
+ * --cpu-pods fragmentation's order in 11 steps: a node's growth and idle GPU capacity are
+ * vs_sched_frag_plain's against the workload st. Among the nodes of least growth (within 1e-9)
+ * those of least idle capacity score 10 (MaxExtenderPriority), the others
+ * 5 + ceil(4 * (most idle - idle) / (most idle - least idle)), 5..9; every node that grows more
+ * scores ceil(4 * (largest growth - growth) / (largest - least)), 0..4. */
+json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats *st,
+                                 const char *const *names, size_t n, int64_t cpu, int64_t mem);
 void vs_ext_healthz(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_readyz(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
 void vs_ext_webhook(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);

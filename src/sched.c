@@ -955,6 +955,26 @@ static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
     return isnan(d) ? 0 : d;
 }
 
+double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64_t cpu, int64_t mem,
+                           double *idle)
+{
+    if (idle)
+        *idle = 0;
+    if (!n || !n->present || n->error || n->n_cards > VS_FRAG_MAX_CARDS)
+        return 0;
+    struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        frag_card_of(x, c, c->used, c->usedmem, c->usedcores, c->mig_unhealthy, &fc[i]);
+    }
+    int64_t cpu_free, mem_free;
+    frag_node_free(n, &cpu_free, &mem_free);
+    /* The model is const to Filter but for this cache, as in quick_frag. */
+    struct vs_node *mn = (struct vs_node *)n;
+    return vs_frag_delta_cpu_memo(x, &mn->frag_memo, n->gen, fc, n->n_cards, cpu_free, mem_free,
+                                  cpu, mem, idle);
+}
+
 /* Why x->quick does not fit on a node quick_scan() refused with tally t, worded as Fit words
  * it: every NVIDIA card counts under the first check it fails; the cards that pass them all
  * were too few (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the

@@ -16,6 +16,7 @@
 #include "model.h"
 
 struct vs_frag_stats;
+struct vs_frag_ctx;
 
 /* A pod nominated to a node (status.nominatedNodeName) that the evaluated pod must leave room
  * for, as kube-scheduler does for in-tree resources: its usage as Fit would place it there,
@@ -102,6 +103,16 @@ void vs_filter_result_cleanup(struct vs_filter_result *r);
  * VS_ERR_CONFLICT when the node or the namespace quota changed since evaluation: recompute. */
 enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
                             const struct vs_filter_result *r, int64_t now, struct vs_errbuf *eb);
+
+/* Policy fragmentation for a pod that asks for no GPU (simulate --cpu-pods fragmentation, the
+ * extender's prioritize): how much node n's fragmentation under the workload x grows when the
+ * pod's cpu (milli) and memory (bytes) requests are taken there (vs_frag_delta_cpu on the
+ * node's cards and free cpu/memory; lower is better, 0 when no shape loses the node). A node
+ * without usable registered cards, or with more than the measure takes, gives 0. *idle (may be
+ * NULL) receives the node's idle GPU capacity in cards (0 for such a node). Call under the
+ * model's read lock; x is the caller's (its card-type cache is written). */
+double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64_t cpu, int64_t mem,
+                           double *idle);
 
 /* The card-level reason words of spec §4.5, in a fixed order (for events and metrics). */
 #define VS_REASON_COUNT 14

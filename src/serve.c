@@ -383,7 +383,7 @@ struct vs_service {
     struct vs_server *srv, *msrv;
     struct vs_app app;
     struct vs_webhook_opts wo;
-    struct vs_route routes[6];
+    struct vs_route routes[7];
     struct vs_route mroutes[2];
     bool leader_elect;
     uint64_t resync_req; /* the current term's store resync (monitor thread only) */
@@ -717,6 +717,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     s->routes[3] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     s->routes[4] = (struct vs_route){"GET", "/readyz", vs_ext_readyz, &s->app, false, false};
     s->routes[5] = (struct vs_route){"POST", "/preempt", vs_ext_preempt, &s->app, true, false};
+    s->routes[6] =
+        (struct vs_route){"POST", "/prioritize", vs_ext_prioritize, &s->app, true, false};
     s->mroutes[0] = (struct vs_route){"GET", "/metrics", vs_ext_metrics, &s->app, false, false};
     s->mroutes[1] = (struct vs_route){"GET", "/healthz", vs_ext_healthz, &s->app, false, false};
     struct vs_server_opts sopts = {.bind = c->http_bind,
@@ -727,7 +729,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                    .tls_cipher_suites = c->tls_cipher_suites,
                                    .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
                                    .routes = s->routes,
-                                   .n_routes = 6,
+                                   .n_routes = 7,
                                    .name = "main"};
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))

@@ -30,6 +30,7 @@ struct sim_opts {
     const char *output;
     const char *svg;
     const char *reasons;
+    const char *cpu_pods;
 };
 
 static void warn_to(void *ctx, const char *msg)
@@ -52,6 +53,7 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
         {"output", offsetof(struct sim_opts, output)},
         {"svg", offsetof(struct sim_opts, svg)},
         {"reasons", offsetof(struct sim_opts, reasons)},
+        {"cpu-pods", offsetof(struct sim_opts, cpu_pods)},
     };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -91,6 +93,13 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
         o->reasons = "full";
     if (strcmp(o->reasons, "full") != 0 && strcmp(o->reasons, "summary") != 0) {
         fprintf(err, "simulate: invalid --reasons \"%s\" (want full or summary)\n", o->reasons);
+        return 2;
+    }
+    if (!o->cpu_pods)
+        o->cpu_pods = "kube";
+    if (strcmp(o->cpu_pods, "kube") != 0 && strcmp(o->cpu_pods, "fragmentation") != 0) {
+        fprintf(err, "simulate: invalid --cpu-pods \"%s\" (want kube or fragmentation)\n",
+                o->cpu_pods);
         return 2;
     }
     return 0;
@@ -133,6 +142,10 @@ struct sim_ctx {
      * whose priority is not above it has no possible victim, so no preemption search runs. */
     int32_t min_prio;
     char (*kbuf)[VS_KF_REASON_SIZE];
+    /* --cpu-pods fragmentation: a pod asking no GPU goes where the fragmentation measure grows
+     * least against these statistics (the GPU pods' shapes so far); NULL: kube-scheduler's
+     * scoring alone. */
+    struct vs_frag_stats *cpu_frag;
 };
 
 /* Appends without the duplicate check of vs_kv_set (node names are unique); cap preallocated. */
@@ -267,19 +280,36 @@ static int refused_reasons(const struct sim_ctx *c, const struct vs_filter_resul
     return rc;
 }
 
+/* Growths of the fragmentation closer than this are equal (the policy's tie). */
+#define CPU_FRAG_TIE 1e-9
+
 /* A pod that asks for no GPU: NodeResourcesFit's least-allocated score picks among the
- * candidates, the first of equal scores. */
+ * candidates, the first of equal scores. With --cpu-pods fragmentation the candidate where the
+ * fragmentation grows least comes first, then the one with the least idle GPU capacity (its cpu
+ * is worth least to GPU pods there), then that score and the candidate order. */
 static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podres *res,
                        struct vs_sim_pod *out)
 {
     long best = -1;
     int64_t best_score = -1;
+    double best_frag = 0, best_idle = 0;
+    struct vs_frag_ctx fx;
+    if (c->cpu_frag)
+        vs_frag_ctx_init(&fx, c->cpu_frag);
     for (size_t i = 0; i < c->cl->n_nodes; i++) {
         if (c->kreason[i] || !c->mnodes[i])
             continue;
         int64_t sc = vs_kfilter_least_allocated(c->mnodes[i], res);
-        if (sc > best_score) {
+        double idle = 0;
+        double fr =
+            c->cpu_frag ? vs_sched_frag_plain(&fx, c->mnodes[i], res->cpu, res->mem, &idle) : 0;
+        if (best < 0 || fr < best_frag - CPU_FRAG_TIE ||
+            (fr <= best_frag + CPU_FRAG_TIE &&
+             (idle < best_idle - CPU_FRAG_TIE ||
+              (idle <= best_idle + CPU_FRAG_TIE && sc > best_score)))) {
             best_score = sc;
+            best_frag = fr;
+            best_idle = idle;
             best = (long)i;
         }
     }
@@ -510,7 +540,8 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
                           .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
                           .cands = calloc(nn, sizeof(*ctx.cands)),
                           .kreason = calloc(nn, sizeof(*ctx.kreason)),
-                          .kbuf = calloc(nn, sizeof(*ctx.kbuf))};
+                          .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
+                          .cpu_frag = strcmp(o.cpu_pods, "fragmentation") == 0 ? frag : NULL};
     bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
     for (size_t i = 0; !ctx_oom && i < cl.n_nodes; i++)
         ctx.mnodes[i] = vs_model_node(m, cl.nodes[i].name);

@@ -5,7 +5,7 @@ GPUs allocated when the arrived GPU request reaches 100 % of the cluster's GPUs.
 
     bench/trace/openb.py TRACE_DIR [--bin build/vgpu-sched] [--workloads default,cpu250]
                          [--policies binpack,spread,fragmentation] [--seeds 42-51]
-                         [--keep DIR] [--jobs N]
+                         [--keep DIR] [--jobs N] [--cpu-pods kube|fragmentation]
 
 TRACE_DIR holds openb_node_list_gpu_node.csv and openb_pod_list_<workload>.csv (the trace is
 read from there and never copied). Protocol of the paper's artifact (FGD simulator):
@@ -27,6 +27,10 @@ trace's smallest share is 5 %, so the slot count never binds), cpu/memory as
 status.allocatable (pods: 1000, the trace has no pod limit). A pod asks for `gpu_milli / 10` %
 of a card's cores and memory (`nvidia.com/gpucores`, `nvidia.com/gpumem-percentage`) on
 `num_gpu` cards, its gpu_spec becomes `nvidia.com/use-gputype`, cpu/memory become requests.
+
+Pods asking for no GPU are placed as `simulate --cpu-pods` says: `kube` (default) by
+kube-scheduler's least-allocated scoring, `fragmentation` where the fragmentation measure grows
+least (as FGD's simulator places them; a what-if of calling vgpu-sched for those pods too).
 """
 import argparse
 import csv
@@ -237,6 +241,8 @@ def run_one(args, nodes_path, workload, pods, cluster_milli, policy, seed):
     cmd = [args.bin, "simulate", "--cluster", nodes_path, "--pods", pods_path,
            "--node-scheduler-policy", npol, "--gpu-scheduler-policy", gpol, "--output", "json",
            "--reasons", "summary"]
+    if args.cpu_pods != "kube":
+        cmd += ["--cpu-pods", args.cpu_pods]
     cmd += args.extra
     t0 = time.monotonic()
     pr = subprocess.run(cmd, capture_output=True)
@@ -272,6 +278,8 @@ def main():
     ap.add_argument("--keep", help="write the simulate inputs into this directory and keep them")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="also print every run as a JSON line")
+    ap.add_argument("--cpu-pods", choices=["kube", "fragmentation"], default="kube",
+                    help="how simulate places the pods asking no GPU (simulate --cpu-pods)")
     ap.add_argument("extra", nargs="*", help="more simulate flags (after --)")
     args = ap.parse_args()
     seeds = parse_seeds(args.seeds)
@@ -289,7 +297,8 @@ def main():
     nodes_path = os.path.join(d, "nodes.json")
     write_json(nodes_path, [node_obj(n) for n in nodes])
     print(f"cluster: {len(nodes)} nodes, {cluster_milli // 1000} GPUs; seeds "
-          f"{','.join(map(str, seeds))}; allocated % of GPUs at 100 % arrived (median)")
+          f"{','.join(map(str, seeds))}; pods without GPU: {args.cpu_pods}; "
+          f"allocated % of GPUs at 100 % arrived (median)")
     print(f"{'workload':<12} " + " ".join(f"{p:>14}" for p in policies) + f" {'FGD paper':>10} {'BestFit':>8}")
     for w in workloads:
         pods = load_pods(args.trace_dir, w)
@@ -307,6 +316,7 @@ def main():
                 for (pp, s), r in zip(jobs, res):
                     if pp == p:
                         print(json.dumps({"workload": w, "policy": p, "seed": s,
+                                          "cpu_pods": args.cpu_pods,
                                           "alloc100": r[0], "seconds": round(r[1], 2),
                                           "pods": r[2]}))
         fgd, bf = PAPER_FGD.get(w), PAPER_BESTFIT.get(w)

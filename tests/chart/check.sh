@@ -166,6 +166,11 @@ has verbmode '- --gpu-preemption=verb$' 'resources: \["poddisruptionbudgets"\]$'
 hasnt verbmode 'pods/eviction'
 render offmode --set scheduler.gpuPreemption=off
 hasnt offmode 'pods/eviction' 'poddisruptionbudgets'
+# The pods without a GPU scored through /prioritize: a second entry, every node scored.
+hasnt default 'prioritizeVerb' 'percentageOfNodesToScore'
+render prio --set extender.prioritizeCpuPods=true --set extender.prioritizeWeight=150
+has prio '^    percentageOfNodesToScore: 100$' '^        prioritizeVerb: prioritize$' \
+  '^        weight: 150$' '^        ignorable: true$'
 
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,8 @@
 #   VS_E2E_APISERVER_FLAGS                    more kube-apiserver flags (words), e.g. --runtime-config=...
 #   VS_E2E_KUBE_SCHEDULER                     the kube-scheduler binary (default: the pinned one;
 #                                             the preemption-verb scenario runs K8S_VERSION_VERB's)
+#   VS_E2E_PRIORITIZE=1  a second extender entry (same URL) with only prioritizeVerb and no
+#                        managedResources: vgpu-sched also scores the pods without a GPU
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -288,12 +290,13 @@ extender_url() {
 }
 
 render_scheduler_config() {
-    local url tmpl out ext=0 tls=0
+    local url tmpl out ext=0 tls=0 prio=0
     url="$(extender_url)"
     tmpl="$(cat "$E2E_DIR/templates/scheduler-config.yaml")"
     out=${tmpl//@KUBECONFIG@/$DIR/scheduler.kubeconfig}
     if [[ -n "$url" ]]; then
         ext=1
+        [[ "${VS_E2E_PRIORITIZE:-0}" == 1 ]] && prio=1
         out=${out//@EXTENDER_URL@/$url}
         if [[ "$url" == https://* ]]; then
             tls=1
@@ -312,9 +315,10 @@ render_scheduler_config() {
             out=${out//@EXTENDER_HTTPS@/false}
         fi
     fi
-    printf '%s\n' "$out" | awk -v ext="$ext" -v tls="$tls" '
-        /^#@ BEGIN / { if (($3 == "extender" && !ext) || ($3 == "tls" && !tls)) off++; next }
-        /^#@ END /   { if (($3 == "extender" && !ext) || ($3 == "tls" && !tls)) off--; next }
+    printf '%s\n' "$out" | awk -v ext="$ext" -v tls="$tls" -v prio="$prio" '
+        function skip(b) { return (b == "extender" && !ext) || (b == "tls" && !tls) || (b == "prioritize" && !prio) }
+        /^#@ BEGIN / { if (skip($3)) off++; next }
+        /^#@ END /   { if (skip($3)) off--; next }
         !off' >"$DIR/scheduler-config.yaml"
     if ((ext)); then
         e2e_log "kube-scheduler: extender $url"

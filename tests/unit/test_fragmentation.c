@@ -135,6 +135,58 @@ Test(frag, multi_card_pick_and_node_cpu)
     cr_assert_eq(pick[1], 1);
 }
 
+Test(frag, cpu_pod_growth)
+{
+    /* Shapes: 1 card at 50 % with 8 cpus (weight 3), 1 card at 20 % with 2 cpus (weight 1).
+     * Card A idle (1.0), card B 60 % used (idle 0.4), 10 cpus free. Shape 1 fits A only: the
+     * node hosts it and strands B's 0.4; shape 2 fits both: 0. F = 0.75 * 0.4 = 0.3. */
+    struct vs_frag_req s[2] = {share(1, 50), share(1, 20)};
+    s[0].cpu_milli = 8000;
+    s[1].cpu_milli = 2000;
+    double w[2] = {3, 1};
+    struct vs_frag_ctx x;
+    vs_frag_ctx_set(&x, s, w, 2);
+    struct vs_frag_card cs[2] = {card(16000, 0, 0, 0), card(16000, 1, 9600, 60)};
+    cr_assert_float_eq(vs_frag_node(&x, cs, 2, 10000, INT64_MAX), 0.3, EPS);
+    /* The node's idle capacity comes with it: 1.0 + 0.4. */
+    double idle = -1;
+    vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 2000, 0, &idle);
+    cr_assert_float_eq(idle, 1.4, EPS);
+    /* A pod without GPU taking 2 cpus leaves 8: both shapes still fit, growth 0. */
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 2000, 0, NULL), 0.0);
+    /* 3 cpus leave 7: shape 1 is lost, its term goes from 0.4 to all idle 1.4: 0.75 * 1.0. */
+    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0, NULL), 0.75, EPS);
+    cr_assert_float_eq(vs_frag_node(&x, cs, 2, 7000, INT64_MAX) -
+                           vs_frag_node(&x, cs, 2, 10000, INT64_MAX),
+                       0.75, EPS);
+    /* 9 cpus leave 1: shape 2 is lost too, 0 -> 1.4: 0.75 + 0.25 * 1.4 = 1.1. */
+    cr_assert_float_eq(vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 9000, 0, NULL), 1.1, EPS);
+    /* A node that hosts neither shape (too little cpu already) loses nothing. */
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, 1000, INT64_MAX, 500, 0, NULL), 0.0);
+    /* Memory: a shape asking 4 GiB of node memory, 6 GiB free; a pod taking 3 GiB loses it:
+     * its term goes from 0 (both cards fit 20 %) to all idle, 1.4. */
+    struct vs_frag_req sm = share(1, 20);
+    sm.mem_bytes = 4LL << 30;
+    double w1 = 1;
+    struct vs_frag_ctx xm;
+    vs_frag_ctx_set(&xm, &sm, &w1, 1);
+    cr_assert_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 2LL << 30, NULL), 0.0);
+    cr_assert_float_eq(vs_frag_delta_cpu(&xm, cs, 2, INT64_MAX, 6LL << 30, 0, 3LL << 30, NULL), 1.4,
+                       EPS);
+    /* Unknown cpu (INT64_MAX) never runs out. */
+    cr_assert_eq(vs_frag_delta_cpu(&x, cs, 2, INT64_MAX, INT64_MAX, 9000, 0, NULL), 0.0);
+    /* The memo gives the same, and follows a new generation (B freed: shape 1 fits both, so
+     * losing it costs all idle 2.0 from 0: 0.75 * 2.0). */
+    struct vs_frag_memo *_Atomic slot = NULL;
+    double a = vs_frag_delta_cpu(&x, cs, 2, 10000, INT64_MAX, 3000, 0, NULL);
+    double b = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, 2, 10000, INT64_MAX, 3000, 0, NULL);
+    cr_assert(memcmp(&a, &b, sizeof(a)) == 0);
+    cs[1] = card(16000, 0, 0, 0);
+    cr_assert_float_eq(vs_frag_delta_cpu_memo(&x, &slot, 2, cs, 2, 10000, INT64_MAX, 3000, 0, NULL),
+                       1.5, EPS);
+    free(atomic_load(&slot));
+}
+
 Test(frag, type_constraints)
 {
     struct vs_frag_stats *st = vs_frag_stats_new();
@@ -298,6 +350,45 @@ Test(frag, memo_matches_direct_pick)
     }
 }
 
+/* The growth for a pod without GPU equals the difference of the node's measure after and
+ * before its cpu/memory are taken, on random nodes and workloads; the memo agrees bit for bit,
+ * also right after a pick made on the same sums. */
+Test(frag, cpu_pod_growth_is_the_difference)
+{
+    uint64_t rng = 7;
+    for (int round = 0; round < 300; round++) {
+        struct vs_frag_ctx x;
+        random_ctx(&x, &rng);
+        size_t n = 1 + lcg(&rng) % 8;
+        struct vs_frag_card cs[8];
+        for (size_t i = 0; i < n; i++) {
+            int64_t used = (int64_t)(lcg(&rng) % 3);
+            cs[i] = card(16000, used, used ? (int64_t)(lcg(&rng) % 17) * 1000 : 0,
+                         used ? (int64_t)(lcg(&rng) % 11) * 10 : 0);
+        }
+        int64_t cpu = (int64_t)(lcg(&rng) % 5) * 4000, take = (int64_t)(lcg(&rng) % 9) * 1000;
+        double d = vs_frag_delta_cpu(&x, cs, n, cpu, INT64_MAX, take, 0, NULL);
+        double diff = vs_frag_node(&x, cs, n, cpu - take, INT64_MAX) -
+                      vs_frag_node(&x, cs, n, cpu, INT64_MAX);
+        cr_assert_float_eq(d, diff, EPS, "round %d: %.17g vs %.17g", round, d, diff);
+        cr_assert_geq(d, 0.0);
+        struct vs_frag_memo *_Atomic slot = NULL;
+        struct vs_frag_req p = share(1, 30);
+        size_t pk[1];
+        vs_frag_pick_memo(&x, &slot, 1, cs, n, cpu, INT64_MAX, &p, (1ull << n) - 1, 1, pk);
+        double ia = -1, ib = -2;
+        double e = vs_frag_delta_cpu_memo(&x, &slot, 1, cs, n, cpu, INT64_MAX, take, 0, &ib);
+        cr_assert(memcmp(&d, &e, sizeof(d)) == 0, "round %d", round);
+        vs_frag_delta_cpu(&x, cs, n, cpu, INT64_MAX, take, 0, &ia);
+        double all = 0;
+        for (size_t i = 0; i < n; i++)
+            all += vs_frag_idle(&cs[i]);
+        cr_assert_float_eq(ia, all, EPS, "round %d", round);
+        cr_assert(memcmp(&ia, &ib, sizeof(ia)) == 0, "round %d", round);
+        free(atomic_load(&slot));
+    }
+}
+
 /* ---- the policy through Filter ---- */
 
 static struct vs_model *m;
@@ -387,4 +478,72 @@ Test(fragpolicy, card_policy_alone)
     free(d);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
+}
+
+/* A node with two cards (device ids a, b) and `cpu` allocatable. */
+static void node2_cpu(const char *node, const char *a, const char *b, const char *cpu)
+{
+    char c1[256], c2[256], reg[600];
+    tb_card(c1, sizeof(c1), a, 0, 0, 10, 10000, 100, 1);
+    tb_card(c2, sizeof(c2), b, 1, 0, 10, 10000, 100, 1);
+    snprintf(reg, sizeof(reg), "[%s,%s]", c1, c2);
+    struct vs_knode n;
+    memset(&n, 0, sizeof(n));
+    n.name = tb_strdup(node);
+    n.resource_version = tb_strdup("1");
+    vs_kv_set(&n.annotations, VS_ANNO_REGISTER, reg);
+    vs_kv_set(&n.allocatable, "cpu", cpu);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_node(m, &n, &eb), VS_OK);
+    vs_knode_cleanup(&n);
+}
+
+/* simulate --cpu-pods fragmentation's measure on the model's nodes. Workload: 3 x (50 %,
+ * 4 cpus), 1 x (20 %, 2 cpus): weights 0.75, 0.25. node1 (8 cpus) has device1 at 60 % (idle
+ * 0.4): it hosts the 50 % shape on device2 only and strands 0.4 for it. node2 (8 cpus) is
+ * idle. node3's cards are full (nothing idle, nothing to strand). */
+Test(fragpolicy, cpu_pod_growth_on_nodes)
+{
+    node2_cpu("node1", "device1", "device2", "8");
+    node2_cpu("node2", "device3", "device4", "8");
+    node2_cpu("node3", "device5", "device6", "8");
+    tb_place(m, "p1", "node1", "device1,NVIDIA,6000,60:;");
+    tb_place(m, "p3", "node3", "device5,NVIDIA,10000,100:device6,NVIDIA,10000,100:;");
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req big = {.nums = 1, .cores = 50, .mempct = 50, .cpu_milli = 4000};
+    struct vs_frag_req small = {.nums = 1, .cores = 20, .mempct = 20, .cpu_milli = 2000};
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &big, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &small, NULL, NULL), VS_OK);
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    const struct vs_node *n1 = vs_model_node(m, "node1"), *n2 = vs_model_node(m, "node2"),
+                         *n3 = vs_model_node(m, "node3");
+    /* 5 cpus leave 3: the 50 % shape is lost. node1: 0.4 -> 1.4, 0.75 * 1.0; node2: 0 -> 2.0,
+     * 0.75 * 2.0; node3: nothing idle, 0. So node3 is the pod's place, though least-allocated
+     * scores all three alike. */
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 5000, 1LL << 30, NULL), 0.75, EPS);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 5000, 1LL << 30, NULL), 1.5, EPS);
+    cr_assert_eq(vs_sched_frag_plain(&x, n3, 5000, 1LL << 30, NULL), 0.0);
+    /* 7 cpus leave 1: the 20 % shape is lost too. node1: + 0.25 * 1.4; node2: + 0.25 * 2.0. */
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 7000, 0, NULL), 1.1, EPS);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n2, 7000, 0, NULL), 2.0, EPS);
+    /* 1 cpu leaves 7 on node1: nothing lost. Then 4 cpus accounted there (the node's generation
+     * moves): the same pod now leaves 3 and loses the 50 % shape. */
+    cr_assert_eq(vs_sched_frag_plain(&x, n1, 1000, 0, NULL), 0.0);
+    struct vs_podres r = {.cpu = 4000, .nz_cpu = 4000};
+    cr_assert_eq(vs_model_account(m, "cpu-pod", "node1", &r), VS_OK);
+    cr_assert_float_eq(vs_sched_frag_plain(&x, n1, 1000, 0, NULL), 0.75, EPS);
+    cr_assert_eq(vs_sched_frag_plain(&x, NULL, 1000, 0, NULL), 0.0);
+    /* The idle capacity simulate breaks equal growth with: n1 1.0 + 0.4, n2 2.0, n3 0. */
+    double idle = -1;
+    vs_sched_frag_plain(&x, n1, 0, 0, &idle);
+    cr_assert_float_eq(idle, 1.4, EPS);
+    vs_sched_frag_plain(&x, n2, 0, 0, &idle);
+    cr_assert_float_eq(idle, 2.0, EPS);
+    vs_sched_frag_plain(&x, n3, 0, 0, &idle);
+    cr_assert_eq(idle, 0.0);
+    vs_sched_frag_plain(&x, NULL, 0, 0, &idle);
+    cr_assert_eq(idle, 0.0);
+    vs_frag_stats_free(st);
 }
