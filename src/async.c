@@ -79,6 +79,7 @@ struct job {
     bool warning; /* events: type Warning */
     char *key;    /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     bool forgotten;    /* events: the pod was deleted since: its key is not remembered as posted */
+    bool waited;       /* patches: a Bind waits for it (promote) */
     UT_hash_handle hh; /* events: in vs_async.pending_events by key while queued */
     size_t bytes;      /* events: message size (or its lazy context's), for the budget */
     char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
@@ -713,36 +714,39 @@ size_t vs_async_events_pending(struct vs_async *a, size_t *bytes)
     return n;
 }
 
-/* Caller holds mu. A Bind is waiting for this pod's patches: they go to the front of the patch
- * queue, in their order; every other pod's order is kept. */
+/* Caller holds mu. A Bind is waiting for this pod's patches: they move ahead of every patch no
+ * Bind waits for, behind the ones moved earlier (waited-for patches form the head of the queue,
+ * in the order their Binds came: under overload the oldest Bind is served first); the order of
+ * one pod's patches and of everything else is kept. */
 static void promote(struct vs_async *a, const char *uid)
 {
     struct queue *q = &a->q[Q_PATCH];
-    struct job *mine = NULL, **mine_end = &mine, *kept_last = NULL;
-    struct job **pp = &q->head;
+    struct job *mine = NULL, **mine_end = &mine;
+    struct job **at = &q->head; /* where they go: after the waited-for prefix */
+    while (*at && (*at)->waited && !((*at)->uid && strcmp((*at)->uid, uid) == 0))
+        at = &(*at)->next;
+    if (*at && (*at)->waited)
+        return; /* already moved by an earlier wait */
+    struct job **pp = at;
     while (*pp) {
         struct job *j = *pp;
         if (j->uid && strcmp(j->uid, uid) == 0) {
             *pp = j->next;
             j->next = NULL;
+            j->waited = true;
             *mine_end = j;
             mine_end = &j->next;
         } else {
-            kept_last = j;
             pp = &j->next;
         }
     }
     if (!mine)
         return;
-    *mine_end = q->head;
-    q->head = mine;
-    if (!kept_last) {
-        q->tail = mine;
-        while (q->tail->next)
-            q->tail = q->tail->next;
-    } else {
-        q->tail = kept_last;
-    }
+    *mine_end = *at;
+    *at = mine;
+    q->tail = q->head;
+    while (q->tail && q->tail->next)
+        q->tail = q->tail->next;
 }
 
 json_t *vs_async_take_pod(struct vs_async *a, const char *uid)
