@@ -8,7 +8,7 @@
 # everything has settled (every pod bound and Running or refused with a reason), and then:
 # no card over-committed, vgpu-sched's per-card metrics equal the usage on the pods, no refused
 # pod fits anywhere (vs-e2e capacity --metrics --refused), no node lock left, vgpu-sched still
-# the same process; its VmRSS (the lowest over the next 3 s, see soak_rss_quiet) and VmHWM
+# the same process; its VmRSS (the lowest over the next 10 s, see soak_rss_quiet) and VmHWM
 # (/proc/PID/status) are sampled.
 #
 # The waves go on until MINUTES have passed, and at least VS_SOAK_MIN_WAVES (4). At the end the
@@ -49,12 +49,14 @@ soak_rss() {
         "/proc/$1/status"
 }
 
-# soak_rss_quiet PID : "VmRSS VmHWM" in KiB, VmRSS the lowest of 7 reads 0.5 s apart: vgpu-sched
-# gives its free heap memory back once it has made no API request for 1 s (memtrim.c), and a
-# wave's last Events may still be going out when it settles; the lowest read is RSS after that.
+# soak_rss_quiet PID : "VmRSS VmHWM" in KiB, VmRSS the lowest of 21 reads 0.5 s apart (10 s):
+# vgpu-sched gives its free heap memory back once it has made no API request for 1 s, at most
+# every 5 s (memtrim.c), and a wave's Normal Events, held back while its pods' patches were
+# going out (async.c), are still being posted when it settles (~4 s for 100 of them); the lowest
+# read is RSS after that. With 3 s of reads a missed trim showed as +312 KiB in one wave.
 soak_rss_quiet() {
     local i r h low=
-    for ((i = 0; i < 7; i++)); do
+    for ((i = 0; i < 21; i++)); do
         ((i == 0)) || sleep 0.5
         read -r r h < <(soak_rss "$1") || return 1
         [[ -n "$low" ]] && ((low <= r)) || low=$r
