@@ -470,8 +470,6 @@ double vs_frag_delta_cpu(const struct vs_frag_ctx *x, const struct vs_frag_card 
     return cpu_change(x, &a, cpu, mem, idle);
 }
 
-#define TIE 1e-9
-
 /* Whether card_plus(c, r) can only lose shapes c fits (then its fitmask lies within c's): r
  * takes no negative amount (and the card's memory is not negative). */
 static bool plus_shrinks(const struct vs_frag_req *r)
@@ -542,7 +540,8 @@ static double pick(const struct vs_frag_ctx *x, const struct vs_frag_card *cards
             double d = agg_change(x, a, masks[i], idles[i], m1, u1, cm1, cpu1, mem1, NULL,
                                   rec ? &rec->todo[n_tried - 1] : NULL,
                                   rec ? &rec->delta[(n_tried - 1) * VS_FRAG_K] : NULL);
-            if (best < 0 || d < bd - TIE || (d <= bd + TIE && idles[i] < bidle - TIE)) {
+            if (best < 0 || d < bd - VS_FRAG_TIE ||
+                (d <= bd + VS_FRAG_TIE && idles[i] < bidle - VS_FRAG_TIE)) {
                 best = (long)i;
                 bd = d;
                 bidle = idles[i];
@@ -661,7 +660,8 @@ static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, 
         double d = 0;
         for (uint32_t b = m->rec_todo[t]; b; b &= b - 1)
             d += x->s[__builtin_ctz(b)].w * *terms++;
-        if (best < 0 || d < bd - TIE || (d <= bd + TIE && m->idles[i] < bidle - TIE)) {
+        if (best < 0 || d < bd - VS_FRAG_TIE ||
+            (d <= bd + VS_FRAG_TIE && m->idles[i] < bidle - VS_FRAG_TIE)) {
             best = (long)i;
             bd = d;
             bidle = m->idles[i];

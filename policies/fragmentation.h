@@ -30,6 +30,9 @@
 #endif
 #define VS_FRAG_MAX_SHAPES 4096 /* distinct shapes remembered; later new ones are not */
 #define VS_FRAG_MAX_CARDS  64   /* nodes with more cards are scored without the measure */
+/* Growths (and idle capacities) closer than this are equal: the policy's tie, everywhere the
+ * measure ranks nodes or cards (Filter, simulate --cpu-pods, /prioritize). */
+#define VS_FRAG_TIE 1e-9
 
 /* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either
  * `mempct` % of the memory or `memmib` MiB (mempct < 0), plus node cpu and memory. */

@@ -25,7 +25,7 @@
 #include <uthash.h>
 
 #define STATE_TTL       600
-#define POD_TTL         60 /* a patch's answer kept for the pod's Bind (s) */
+#define POD_TTL         60 /* a patch's answer kept for the pod's Bind: 60-120 s (swept every 60) */
 #define EVENT_QUEUE_MAX 4096
 #define EVENT_BYTES_MAX                                                                            \
     (8u << 20)              /* pending Events' messages: FilteringSucceed over 5,000               \
@@ -723,10 +723,8 @@ static void promote(struct vs_async *a, const char *uid)
     struct queue *q = &a->q[Q_PATCH];
     struct job *mine = NULL, **mine_end = &mine;
     struct job **at = &q->head; /* where they go: after the waited-for prefix */
-    while (*at && (*at)->waited && !((*at)->uid && strcmp((*at)->uid, uid) == 0))
+    while (*at && (*at)->waited)
         at = &(*at)->next;
-    if (*at && (*at)->waited)
-        return; /* already moved by an earlier wait */
     struct job **pp = at;
     while (*pp) {
         struct job *j = *pp;

@@ -68,8 +68,8 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
 
 /* The pod as the answer to uid's last patch showed it (a new reference, the caller's; given out
  * once), NULL when none is kept: a patch of uid still queued or failed, no patch, or none taken
- * within 60 s. Saves a Bind its GET of the pod; a changed pod shows as a 409 on the next
- * conditional write. */
+ * within 60 s (the sweep, once a minute, drops older ones). Saves a Bind its GET of the pod; a
+ * changed pod shows as a 409 on the next conditional write. */
 json_t *vs_async_take_pod(struct vs_async *a, const char *uid);
 /* Pods kept for vs_async_take_pod (tests). */
 size_t vs_async_pods_kept(struct vs_async *a);

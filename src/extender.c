@@ -902,9 +902,6 @@ out:
 
 /* ------------------------------------------------------------------ Prioritize */
 
-/* Growths closer than this are equal (the policy's tie). */
-#define PRIO_TIE 1e-9
-
 json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats *st,
                                  const char *const *names, size_t n, int64_t cpu, int64_t mem)
 {
@@ -928,7 +925,7 @@ json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats 
     double ulo = 0, uhi = 0;
     bool any = false;
     for (size_t i = 0; i < n; i++) {
-        if (d[i] > lo + PRIO_TIE)
+        if (d[i] > lo + VS_FRAG_TIE)
             continue;
         ulo = !any || u[i] < ulo ? u[i] : ulo;
         uhi = !any || u[i] > uhi ? u[i] : uhi;
@@ -936,9 +933,9 @@ json_t *vs_ext_prioritize_answer(const struct vs_model *m, struct vs_frag_stats 
     }
     for (size_t i = 0; i < n; i++) {
         json_int_t score;
-        if (d[i] > lo + PRIO_TIE)
+        if (d[i] > lo + VS_FRAG_TIE)
             score = (json_int_t)ceil(4 * (hi - d[i]) / (hi - lo));
-        else if (u[i] > ulo + PRIO_TIE)
+        else if (u[i] > ulo + VS_FRAG_TIE)
             score = 5 + (json_int_t)ceil(4 * (uhi - u[i]) / (uhi - ulo));
         else
             score = 10;

@@ -1188,8 +1188,6 @@ static bool always(void *ctx, float score)
     return true;
 }
 
-#define FRAG_TIE 1e-9
-
 /* Whether fit a is a better choice than the best so far, b (NULL = none yet). */
 static bool node_better(const struct vs_node_policy *p, const struct vs_node_fit *a,
                         const struct vs_node_fit *b)
@@ -1197,9 +1195,9 @@ static bool node_better(const struct vs_node_policy *p, const struct vs_node_fit
     if (!b)
         return true;
     if (p == &vs_node_policy_fragmentation) {
-        if (a->frag < b->frag - FRAG_TIE)
+        if (a->frag < b->frag - VS_FRAG_TIE)
             return true;
-        if (a->frag > b->frag + FRAG_TIE)
+        if (a->frag > b->frag + VS_FRAG_TIE)
             return false;
     }
     return p->better(a->score, b->score);

@@ -280,9 +280,6 @@ static int refused_reasons(const struct sim_ctx *c, const struct vs_filter_resul
     return rc;
 }
 
-/* Growths of the fragmentation closer than this are equal (the policy's tie). */
-#define CPU_FRAG_TIE 1e-9
-
 /* A pod that asks for no GPU: NodeResourcesFit's least-allocated score picks among the
  * candidates, the first of equal scores. With --cpu-pods fragmentation the candidate where the
  * fragmentation grows least comes first, then the one with the least idle GPU capacity (its cpu
@@ -303,10 +300,10 @@ static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podr
         double idle = 0;
         double fr =
             c->cpu_frag ? vs_sched_frag_plain(&fx, c->mnodes[i], res->cpu, res->mem, &idle) : 0;
-        if (best < 0 || fr < best_frag - CPU_FRAG_TIE ||
-            (fr <= best_frag + CPU_FRAG_TIE &&
-             (idle < best_idle - CPU_FRAG_TIE ||
-              (idle <= best_idle + CPU_FRAG_TIE && sc > best_score)))) {
+        if (best < 0 || fr < best_frag - VS_FRAG_TIE ||
+            (fr <= best_frag + VS_FRAG_TIE &&
+             (idle < best_idle - VS_FRAG_TIE ||
+              (idle <= best_idle + VS_FRAG_TIE && sc > best_score)))) {
             best_score = sc;
             best_frag = fr;
             best_idle = idle;

@@ -430,3 +430,36 @@ Test(async_order, a_patchs_answer_is_given_out_once)
     cr_assert_neq(vs_async_wait(as, "u0", 20000, &eb), VS_OK);
     cr_assert_null(vs_async_take_pod(as, "u0"));
 }
+
+Test(async_order, waited_for_patches_go_in_the_order_of_their_waits)
+{
+    /* One worker frees after 1 s, the other seven after 6 s: that one worker takes the queue's
+     * head, then the next. t1's Bind waits first, t2's second (each gives up after 1 ms, its
+     * patches already moved): t1 is written before t2, and both before q0 that no Bind waits
+     * for (moving each wait to the very front would write t2 first). */
+    const char *names[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "q0", "t1", "t2"};
+    char uid[16], path[64], pod[160];
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(uid, sizeof(uid), "u-%s", names[i]);
+        snprintf(pod, sizeof(pod),
+                 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}", names[i], uid);
+        cr_assert(vs_fakeapi_put(api, pod));
+        snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", names[i]);
+        if (i < 8)
+            vs_fakeapi_delay(api, "PATCH", path, i == 0 ? 1000 : 6000);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+    }
+    /* Every worker holds its b patch before the waits (no free worker meanwhile). */
+    for (int i = 0; i < 8; i++) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/b%d", i);
+        while (vs_fakeapi_count(api, "PATCH", path) < 1)
+            usleep(1000);
+    }
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "u-t1", 1, &eb), VS_ERR_TIMEOUT);
+    cr_assert_eq(vs_async_wait(as, "u-t2", 1, &eb), VS_ERR_TIMEOUT);
+    cr_assert_eq(vs_async_wait(as, "u-t2", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(vs_async_wait(as, "u-q0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_lt(pod_rv("t1"), pod_rv("t2"));
+    cr_assert_lt(pod_rv("t2"), pod_rv("q0"));
+}
