@@ -141,7 +141,7 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
         x->s[x->k].r = s->r;
         x->s[x->k].use = &s->use;
         x->s[x->k].nouse = &s->nouse;
-        x->s[x->k].w = (double)s->count;
+        x->w[x->k] = (double)s->count;
         if (s->use.n || s->nouse.n)
             x->typed |= 1u << x->k;
         sum += (double)s->count;
@@ -149,7 +149,7 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
     }
     pthread_mutex_unlock(&st->mu);
     for (size_t i = 0; i < x->k; i++)
-        x->s[i].w /= sum;
+        x->w[i] /= sum;
     ctx_finish(x);
 }
 
@@ -162,7 +162,7 @@ void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const 
         sum += weights[i];
     for (size_t i = 0; i < n && i < VS_FRAG_K; i++) {
         x->s[i].r = rs[i];
-        x->s[i].w = sum > 0 ? weights[i] / sum : 0;
+        x->w[i] = sum > 0 ? weights[i] / sum : 0;
         x->k++;
     }
     ctx_finish(x);
@@ -342,7 +342,7 @@ static double agg_value(const struct vs_frag_ctx *x, const struct agg *a)
 {
     double f = 0;
     for (size_t s = 0; s < x->k; s++)
-        f += x->s[s].w * a->v0[s];
+        f += x->w[s] * a->v0[s];
     return f;
 }
 
@@ -401,7 +401,7 @@ static double agg_change(const struct vs_frag_ctx *x, const struct agg *a, uint3
         bool h1 = (cm1 >> s & 1u) && nfit1 >= x->s[s].r.nums;
         double v1 = h1 ? nonfit1 : all1;
         double delta = v1 - a->v0[s];
-        d += x->s[s].w * delta;
+        d += x->w[s] * delta;
         if (delta_out)
             delta_out[s] = delta;
         if (apply) {
@@ -451,7 +451,7 @@ static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64
     double d = 0;
     for (uint32_t b = lost; b; b &= b - 1) {
         int s = __builtin_ctz(b);
-        d += x->s[s].w * (a->all - a->nonfit[s]);
+        d += x->w[s] * (a->all - a->nonfit[s]);
     }
     return d;
 }
@@ -582,27 +582,69 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 /* ------------------------------------------------------------------ memo */
 
 /* Room for recorded term changes per card of a memo: every shape's, so any one-card pick can
- * be recorded (about 1.5 KiB per node of 8 cards with VS_FRAG_K 16). */
+ * be recorded (about 1.6 KiB per node of 8 cards with VS_FRAG_K 16). */
 #define REC_TERMS_PER_CARD VS_FRAG_K
+/* What vs_frag_memo_prefetch asks for: the header, the states and about 48 terms. */
+#define VS_FRAG_PREFETCH_BYTES 640
 
+/* One card state a recorded pick tried: the card, its idle capacity (the pick's tie-break) and
+ * the shapes whose term changed (one recorded term each, in shape order). */
+struct rec_state {
+    double idle;
+    uint32_t idx, todo;
+};
+
+/* A memo is one block laid out for the replay, which is what almost every Filter of a node
+ * does: this header, then the recorded states and their terms (read in order, so a replay
+ * reads a few consecutive cache lines), then what only a rebuild or a full pick reads (the
+ * sums, each card's idle capacity and fit mask). */
 struct vs_frag_memo {
     atomic_flag busy;
-    uint64_t gen, sig; /* what the sums are for; sig 0: nothing yet */
-    size_t n, cap;     /* cards in the sums, room for them */
-    struct agg a;
-    double *idles;   /* cap of them, in the same block */
-    uint32_t *masks; /* cap of them, in the same block */
-    /* The last one-card pick on these sums (pick_rec, terms packed in `terms`), valid for a
-     * request with the same card part, the same cpu/memory mask after it and the same cards
-     * allowed: under new weights only the weighted sums are redone. */
+    /* The last one-card pick on the sums, valid for a request with the same card part, the
+     * same cpu/memory mask after it and the same cards allowed: under new weights only the
+     * weighted sums are redone. */
     bool rec_valid;
     int32_t rec_cores, rec_mempct, rec_memmib;
-    uint32_t rec_cm1;
+    uint32_t rec_cm1, rec_n_tried;
     uint64_t rec_ok, rec_req_sig;
-    size_t rec_n_tried;
-    uint32_t *rec_idx, *rec_todo; /* cap of them */
-    double *rec_terms;            /* cap * REC_TERMS_PER_CARD; popcount(todo) per tried state */
+    int64_t rec_cpu, rec_mem;   /* the request's node cpu and memory (then cm1 is rec_cm1) */
+    uint64_t gen, sig;          /* what the sums are for; sig 0: nothing yet */
+    int64_t cpu_free, mem_free; /* the node's, as in the sums */
+    uint32_t n, cap;            /* cards in the sums, room for them */
 };
+
+/* The parts of the block (cap cards). */
+static struct rec_state *memo_states(const struct vs_frag_memo *m)
+{
+    return (struct rec_state *)(m + 1);
+}
+
+static double *memo_terms(const struct vs_frag_memo *m)
+{
+    return (double *)(memo_states(m) + m->cap);
+}
+
+static struct agg *memo_agg(const struct vs_frag_memo *m)
+{
+    return (struct agg *)(memo_terms(m) + (size_t)m->cap * REC_TERMS_PER_CARD);
+}
+
+static double *memo_idles(const struct vs_frag_memo *m)
+{
+    return (double *)(memo_agg(m) + 1);
+}
+
+static uint32_t *memo_masks(const struct vs_frag_memo *m)
+{
+    return (uint32_t *)(memo_idles(m) + m->cap);
+}
+
+static size_t memo_size(size_t cap)
+{
+    return sizeof(struct vs_frag_memo) + cap * sizeof(struct rec_state) +
+           cap * REC_TERMS_PER_CARD * sizeof(double) + sizeof(struct agg) +
+           cap * (sizeof(double) + sizeof(uint32_t));
+}
 
 static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t n)
 {
@@ -610,20 +652,14 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     if (m)
         return m->cap >= n ? m : NULL; /* a node that grew cards goes without */
     size_t cap = n < 8 ? 8 : n;
-    m = malloc(sizeof(*m) +
-               cap * (sizeof(double) * (1 + REC_TERMS_PER_CARD) + 3 * sizeof(uint32_t)));
+    m = malloc(memo_size(cap));
     if (!m)
         return NULL; /* the sums are computed without it */
     atomic_flag_clear(&m->busy);
     m->gen = m->sig = 0;
     m->n = 0;
-    m->cap = cap;
+    m->cap = (uint32_t)cap;
     m->rec_valid = false;
-    m->idles = (double *)(m + 1);
-    m->rec_terms = m->idles + cap;
-    m->masks = (uint32_t *)(m->rec_terms + cap * REC_TERMS_PER_CARD);
-    m->rec_idx = m->masks + cap;
-    m->rec_todo = m->rec_idx + cap;
     struct vs_frag_memo *expect = NULL;
     if (!atomic_compare_exchange_strong_explicit(slot, &expect, m, memory_order_acq_rel,
                                                  memory_order_acquire)) {
@@ -640,10 +676,12 @@ static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint6
                       int64_t mem_free)
 {
     if (m->sig != x->sig || m->gen != gen || m->n != n) {
-        agg_build(x, cards, n, cpu_free, mem_free, &m->a, m->masks, m->idles);
+        agg_build(x, cards, n, cpu_free, mem_free, memo_agg(m), memo_masks(m), memo_idles(m));
         m->gen = gen;
         m->sig = x->sig;
-        m->n = n;
+        m->n = (uint32_t)n;
+        m->cpu_free = cpu_free;
+        m->mem_free = mem_free;
         m->rec_valid = false;
     }
 }
@@ -654,17 +692,17 @@ static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, 
 {
     long best = -1;
     double bd = 0, bidle = 0;
-    const double *terms = m->rec_terms;
-    for (size_t t = 0; t < m->rec_n_tried; t++) {
-        uint32_t i = m->rec_idx[t];
+    const struct rec_state *st = memo_states(m);
+    const double *terms = memo_terms(m);
+    for (uint32_t t = 0; t < m->rec_n_tried; t++) {
         double d = 0;
-        for (uint32_t b = m->rec_todo[t]; b; b &= b - 1)
-            d += x->s[__builtin_ctz(b)].w * *terms++;
+        for (uint32_t b = st[t].todo; b; b &= b - 1)
+            d += x->w[__builtin_ctz(b)] * *terms++;
         if (best < 0 || d < bd - VS_FRAG_TIE ||
-            (d <= bd + VS_FRAG_TIE && m->idles[i] < bidle - VS_FRAG_TIE)) {
-            best = (long)i;
+            (d <= bd + VS_FRAG_TIE && st[t].idle < bidle - VS_FRAG_TIE)) {
+            best = (long)st[t].idx;
             bd = d;
-            bidle = m->idles[i];
+            bidle = st[t].idle;
         }
     }
     if (best < 0)
@@ -672,6 +710,25 @@ static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, 
     picks[0] = (size_t)best;
     double total = 0;
     return total + bd;
+}
+
+/* The shapes whose cpu and memory the node still has after r's (cm1 of pick()). */
+static uint32_t memo_cm1(const struct vs_frag_ctx *x, const struct vs_frag_memo *m,
+                         const struct vs_frag_req *r)
+{
+    return cpu_mem_mask(x, sub_sat(m->cpu_free, r->cpu_milli), sub_sat(m->mem_free, r->mem_bytes));
+}
+
+/* Whether the recorded pick serves r (sums current for x, gen and n): the same card part and
+ * the same shapes left with the node's cpu and memory (the same request's cpu and memory
+ * leave the same, without working it out). */
+static bool rec_serves(const struct vs_frag_ctx *x, const struct vs_frag_memo *m,
+                       const struct vs_frag_req *r)
+{
+    return m->rec_valid && m->rec_cores == r->cores && m->rec_mempct == r->mempct &&
+           m->rec_memmib == r->memmib &&
+           ((m->rec_cpu == r->cpu_milli && m->rec_mem == r->mem_bytes) ||
+            m->rec_cm1 == memo_cm1(x, m, r));
 }
 
 double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
@@ -686,40 +743,40 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
         return vs_frag_pick(x, cards, n, cpu_free, mem_free, r, ok, picks);
     memo_sums(x, m, gen, cards, n, cpu_free, mem_free);
     double d;
-    if (r->nums == 1) {
-        uint32_t cm1 = cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
-                                    sub_sat(m->a.mem_free, r->mem_bytes));
-        if (m->rec_valid && m->rec_cores == r->cores && m->rec_mempct == r->mempct &&
-            m->rec_memmib == r->memmib && m->rec_cm1 == cm1 && m->rec_ok == ok) {
-            d = replay(x, m, picks);
-        } else {
-            uint32_t idx[VS_FRAG_MAX_CARDS], todo[VS_FRAG_MAX_CARDS];
-            double delta[VS_FRAG_MAX_CARDS * VS_FRAG_K];
-            struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
-            d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, &rec);
-            size_t terms = 0;
-            for (size_t t = 0; t < rec.n_tried; t++)
-                terms += (size_t)__builtin_popcount(todo[t]);
-            m->rec_valid = terms <= m->cap * REC_TERMS_PER_CARD;
-            if (m->rec_valid) {
-                double *out = m->rec_terms;
-                for (size_t t = 0; t < rec.n_tried; t++) {
-                    m->rec_idx[t] = idx[t];
-                    m->rec_todo[t] = todo[t];
-                    for (uint32_t b = todo[t]; b; b &= b - 1)
-                        *out++ = delta[t * VS_FRAG_K + (size_t)__builtin_ctz(b)];
-                }
-                m->rec_n_tried = rec.n_tried;
-                m->rec_cores = r->cores;
-                m->rec_mempct = r->mempct;
-                m->rec_memmib = r->memmib;
-                m->rec_cm1 = cm1;
-                m->rec_ok = ok;
-                m->rec_req_sig = req_sig;
+    if (r->nums == 1 && rec_serves(x, m, r) && m->rec_ok == ok) {
+        d = replay(x, m, picks);
+    } else if (r->nums == 1) {
+        uint32_t idx[VS_FRAG_MAX_CARDS], todo[VS_FRAG_MAX_CARDS];
+        double delta[VS_FRAG_MAX_CARDS * VS_FRAG_K];
+        struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
+        const double *idles = memo_idles(m);
+        d = pick(x, cards, n, memo_agg(m), memo_masks(m), idles, r, ok, picks, &rec);
+        size_t terms = 0;
+        for (size_t t = 0; t < rec.n_tried; t++)
+            terms += (size_t)__builtin_popcount(todo[t]);
+        m->rec_valid = terms <= (size_t)m->cap * REC_TERMS_PER_CARD;
+        if (m->rec_valid) {
+            struct rec_state *st = memo_states(m);
+            double *out = memo_terms(m);
+            for (size_t t = 0; t < rec.n_tried; t++) {
+                st[t].idx = idx[t];
+                st[t].todo = todo[t];
+                st[t].idle = idles[idx[t]];
+                for (uint32_t b = todo[t]; b; b &= b - 1)
+                    *out++ = delta[t * VS_FRAG_K + (size_t)__builtin_ctz(b)];
             }
+            m->rec_n_tried = (uint32_t)rec.n_tried;
+            m->rec_cores = r->cores;
+            m->rec_mempct = r->mempct;
+            m->rec_memmib = r->memmib;
+            m->rec_cpu = r->cpu_milli;
+            m->rec_mem = r->mem_bytes;
+            m->rec_cm1 = memo_cm1(x, m, r);
+            m->rec_ok = ok;
+            m->rec_req_sig = req_sig;
         }
     } else {
-        d = pick(x, cards, n, &m->a, m->masks, m->idles, r, ok, picks, NULL);
+        d = pick(x, cards, n, memo_agg(m), memo_masks(m), memo_idles(m), r, ok, picks, NULL);
     }
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
@@ -738,7 +795,7 @@ double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *
     if (!m || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
         return vs_frag_delta_cpu(x, cards, n, cpu_free, mem_free, cpu, mem, idle);
     memo_sums(x, m, gen, cards, n, cpu_free, mem_free);
-    double d = cpu_change(x, &m->a, cpu, mem, idle);
+    double d = cpu_change(x, memo_agg(m), cpu, mem, idle);
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return d;
 }
@@ -750,15 +807,22 @@ bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     struct vs_frag_memo *m = atomic_load_explicit(slot, memory_order_acquire);
     if (!m || r->nums != 1 || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
         return false;
-    bool hit = m->rec_valid && m->sig == x->sig && m->gen == gen && m->n == n &&
-               m->rec_req_sig == req_sig && m->rec_cores == r->cores &&
-               m->rec_mempct == r->mempct && m->rec_memmib == r->memmib &&
-               m->rec_cm1 == cpu_mem_mask(x, sub_sat(m->a.cpu_free, r->cpu_milli),
-                                          sub_sat(m->a.mem_free, r->mem_bytes));
+    bool hit = m->sig == x->sig && m->gen == gen && m->n == n && m->rec_req_sig == req_sig &&
+               rec_serves(x, m, r);
     if (hit)
         *d = replay(x, m, picks);
     atomic_flag_clear_explicit(&m->busy, memory_order_release);
     return hit;
+}
+
+void vs_frag_memo_prefetch(struct vs_frag_memo *_Atomic *slot)
+{
+    const char *m = (const char *)atomic_load_explicit(slot, memory_order_relaxed);
+    if (!m)
+        return;
+    /* The header, the states of a node of 8 cards and the first terms. */
+    for (size_t off = 0; off < VS_FRAG_PREFETCH_BYTES; off += 64)
+        __builtin_prefetch(m + off);
 }
 
 /* ------------------------------------------------------------------ policies */

@@ -79,9 +79,9 @@ struct vs_frag_ctx {
     struct {
         struct vs_frag_req r;
         const struct vs_strlist *use, *nouse;
-        double w;
     } s[VS_FRAG_K];
-    uint32_t typed; /* shapes with a type constraint (bit s) */
+    double w[VS_FRAG_K]; /* the shapes' weights (apart, so a weighted sum reads them in a row) */
+    uint32_t typed;      /* shapes with a type constraint (bit s) */
     /* The shapes without their weights (k, requests and type lists, in order), hashed: what a
      * node's memo (vs_frag_memo) was computed against. Never 0. */
     uint64_t sig;
@@ -149,6 +149,10 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
 bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atomic *slot,
                          uint64_t gen, size_t n, const struct vs_frag_req *r, uint64_t req_sig,
                          double *d, size_t *picks);
+
+/* Asks for the start of the node's memo (what vs_frag_memo_replay reads), a few nodes before
+ * the Filter gets to it: with thousands of nodes the memos are not in the cache. */
+void vs_frag_memo_prefetch(struct vs_frag_memo *_Atomic *slot);
 
 /* Growth of the node's fragmentation when a pod asking no GPU takes `cpu` (milli) and `mem`
  * (bytes) of the node's free cpu and memory (cpu_free, mem_free as for vs_frag_node). The cards

@@ -1358,8 +1358,11 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
             __builtin_prefetch(&nodes[i + 8]->name);
             __builtin_prefetch(&nodes[i + 8]->sums);
         }
-        if (i + 4 < n_cands && nodes[i + 4])
+        if (i + 4 < n_cands && nodes[i + 4]) {
             __builtin_prefetch(nodes[i + 4]->cards);
+            if (x.frag_node)
+                vs_frag_memo_prefetch(&((struct vs_node *)nodes[i + 4])->frag_memo);
+        }
         r->nodes[i].node = cands[i];
         bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))

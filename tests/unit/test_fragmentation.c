@@ -217,9 +217,9 @@ Test(frag, stats_most_frequent_first)
     vs_frag_ctx_init(&x, st);
     cr_assert_eq(x.k, 3);
     cr_assert_eq(x.s[0].r.nums, 2);
-    cr_assert_float_eq(x.s[0].w, 0.5, EPS);
+    cr_assert_float_eq(x.w[0], 0.5, EPS);
     cr_assert_eq(x.s[1].r.nums, 1);
-    cr_assert_float_eq(x.s[1].w, 0.25, EPS);
+    cr_assert_float_eq(x.w[1], 0.25, EPS);
     cr_assert_eq(x.s[2].use->n, 1);
     cr_assert_str_eq(x.s[2].use->items[0], "A100");
     vs_frag_stats_free(st);
@@ -240,7 +240,7 @@ Test(frag, stats_keep_the_top_shapes)
     cr_assert_eq(x.s[0].r.cores, 100);
     cr_assert_eq(x.s[VS_FRAG_K - 1].r.cores, 25);
     /* weights: 20/(20+19+...+5) = 20/200 */
-    cr_assert_float_eq(x.s[0].w, 0.1, EPS);
+    cr_assert_float_eq(x.w[0], 0.1, EPS);
     vs_frag_stats_free(st);
 }
 
@@ -285,9 +285,9 @@ Test(frag, memo_matches_direct_pick)
         xw = x;
         double sum = 0;
         for (size_t s = 0; s < xw.k; s++)
-            sum += (xw.s[s].w = (double)(1 + lcg(&rng) % 50));
+            sum += (xw.w[s] = (double)(1 + lcg(&rng) % 50));
         for (size_t s = 0; s < xw.k; s++)
-            xw.s[s].w /= sum;
+            xw.w[s] /= sum;
         cr_assert_eq(xw.sig, x.sig);
         size_t n = 1 + lcg(&rng) % 8;
         struct vs_frag_card cs[8];
