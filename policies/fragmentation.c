@@ -110,14 +110,13 @@ out:
 /* The shapes' signature and fitmask's layout of them (after the shapes are in place). */
 static void ctx_finish(struct vs_frag_ctx *x)
 {
-    uint64_t h = vs_fnv(VS_FNV_OFFSET, &x->k, sizeof(x->k));
     x->c100 = x->c0 = 0;
     for (size_t s = 0; s < x->k; s++) {
         const struct vs_frag_req *r = &x->s[s].r;
         int64_t f[6] = {r->nums, r->cores, r->mempct, r->memmib, r->cpu_milli, r->mem_bytes};
-        h = vs_fnv(h, f, sizeof(f));
+        uint64_t h = vs_fnv(VS_FNV_OFFSET, f, sizeof(f));
         h = vs_fnv_strlist(h, x->s[s].use);
-        h = vs_fnv_strlist(h, x->s[s].nouse);
+        x->sh[s] = vs_fnv_strlist(h, x->s[s].nouse);
         x->f_cores[s] = r->cores > 100 ? 100 : r->cores;
         x->f_pct[s] = r->mempct >= 0 ? r->mempct : 0;
         x->f_mib[s] = r->mempct >= 0 ? 0 : r->memmib;
@@ -126,6 +125,8 @@ static void ctx_finish(struct vs_frag_ctx *x)
         if (x->f_cores[s] == 0)
             x->c0 |= 1u << s;
     }
+    uint64_t h = vs_fnv(VS_FNV_OFFSET, &x->k, sizeof(x->k));
+    h = vs_fnv(h, x->sh, x->k * sizeof(x->sh[0]));
     x->sig = h ? h : 1;
 }
 
@@ -611,6 +612,7 @@ struct vs_frag_memo {
     uint64_t gen, sig;          /* what the sums are for; sig 0: nothing yet */
     int64_t cpu_free, mem_free; /* the node's, as in the sums */
     uint32_t n, cap;            /* cards in the sums, room for them */
+    uint32_t k;                 /* shapes in the sums (memo_sh: which) */
 };
 
 /* The parts of the block (cap cards). */
@@ -629,9 +631,15 @@ static struct agg *memo_agg(const struct vs_frag_memo *m)
     return (struct agg *)(memo_terms(m) + (size_t)m->cap * REC_TERMS_PER_CARD);
 }
 
+/* The shapes of the sums, in their order (vs_frag_ctx.sh). */
+static uint64_t *memo_sh(const struct vs_frag_memo *m)
+{
+    return (uint64_t *)(memo_agg(m) + 1);
+}
+
 static double *memo_idles(const struct vs_frag_memo *m)
 {
-    return (double *)(memo_agg(m) + 1);
+    return (double *)(memo_sh(m) + VS_FRAG_K);
 }
 
 static uint32_t *memo_masks(const struct vs_frag_memo *m)
@@ -643,7 +651,7 @@ static size_t memo_size(size_t cap)
 {
     return sizeof(struct vs_frag_memo) + cap * sizeof(struct rec_state) +
            cap * REC_TERMS_PER_CARD * sizeof(double) + sizeof(struct agg) +
-           cap * (sizeof(double) + sizeof(uint32_t));
+           VS_FRAG_K * sizeof(uint64_t) + cap * (sizeof(double) + sizeof(uint32_t));
 }
 
 static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t n)
@@ -657,7 +665,7 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
         return NULL; /* the sums are computed without it */
     atomic_flag_clear(&m->busy);
     m->gen = m->sig = 0;
-    m->n = 0;
+    m->n = m->k = 0;
     m->cap = (uint32_t)cap;
     m->rec_valid = false;
     struct vs_frag_memo *expect = NULL;
@@ -669,21 +677,123 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     return m;
 }
 
-/* The memo's sums made current for (gen, x's shapes, n cards); the recorded pick goes with
- * sums that are rebuilt. The caller holds m->busy. */
+/* Where each of x's shapes is in the memo's sums (map[s]: its index there, -1: not there);
+ * whether all are. */
+static bool memo_map(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, int8_t *map)
+{
+    const uint64_t *sh = memo_sh(m);
+    bool all = true;
+    for (size_t s = 0; s < x->k; s++) {
+        map[s] = -1;
+        for (uint32_t o = 0; o < m->k && map[s] < 0; o++)
+            if (sh[o] == x->sh[s])
+                map[s] = (int8_t)o;
+        all &= map[s] >= 0;
+    }
+    return all;
+}
+
+/* A shape mask of the memo's shapes as one of x's (map from memo_map). */
+static uint32_t remap_bits(uint32_t old, const int8_t *map, size_t k)
+{
+    uint32_t m = 0;
+    for (size_t s = 0; s < k; s++)
+        if (map[s] >= 0)
+            m |= (old >> map[s] & 1u) << s;
+    return m;
+}
+
+/* The memo's sums, made for other shapes on the same node state, carried over to x's: every
+ * per-shape value depends on its shape alone, so a shape both have keeps its values (moved to
+ * its index in x) and the recorded pick keeps its terms (in x's order, which is the order a
+ * pick under x sums them in). Shapes new to the memo (fresh) get their values from the cards
+ * as agg_build computes them (the same operations in the same card order); the recorded pick
+ * is then dropped. cards may be NULL only when every shape of x is in the memo. The caller
+ * holds m->busy. */
+static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m, const int8_t *map,
+                       const struct vs_frag_card *cards)
+{
+    struct agg *a = memo_agg(m), o = *a;
+    uint32_t *masks = memo_masks(m);
+    const double *idles = memo_idles(m);
+    uint32_t fresh = 0;
+    a->hosted = 0;
+    for (size_t s = 0; s < x->k; s++) {
+        if (map[s] < 0) {
+            fresh |= 1u << s;
+            continue;
+        }
+        a->nfit[s] = o.nfit[map[s]];
+        a->nonfit[s] = o.nonfit[map[s]];
+        a->v0[s] = o.v0[map[s]];
+        a->hosted |= (o.hosted >> map[s] & 1u) << s;
+    }
+    for (uint32_t i = 0; i < m->n; i++)
+        masks[i] = remap_bits(masks[i], map, x->k);
+    if (fresh) {
+        for (uint32_t i = 0; i < m->n; i++)
+            masks[i] |= fitmask_in(x, &cards[i], fresh);
+        for (uint32_t b = fresh; b; b &= b - 1) {
+            int s = __builtin_ctz(b);
+            a->nfit[s] = 0;
+            a->nonfit[s] = 0;
+            for (uint32_t i = 0; i < m->n; i++) {
+                if (masks[i] >> s & 1u)
+                    a->nfit[s]++;
+                else
+                    a->nonfit[s] += idles[i];
+            }
+            bool h = hosts(&x->s[s].r, a->nfit[s], a->cpu_free, a->mem_free);
+            a->v0[s] = h ? a->nonfit[s] : a->all;
+            a->hosted |= (uint32_t)h << s;
+        }
+        m->rec_valid = false;
+    } else if (m->rec_valid) {
+        struct rec_state *st = memo_states(m);
+        double *terms = memo_terms(m), moved[VS_FRAG_MAX_CARDS * REC_TERMS_PER_CARD];
+        size_t from = 0, to = 0;
+        for (uint32_t t = 0; t < m->rec_n_tried; t++) {
+            uint32_t todo = remap_bits(st[t].todo, map, x->k);
+            for (uint32_t b = todo; b; b &= b - 1) {
+                int s = __builtin_ctz(b);
+                uint32_t below = st[t].todo & ((1u << map[s]) - 1u);
+                moved[to++] = terms[from + (size_t)__builtin_popcount(below)];
+            }
+            from += (size_t)__builtin_popcount(st[t].todo);
+            st[t].todo = todo;
+        }
+        memcpy(terms, moved, to * sizeof(*terms));
+        m->rec_cm1 = remap_bits(m->rec_cm1, map, x->k);
+    }
+    memcpy(memo_sh(m), x->sh, x->k * sizeof(x->sh[0]));
+    m->k = (uint32_t)x->k;
+    m->sig = x->sig;
+}
+
+/* The memo's sums made current for (gen, x's shapes, n cards): carried over from other shapes
+ * on the same node state, else rebuilt (the recorded pick goes with them). The caller holds
+ * m->busy. */
 static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint64_t gen,
                       const struct vs_frag_card *cards, size_t n, int64_t cpu_free,
                       int64_t mem_free)
 {
-    if (m->sig != x->sig || m->gen != gen || m->n != n) {
-        agg_build(x, cards, n, cpu_free, mem_free, memo_agg(m), memo_masks(m), memo_idles(m));
-        m->gen = gen;
-        m->sig = x->sig;
-        m->n = (uint32_t)n;
-        m->cpu_free = cpu_free;
-        m->mem_free = mem_free;
-        m->rec_valid = false;
+    if (m->sig == x->sig && m->gen == gen && m->n == n)
+        return;
+    if (m->sig && m->gen == gen && m->n == n) {
+        int8_t map[VS_FRAG_K];
+        memo_map(x, m, map);
+        memo_remap(x, m, map, cards);
+        return;
     }
+    agg_build(x, cards, n, cpu_free, mem_free, memo_agg(m), memo_masks(m), memo_idles(m));
+    m->gen = gen;
+    m->sig = x->sig;
+    memcpy(memo_sh(m), x->sh, x->k * sizeof(x->sh[0]));
+    m->k = (uint32_t)x->k;
+    m->n = (uint32_t)n;
+    m->cpu_free = cpu_free;
+    m->mem_free = mem_free;
+    m->rec_valid = false;
 }
 
 /* The recorded pick under x's weights: pick()'s loop over the same states with each growth
@@ -807,8 +917,15 @@ bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     struct vs_frag_memo *m = atomic_load_explicit(slot, memory_order_acquire);
     if (!m || r->nums != 1 || atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
         return false;
-    bool hit = m->sig == x->sig && m->gen == gen && m->n == n && m->rec_req_sig == req_sig &&
-               rec_serves(x, m, r);
+    bool hit = false;
+    if (m->rec_valid && m->gen == gen && m->n == n && m->rec_req_sig == req_sig) {
+        /* Other shapes, all of them among the memo's (the top shapes changed order, or one
+         * left): carried over, the recorded pick with them. */
+        int8_t map[VS_FRAG_K];
+        if (m->sig != x->sig && memo_map(x, m, map))
+            memo_remap(x, m, map, NULL);
+        hit = m->sig == x->sig && rec_serves(x, m, r);
+    }
     if (hit)
         *d = replay(x, m, picks);
     atomic_flag_clear_explicit(&m->busy, memory_order_release);

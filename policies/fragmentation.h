@@ -82,8 +82,10 @@ struct vs_frag_ctx {
     } s[VS_FRAG_K];
     double w[VS_FRAG_K]; /* the shapes' weights (apart, so a weighted sum reads them in a row) */
     uint32_t typed;      /* shapes with a type constraint (bit s) */
-    /* The shapes without their weights (k, requests and type lists, in order), hashed: what a
-     * node's memo (vs_frag_memo) was computed against. Never 0. */
+    /* Each shape without its weight (request and type lists) hashed, and the shapes in order
+     * (k, sh[]) hashed: what a node's memo (vs_frag_memo) was computed against. sig is never
+     * 0. A memo made for other shapes is carried over shape by shape (sh[]). */
+    uint64_t sh[VS_FRAG_K];
     uint64_t sig;
     /* The shapes' card checks laid out for fitmask(): cores (clamped), memory as a percentage
      * (0 when absolute) and in MiB (0 when a percentage); shapes asking 100 / 0 cores. */

@@ -270,17 +270,65 @@ static void random_ctx(struct vs_frag_ctx *x, uint64_t *rng)
     vs_frag_ctx_set(x, rs, w, k);
 }
 
+/* x's shapes in another order (keep: how many of them, drop: one to leave out, -1 none; add:
+ * a shape x does not have, or NULL), under random weights. */
+static void reshaped_ctx(struct vs_frag_ctx *out, const struct vs_frag_ctx *x, long drop,
+                         const struct vs_frag_req *add, uint64_t *rng)
+{
+    struct vs_frag_req rs[VS_FRAG_K];
+    double w[VS_FRAG_K];
+    size_t k = 0;
+    for (size_t s = 0; s < x->k; s++)
+        if ((long)s != drop)
+            rs[k++] = x->s[s].r;
+    if (add && k < VS_FRAG_K)
+        rs[k++] = *add;
+    for (size_t s = k; s > 1; s--) {
+        size_t j = lcg(rng) % s;
+        struct vs_frag_req t = rs[s - 1];
+        rs[s - 1] = rs[j];
+        rs[j] = t;
+    }
+    for (size_t s = 0; s < k; s++)
+        w[s] = (double)(1 + lcg(rng) % 50);
+    vs_frag_ctx_set(out, rs, w, k);
+}
+
+/* Whether every shape of a is one of b's. */
+static bool shapes_within(const struct vs_frag_ctx *a, const struct vs_frag_ctx *b)
+{
+    for (size_t s = 0; s < a->k; s++) {
+        bool found = false;
+        for (size_t t = 0; t < b->k && !found; t++)
+            found = memcmp(&a->s[s].r, &b->s[t].r, sizeof(a->s[s].r)) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 /* The memo answers exactly what a direct pick answers (same growth bit for bit, same cards):
  * its sums reused while (gen, shape set) stay, its recorded one-card pick replayed under other
- * weights for the same request, both rebuilt when the node or the shapes change. */
+ * weights for the same request, both carried over when the shapes change order or some leave,
+ * rebuilt (or completed with the new shapes) when the node or the shapes change. */
 Test(frag, memo_matches_direct_pick)
 {
     uint64_t rng = 42;
+    int carried = 0;
     for (int round = 0; round < 300; round++) {
         struct vs_frag_memo *_Atomic slot = NULL;
-        struct vs_frag_ctx x, y, xw;
+        struct vs_frag_ctx x, y, xw, xp, xs, xn, xn2;
         random_ctx(&x, &rng);
         random_ctx(&y, &rng);
+        /* xp: x's shapes reordered; xs: one of them left out; xn, xn2: a new one added */
+        struct vs_frag_req extra = share(1, 25);
+        extra.cpu_milli = 1000;
+        reshaped_ctx(&xp, &x, -1, NULL, &rng);
+        reshaped_ctx(&xs, &x, x.k > 1 ? (long)(lcg(&rng) % x.k) : -1, NULL, &rng);
+        reshaped_ctx(&xn, &x, -1, &extra, &rng);
+        xn2 = xn;
+        for (size_t s = 0; s < xn2.k; s++)
+            xn2.w[s] = xn2.k - s;
         /* xw: x's shapes under other weights (same signature) */
         xw = x;
         double sum = 0;
@@ -302,11 +350,14 @@ Test(frag, memo_matches_direct_pick)
         int64_t cpu = (int64_t)(lcg(&rng) % 5) * 4000, mem = INT64_MAX;
         uint64_t gen = 1;
         struct vs_frag_req p = share(1, 30);
-        for (int step = 0; step < 8; step++) {
+        for (int step = 0; step < 12; step++) {
             /* 0: build; 1: same request, other weights (replayed); 2: another request; 3: other
              * shapes, same gen; 4: back; 5: a card changed under a new gen; 6-7: same request
-             * twice under the two weightings */
-            const struct vs_frag_ctx *c = step == 3 ? &y : (step == 1 || step == 7) ? &xw : &x;
+             * twice under the two weightings; 8: the shapes reordered; 9: one left out (both
+             * replayed); 10: a new one (its sums added, the pick made again); 11: replayed */
+            const struct vs_frag_ctx *const cx[12] = {&x, &xw, &x,  &y,  &x,  &x,
+                                                      &x, &xw, &xp, &xs, &xn, &xn2};
+            const struct vs_frag_ctx *c = cx[step];
             if (step == 5) {
                 cs[0].used++;
                 cs[0].usedmem += 1000;
@@ -327,10 +378,17 @@ Test(frag, memo_matches_direct_pick)
             /* a replay needs this request recorded on this state: never on the first call or
              * right after the shapes or the node changed; always for a one-card request asked
              * again on the same state (under other weights or not) */
-            if (step == 0 || step == 3 || step == 4 || step == 5 || p.nums != 1)
-                cr_assert_not(replayed, "round %d step %d", round, step);
-            if ((step == 1 || step == 6 || step == 7) && p.nums == 1)
-                cr_assert(replayed, "round %d step %d: not replayed", round, step);
+            bool want = p.nums == 1 && step != 0 && step != 2 && step != 5 && step != 10;
+            if (step == 3)
+                want = want && shapes_within(&y, &x);
+            if (step == 4)
+                want = want && shapes_within(&x, &y);
+            if (step == 10)
+                want = p.nums == 1 && shapes_within(&xn, &xs);
+            if (step != 2) /* another request: replayed when it happens to be the same */
+                cr_assert_eq(replayed, want, "round %d step %d: replayed %d", round, step,
+                             replayed);
+            carried += replayed && (step == 8 || step == 9);
             double b = vs_frag_pick_memo(c, &slot, gen, cs, n, cpu, mem, &p, ok, rs, pb);
             cr_assert(isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof(a)) == 0,
                       "round %d step %d: %.17g vs %.17g", round, step, a, b);
@@ -348,6 +406,7 @@ Test(frag, memo_matches_direct_pick)
         }
         free(atomic_load(&slot));
     }
+    cr_assert_gt(carried, 100); /* the carried-over memo was exercised */
 }
 
 /* The growth for a pod without GPU equals the difference of the node's measure after and
