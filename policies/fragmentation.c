@@ -582,31 +582,37 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 
 /* ------------------------------------------------------------------ memo */
 
-/* Room for recorded term changes per card of a memo: every shape's, so any one-card pick can
- * be recorded (about 1.6 KiB per node of 8 cards with VS_FRAG_K 16). */
-#define REC_TERMS_PER_CARD VS_FRAG_K
-/* What vs_frag_memo_prefetch asks for: the header, the states and about 48 terms. */
-#define VS_FRAG_PREFETCH_BYTES 640
+/* What vs_frag_memo_prefetch asks for: the header, the states of 8 cards and the terms of
+ * about 12 shapes for 6 of them. */
+#define VS_FRAG_PREFETCH_BYTES 832
 
-/* One card state a recorded pick tried: the card, its idle capacity (the pick's tie-break) and
- * the shapes whose term changed (one recorded term each, in shape order). */
+/* One card state a recorded pick tried: the card and its idle capacity (the pick's
+ * tie-break). */
 struct rec_state {
     double idle;
-    uint32_t idx, todo;
+    uint32_t idx;
 };
+
+/* Two recorded states' term changes for one shape, side by side: a replay sums two states'
+ * growths at once (each lane the same additions in the same order as pick()'s scalar sum). */
+typedef double v2d __attribute__((vector_size(16)));
 
 /* A memo is one block laid out for the replay, which is what almost every Filter of a node
  * does: this header, then the recorded states and their terms (read in order, so a replay
  * reads a few consecutive cache lines), then what only a rebuild or a full pick reads (the
  * sums, each card's idle capacity and fit mask). */
 struct vs_frag_memo {
-    atomic_flag busy;
+    _Alignas(16) atomic_flag busy; /* (the block's parts after it stay 16-byte aligned) */
     /* The last one-card pick on the sums, valid for a request with the same card part, the
      * same cpu/memory mask after it and the same cards allowed: under new weights only the
      * weighted sums are redone. */
     bool rec_valid;
     int32_t rec_cores, rec_mempct, rec_memmib;
     uint32_t rec_cm1, rec_n_tried;
+    /* The shapes with a term change in some recorded state (their number: rec_ncols): the
+     * terms are rows of rec_ncols v2d, one row per two states, a state's terms in shape order
+     * and 0 where its term did not change (adding 0 leaves a sum as it is). */
+    uint32_t rec_cols, rec_ncols;
     uint64_t rec_ok, rec_req_sig;
     int64_t rec_cpu, rec_mem;   /* the request's node cpu and memory (then cm1 is rec_cm1) */
     uint64_t gen, sig;          /* what the sums are for; sig 0: nothing yet */
@@ -621,14 +627,20 @@ static struct rec_state *memo_states(const struct vs_frag_memo *m)
     return (struct rec_state *)(m + 1);
 }
 
-static double *memo_terms(const struct vs_frag_memo *m)
+/* Rows of the recorded terms: room for (cap + 1) / 2 rows of VS_FRAG_K. */
+static v2d *memo_terms(const struct vs_frag_memo *m)
 {
-    return (double *)(memo_states(m) + m->cap);
+    return (v2d *)(memo_states(m) + m->cap);
+}
+
+static size_t terms_cap(size_t cap)
+{
+    return (cap + 1) / 2 * VS_FRAG_K;
 }
 
 static struct agg *memo_agg(const struct vs_frag_memo *m)
 {
-    return (struct agg *)(memo_terms(m) + (size_t)m->cap * REC_TERMS_PER_CARD);
+    return (struct agg *)(memo_terms(m) + terms_cap(m->cap));
 }
 
 /* The shapes of the sums, in their order (vs_frag_ctx.sh). */
@@ -650,8 +662,8 @@ static uint32_t *memo_masks(const struct vs_frag_memo *m)
 static size_t memo_size(size_t cap)
 {
     return sizeof(struct vs_frag_memo) + cap * sizeof(struct rec_state) +
-           cap * REC_TERMS_PER_CARD * sizeof(double) + sizeof(struct agg) +
-           VS_FRAG_K * sizeof(uint64_t) + cap * (sizeof(double) + sizeof(uint32_t));
+           terms_cap(cap) * sizeof(v2d) + sizeof(struct agg) + VS_FRAG_K * sizeof(uint64_t) +
+           cap * (sizeof(double) + sizeof(uint32_t));
 }
 
 static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t n)
@@ -685,15 +697,20 @@ static bool memo_map(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, 
     bool all = true;
     for (size_t s = 0; s < x->k; s++) {
         map[s] = -1;
-        for (uint32_t o = 0; o < m->k && map[s] < 0; o++)
-            if (sh[o] == x->sh[s])
-                map[s] = (int8_t)o;
+        if (s < m->k && sh[s] == x->sh[s]) { /* most shapes keep their place */
+            map[s] = (int8_t)s;
+        } else {
+            for (uint32_t o = 0; o < m->k && map[s] < 0; o++)
+                if (sh[o] == x->sh[s])
+                    map[s] = (int8_t)o;
+        }
         all &= map[s] >= 0;
     }
     return all;
 }
 
-/* A shape mask of the memo's shapes as one of x's (map from memo_map). */
+/* A mask of the memo's shapes as one of x's (map from memo_map). Equal shapes may share a
+ * memo index, so this goes by x's shapes. */
 static uint32_t remap_bits(uint32_t old, const int8_t *map, size_t k)
 {
     uint32_t m = 0;
@@ -749,20 +766,22 @@ static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m, cons
         }
         m->rec_valid = false;
     } else if (m->rec_valid) {
-        struct rec_state *st = memo_states(m);
-        double *terms = memo_terms(m), moved[VS_FRAG_MAX_CARDS * REC_TERMS_PER_CARD];
-        size_t from = 0, to = 0;
-        for (uint32_t t = 0; t < m->rec_n_tried; t++) {
-            uint32_t todo = remap_bits(st[t].todo, map, x->k);
-            for (uint32_t b = todo; b; b &= b - 1) {
-                int s = __builtin_ctz(b);
-                uint32_t below = st[t].todo & ((1u << map[s]) - 1u);
-                moved[to++] = terms[from + (size_t)__builtin_popcount(below)];
-            }
-            from += (size_t)__builtin_popcount(st[t].todo);
-            st[t].todo = todo;
-        }
-        memcpy(terms, moved, to * sizeof(*terms));
+        /* The columns of the shapes kept, in x's order; the rows move to the new width. */
+        uint32_t cols = remap_bits(m->rec_cols, map, x->k), nc = 0, oc = m->rec_ncols;
+        int8_t col_of[VS_FRAG_K]; /* the memo's shape -> its column */
+        uint32_t from[VS_FRAG_K];
+        for (uint32_t b = m->rec_cols, j = 0; b; b &= b - 1)
+            col_of[__builtin_ctz(b)] = (int8_t)j++;
+        for (uint32_t b = cols; b; b &= b - 1)
+            from[nc++] = (uint32_t)col_of[map[__builtin_ctz(b)]];
+        v2d *terms = memo_terms(m), moved[(VS_FRAG_MAX_CARDS + 1) / 2 * VS_FRAG_K];
+        uint32_t rows = (m->rec_n_tried + 1) / 2;
+        for (uint32_t p = 0; p < rows; p++)
+            for (uint32_t j = 0; j < nc; j++)
+                moved[p * nc + j] = terms[p * oc + from[j]];
+        memcpy(terms, moved, (size_t)rows * nc * sizeof(*terms));
+        m->rec_cols = cols;
+        m->rec_ncols = nc;
         m->rec_cm1 = remap_bits(m->rec_cm1, map, x->k);
     }
     memcpy(memo_sh(m), x->sh, x->k * sizeof(x->sh[0]));
@@ -797,22 +816,32 @@ static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint6
 }
 
 /* The recorded pick under x's weights: pick()'s loop over the same states with each growth
- * summed from the recorded term changes in the same order (so bit for bit the same values). */
+ * summed from the recorded term changes in the same order (so bit for bit the same values;
+ * the zeros between them add nothing), two states at a time. */
 static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, size_t *picks)
 {
+    v2d w[VS_FRAG_K];
+    uint32_t nc = 0;
+    for (uint32_t b = m->rec_cols; b; b &= b - 1) {
+        double ws = x->w[__builtin_ctz(b)];
+        w[nc++] = (v2d){ws, ws};
+    }
     long best = -1;
     double bd = 0, bidle = 0;
     const struct rec_state *st = memo_states(m);
-    const double *terms = memo_terms(m);
-    for (uint32_t t = 0; t < m->rec_n_tried; t++) {
-        double d = 0;
-        for (uint32_t b = st[t].todo; b; b &= b - 1)
-            d += x->w[__builtin_ctz(b)] * *terms++;
-        if (best < 0 || d < bd - VS_FRAG_TIE ||
-            (d <= bd + VS_FRAG_TIE && st[t].idle < bidle - VS_FRAG_TIE)) {
-            best = (long)st[t].idx;
-            bd = d;
-            bidle = st[t].idle;
+    const v2d *row = memo_terms(m);
+    for (uint32_t t = 0; t < m->rec_n_tried; t += 2, row += nc) {
+        v2d acc = {0, 0};
+        for (uint32_t j = 0; j < nc; j++)
+            acc += w[j] * row[j];
+        for (uint32_t u = t; u < t + 2 && u < m->rec_n_tried; u++) {
+            double d = acc[u - t];
+            if (best < 0 || d < bd - VS_FRAG_TIE ||
+                (d <= bd + VS_FRAG_TIE && st[u].idle < bidle - VS_FRAG_TIE)) {
+                best = (long)st[u].idx;
+                bd = d;
+                bidle = st[u].idle;
+            }
         }
     }
     if (best < 0)
@@ -861,20 +890,31 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
         struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
         const double *idles = memo_idles(m);
         d = pick(x, cards, n, memo_agg(m), memo_masks(m), idles, r, ok, picks, &rec);
-        size_t terms = 0;
+        uint32_t cols = 0, nc = 0;
         for (size_t t = 0; t < rec.n_tried; t++)
-            terms += (size_t)__builtin_popcount(todo[t]);
-        m->rec_valid = terms <= (size_t)m->cap * REC_TERMS_PER_CARD;
+            cols |= todo[t];
+        for (uint32_t b = cols; b; b &= b - 1)
+            nc++;
+        m->rec_valid = rec.n_tried <= m->cap;
         if (m->rec_valid) {
             struct rec_state *st = memo_states(m);
-            double *out = memo_terms(m);
+            v2d *row = memo_terms(m);
+            for (size_t t = 0; t < rec.n_tried; t += 2, row += nc) {
+                uint32_t j = 0;
+                for (uint32_t b = cols; b; b &= b - 1, j++) {
+                    int sh = __builtin_ctz(b);
+                    for (size_t u = t; u < t + 2; u++)
+                        row[j][u - t] = u < rec.n_tried && (todo[u] >> sh & 1u)
+                                            ? delta[u * VS_FRAG_K + (size_t)sh]
+                                            : 0.0;
+                }
+            }
             for (size_t t = 0; t < rec.n_tried; t++) {
                 st[t].idx = idx[t];
-                st[t].todo = todo[t];
                 st[t].idle = idles[idx[t]];
-                for (uint32_t b = todo[t]; b; b &= b - 1)
-                    *out++ = delta[t * VS_FRAG_K + (size_t)__builtin_ctz(b)];
             }
+            m->rec_cols = cols;
+            m->rec_ncols = nc;
             m->rec_n_tried = (uint32_t)rec.n_tried;
             m->rec_cores = r->cores;
             m->rec_mempct = r->mempct;
