@@ -128,6 +128,8 @@ static void ctx_finish(struct vs_frag_ctx *x)
     uint64_t h = vs_fnv(VS_FNV_OFFSET, &x->k, sizeof(x->k));
     h = vs_fnv(h, x->sh, x->k * sizeof(x->sh[0]));
     x->sig = h ? h : 1;
+    for (size_t s = 0; s < VS_FRAG_K; s++)
+        x->w2[s] = s < x->k ? (vs_frag_v2d){x->w[s], x->w[s]} : (vs_frag_v2d){0, 0};
 }
 
 void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
@@ -167,6 +169,17 @@ void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const 
         x->k++;
     }
     ctx_finish(x);
+}
+
+void vs_frag_ctx_weights(struct vs_frag_ctx *x, const double *weights)
+{
+    double sum = 0;
+    for (size_t i = 0; i < x->k; i++)
+        sum += weights[i];
+    for (size_t i = 0; i < x->k; i++) {
+        x->w[i] = sum > 0 ? weights[i] / sum : 0;
+        x->w2[i] = (vs_frag_v2d){x->w[i], x->w[i]};
+    }
 }
 
 /* Fit's type rule (spec §4.4 checkType): some use-gputype item is a substring of the card's
@@ -582,9 +595,9 @@ double vs_frag_pick(const struct vs_frag_ctx *x, const struct vs_frag_card *card
 
 /* ------------------------------------------------------------------ memo */
 
-/* What vs_frag_memo_prefetch asks for: the header, the states of 8 cards and the terms of
- * about 12 shapes for 6 of them. */
-#define VS_FRAG_PREFETCH_BYTES 832
+/* What vs_frag_memo_prefetch asks for: the header, the states of 8 cards and the terms of 6
+ * of them. */
+#define VS_FRAG_PREFETCH_BYTES 1024
 
 /* One card state a recorded pick tried: the card and its idle capacity (the pick's
  * tie-break). */
@@ -595,7 +608,7 @@ struct rec_state {
 
 /* Two recorded states' term changes for one shape, side by side: a replay sums two states'
  * growths at once (each lane the same additions in the same order as pick()'s scalar sum). */
-typedef double v2d __attribute__((vector_size(16)));
+typedef vs_frag_v2d v2d;
 
 /* A memo is one block laid out for the replay, which is what almost every Filter of a node
  * does: this header, then the recorded states and their terms (read in order, so a replay
@@ -609,10 +622,9 @@ struct vs_frag_memo {
     bool rec_valid;
     int32_t rec_cores, rec_mempct, rec_memmib;
     uint32_t rec_cm1, rec_n_tried;
-    /* The shapes with a term change in some recorded state (their number: rec_ncols): the
-     * terms are rows of rec_ncols v2d, one row per two states, a state's terms in shape order
-     * and 0 where its term did not change (adding 0 leaves a sum as it is). */
-    uint32_t rec_cols, rec_ncols;
+    /* The recorded terms are rows of VS_FRAG_K v2d, one row per two states, a state's terms
+     * in shape order and 0 where its term did not change or past the shapes (adding 0 leaves
+     * a sum as it is). */
     uint64_t rec_ok, rec_req_sig;
     int64_t rec_cpu, rec_mem;   /* the request's node cpu and memory (then cm1 is rec_cm1) */
     uint64_t gen, sig;          /* what the sums are for; sig 0: nothing yet */
@@ -672,7 +684,7 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     if (m)
         return m->cap >= n ? m : NULL; /* a node that grew cards goes without */
     size_t cap = n < 8 ? 8 : n;
-    m = malloc(memo_size(cap));
+    m = aligned_alloc(16, (memo_size(cap) + 15) / 16 * 16); /* the rows are v2d */
     if (!m)
         return NULL; /* the sums are computed without it */
     atomic_flag_clear(&m->busy);
@@ -766,22 +778,13 @@ static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m, cons
         }
         m->rec_valid = false;
     } else if (m->rec_valid) {
-        /* The columns of the shapes kept, in x's order; the rows move to the new width. */
-        uint32_t cols = remap_bits(m->rec_cols, map, x->k), nc = 0, oc = m->rec_ncols;
-        int8_t col_of[VS_FRAG_K]; /* the memo's shape -> its column */
-        uint32_t from[VS_FRAG_K];
-        for (uint32_t b = m->rec_cols, j = 0; b; b &= b - 1)
-            col_of[__builtin_ctz(b)] = (int8_t)j++;
-        for (uint32_t b = cols; b; b &= b - 1)
-            from[nc++] = (uint32_t)col_of[map[__builtin_ctz(b)]];
-        v2d *terms = memo_terms(m), moved[(VS_FRAG_MAX_CARDS + 1) / 2 * VS_FRAG_K];
-        uint32_t rows = (m->rec_n_tried + 1) / 2;
-        for (uint32_t p = 0; p < rows; p++)
-            for (uint32_t j = 0; j < nc; j++)
-                moved[p * nc + j] = terms[p * oc + from[j]];
-        memcpy(terms, moved, (size_t)rows * nc * sizeof(*terms));
-        m->rec_cols = cols;
-        m->rec_ncols = nc;
+        /* Each row's columns in x's order; the shapes left out go, 0 past x's. */
+        v2d *row = memo_terms(m), old[VS_FRAG_K];
+        for (uint32_t p = 0; p < (m->rec_n_tried + 1) / 2; p++, row += VS_FRAG_K) {
+            memcpy(old, row, sizeof(old));
+            for (size_t s = 0; s < VS_FRAG_K; s++)
+                row[s] = s < x->k ? old[map[s]] : (v2d){0, 0};
+        }
         m->rec_cm1 = remap_bits(m->rec_cm1, map, x->k);
     }
     memcpy(memo_sh(m), x->sh, x->k * sizeof(x->sh[0]));
@@ -820,20 +823,15 @@ static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint6
  * the zeros between them add nothing), two states at a time. */
 static double replay(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, size_t *picks)
 {
-    v2d w[VS_FRAG_K];
-    uint32_t nc = 0;
-    for (uint32_t b = m->rec_cols; b; b &= b - 1) {
-        double ws = x->w[__builtin_ctz(b)];
-        w[nc++] = (v2d){ws, ws};
-    }
     long best = -1;
     double bd = 0, bidle = 0;
     const struct rec_state *st = memo_states(m);
     const v2d *row = memo_terms(m);
-    for (uint32_t t = 0; t < m->rec_n_tried; t += 2, row += nc) {
+    for (uint32_t t = 0; t < m->rec_n_tried; t += 2, row += VS_FRAG_K) {
         v2d acc = {0, 0};
-        for (uint32_t j = 0; j < nc; j++)
-            acc += w[j] * row[j];
+#pragma GCC unroll 32
+        for (size_t j = 0; j < VS_FRAG_K; j++)
+            acc += x->w2[j] * row[j];
         for (uint32_t u = t; u < t + 2 && u < m->rec_n_tried; u++) {
             double d = acc[u - t];
             if (best < 0 || d < bd - VS_FRAG_TIE ||
@@ -890,31 +888,20 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
         struct pick_rec rec = {.idx = idx, .todo = todo, .delta = delta};
         const double *idles = memo_idles(m);
         d = pick(x, cards, n, memo_agg(m), memo_masks(m), idles, r, ok, picks, &rec);
-        uint32_t cols = 0, nc = 0;
-        for (size_t t = 0; t < rec.n_tried; t++)
-            cols |= todo[t];
-        for (uint32_t b = cols; b; b &= b - 1)
-            nc++;
         m->rec_valid = rec.n_tried <= m->cap;
         if (m->rec_valid) {
             struct rec_state *st = memo_states(m);
             v2d *row = memo_terms(m);
-            for (size_t t = 0; t < rec.n_tried; t += 2, row += nc) {
-                uint32_t j = 0;
-                for (uint32_t b = cols; b; b &= b - 1, j++) {
-                    int sh = __builtin_ctz(b);
+            for (size_t t = 0; t < rec.n_tried; t += 2, row += VS_FRAG_K)
+                for (size_t sh = 0; sh < VS_FRAG_K; sh++)
                     for (size_t u = t; u < t + 2; u++)
-                        row[j][u - t] = u < rec.n_tried && (todo[u] >> sh & 1u)
-                                            ? delta[u * VS_FRAG_K + (size_t)sh]
-                                            : 0.0;
-                }
-            }
+                        row[sh][u - t] = u < rec.n_tried && (todo[u] >> sh & 1u)
+                                             ? delta[u * VS_FRAG_K + sh]
+                                             : 0.0;
             for (size_t t = 0; t < rec.n_tried; t++) {
                 st[t].idx = idx[t];
                 st[t].idle = idles[idx[t]];
             }
-            m->rec_cols = cols;
-            m->rec_ncols = nc;
             m->rec_n_tried = (uint32_t)rec.n_tried;
             m->rec_cores = r->cores;
             m->rec_mempct = r->mempct;

@@ -72,6 +72,9 @@ struct vs_frag_card {
     bool usable; /* healthy and not cordoned */
 };
 
+/* Two doubles side by side (a GCC/Clang vector). */
+typedef double vs_frag_v2d __attribute__((vector_size(16)));
+
 /* A Filter's view of the workload: the most frequent shapes with normalized weights. The
  * shapes' type lists are borrowed from the stats (entries are never freed before the stats). */
 struct vs_frag_ctx {
@@ -80,8 +83,11 @@ struct vs_frag_ctx {
         struct vs_frag_req r;
         const struct vs_strlist *use, *nouse;
     } s[VS_FRAG_K];
-    double w[VS_FRAG_K]; /* the shapes' weights (apart, so a weighted sum reads them in a row) */
-    uint32_t typed;      /* shapes with a type constraint (bit s) */
+    /* The shapes' weights (set by vs_frag_ctx_init/_set/_weights), apart so a weighted sum
+     * reads them in a row, and each twice side by side (0 past k) for two sums at once. */
+    double w[VS_FRAG_K];
+    vs_frag_v2d w2[VS_FRAG_K];
+    uint32_t typed; /* shapes with a type constraint (bit s) */
     /* Each shape without its weight (request and type lists) hashed, and the shapes in order
      * (k, sh[]) hashed: what a node's memo (vs_frag_memo) was computed against. sig is never
      * 0. A memo made for other shapes is carried over shape by shape (sh[]). */
@@ -103,6 +109,9 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st);
 /* A context over explicit shapes (tests): n <= VS_FRAG_K, weights normalized here. */
 void vs_frag_ctx_set(struct vs_frag_ctx *x, const struct vs_frag_req *rs, const double *weights,
                      size_t n);
+
+/* New weights for x's shapes (x->k of them, normalized here), the shapes kept. */
+void vs_frag_ctx_weights(struct vs_frag_ctx *x, const double *weights);
 
 /* Which shapes may use a card of this type (bit s). */
 uint32_t vs_frag_accept(struct vs_frag_ctx *x, const char *type);

@@ -327,15 +327,16 @@ Test(frag, memo_matches_direct_pick)
         reshaped_ctx(&xs, &x, x.k > 1 ? (long)(lcg(&rng) % x.k) : -1, NULL, &rng);
         reshaped_ctx(&xn, &x, -1, &extra, &rng);
         xn2 = xn;
+        double w2[VS_FRAG_K];
         for (size_t s = 0; s < xn2.k; s++)
-            xn2.w[s] = xn2.k - s;
+            w2[s] = (double)(xn2.k - s);
+        vs_frag_ctx_weights(&xn2, w2);
         /* xw: x's shapes under other weights (same signature) */
         xw = x;
-        double sum = 0;
+        double ww[VS_FRAG_K];
         for (size_t s = 0; s < xw.k; s++)
-            sum += (xw.w[s] = (double)(1 + lcg(&rng) % 50));
-        for (size_t s = 0; s < xw.k; s++)
-            xw.w[s] /= sum;
+            ww[s] = (double)(1 + lcg(&rng) % 50);
+        vs_frag_ctx_weights(&xw, ww);
         cr_assert_eq(xw.sig, x.sig);
         size_t n = 1 + lcg(&rng) % 8;
         struct vs_frag_card cs[8];
