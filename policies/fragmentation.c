@@ -701,34 +701,44 @@ static struct vs_frag_memo *memo_get(struct vs_frag_memo *_Atomic *slot, size_t 
     return m;
 }
 
-/* Where each of x's shapes is in the memo's sums (map[s]: its index there, -1: not there);
- * whether all are. */
-static bool memo_map(const struct vs_frag_ctx *x, const struct vs_frag_memo *m, int8_t *map)
+/* Where each of x's shapes is in a memo's sums: at[s], its index there (-1: not there); the
+ * shapes that keep their index (kept), that have another (moved), that are not there (fresh). */
+struct shape_map {
+    int8_t at[VS_FRAG_K];
+    uint32_t kept, moved, fresh;
+};
+
+static void memo_map(const struct vs_frag_ctx *x, const struct vs_frag_memo *m,
+                     struct shape_map *mp)
 {
     const uint64_t *sh = memo_sh(m);
-    bool all = true;
+    mp->kept = mp->moved = mp->fresh = 0;
     for (size_t s = 0; s < x->k; s++) {
-        map[s] = -1;
+        mp->at[s] = -1;
         if (s < m->k && sh[s] == x->sh[s]) { /* most shapes keep their place */
-            map[s] = (int8_t)s;
-        } else {
-            for (uint32_t o = 0; o < m->k && map[s] < 0; o++)
-                if (sh[o] == x->sh[s])
-                    map[s] = (int8_t)o;
+            mp->at[s] = (int8_t)s;
+            mp->kept |= 1u << s;
+            continue;
         }
-        all &= map[s] >= 0;
+        for (uint32_t o = 0; o < m->k && mp->at[s] < 0; o++)
+            if (sh[o] == x->sh[s])
+                mp->at[s] = (int8_t)o;
+        if (mp->at[s] >= 0)
+            mp->moved |= 1u << s;
+        else
+            mp->fresh |= 1u << s;
     }
-    return all;
 }
 
-/* A mask of the memo's shapes as one of x's (map from memo_map). Equal shapes may share a
+/* A mask of the memo's shapes as one of x's (fresh shapes' bits 0). Equal shapes may share a
  * memo index, so this goes by x's shapes. */
-static uint32_t remap_bits(uint32_t old, const int8_t *map, size_t k)
+static uint32_t remap_bits(uint32_t old, const struct shape_map *mp)
 {
-    uint32_t m = 0;
-    for (size_t s = 0; s < k; s++)
-        if (map[s] >= 0)
-            m |= (old >> map[s] & 1u) << s;
+    uint32_t m = old & mp->kept;
+    for (uint32_t b = mp->moved; b; b &= b - 1) {
+        int s = __builtin_ctz(b);
+        m |= (old >> mp->at[s] & 1u) << s;
+    }
     return m;
 }
 
@@ -737,32 +747,26 @@ static uint32_t remap_bits(uint32_t old, const int8_t *map, size_t k)
  * its index in x) and the recorded pick keeps its terms (in x's order, which is the order a
  * pick under x sums them in). Shapes new to the memo (fresh) get their values from the cards
  * as agg_build computes them (the same operations in the same card order); the recorded pick
- * is then dropped. cards may be NULL only when every shape of x is in the memo. The caller
- * holds m->busy. */
-static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m, const int8_t *map,
-                       const struct vs_frag_card *cards)
+ * is then dropped. cards may be NULL only when no shape is fresh. The caller holds m->busy. */
+static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m,
+                       const struct shape_map *mp, const struct vs_frag_card *cards)
 {
     struct agg *a = memo_agg(m), o = *a;
     uint32_t *masks = memo_masks(m);
     const double *idles = memo_idles(m);
-    uint32_t fresh = 0;
-    a->hosted = 0;
-    for (size_t s = 0; s < x->k; s++) {
-        if (map[s] < 0) {
-            fresh |= 1u << s;
-            continue;
-        }
-        a->nfit[s] = o.nfit[map[s]];
-        a->nonfit[s] = o.nonfit[map[s]];
-        a->v0[s] = o.v0[map[s]];
-        a->hosted |= (o.hosted >> map[s] & 1u) << s;
+    for (uint32_t b = mp->moved; b; b &= b - 1) {
+        int s = __builtin_ctz(b);
+        a->nfit[s] = o.nfit[mp->at[s]];
+        a->nonfit[s] = o.nonfit[mp->at[s]];
+        a->v0[s] = o.v0[mp->at[s]];
     }
+    a->hosted = remap_bits(o.hosted, mp);
     for (uint32_t i = 0; i < m->n; i++)
-        masks[i] = remap_bits(masks[i], map, x->k);
-    if (fresh) {
+        masks[i] = remap_bits(masks[i], mp);
+    if (mp->fresh) {
         for (uint32_t i = 0; i < m->n; i++)
-            masks[i] |= fitmask_in(x, &cards[i], fresh);
-        for (uint32_t b = fresh; b; b &= b - 1) {
+            masks[i] |= fitmask_in(x, &cards[i], mp->fresh);
+        for (uint32_t b = mp->fresh; b; b &= b - 1) {
             int s = __builtin_ctz(b);
             a->nfit[s] = 0;
             a->nonfit[s] = 0;
@@ -782,10 +786,14 @@ static void memo_remap(const struct vs_frag_ctx *x, struct vs_frag_memo *m, cons
         v2d *row = memo_terms(m), old[VS_FRAG_K];
         for (uint32_t p = 0; p < (m->rec_n_tried + 1) / 2; p++, row += VS_FRAG_K) {
             memcpy(old, row, sizeof(old));
-            for (size_t s = 0; s < VS_FRAG_K; s++)
-                row[s] = s < x->k ? old[map[s]] : (v2d){0, 0};
+            for (uint32_t b = mp->moved; b; b &= b - 1) {
+                int s = __builtin_ctz(b);
+                row[s] = old[mp->at[s]];
+            }
+            for (size_t s = x->k; s < m->k; s++)
+                row[s] = (v2d){0, 0};
         }
-        m->rec_cm1 = remap_bits(m->rec_cm1, map, x->k);
+        m->rec_cm1 = remap_bits(m->rec_cm1, mp);
     }
     memcpy(memo_sh(m), x->sh, x->k * sizeof(x->sh[0]));
     m->k = (uint32_t)x->k;
@@ -802,9 +810,9 @@ static void memo_sums(const struct vs_frag_ctx *x, struct vs_frag_memo *m, uint6
     if (m->sig == x->sig && m->gen == gen && m->n == n)
         return;
     if (m->sig && m->gen == gen && m->n == n) {
-        int8_t map[VS_FRAG_K];
-        memo_map(x, m, map);
-        memo_remap(x, m, map, cards);
+        struct shape_map mp;
+        memo_map(x, m, &mp);
+        memo_remap(x, m, &mp, cards);
         return;
     }
     agg_build(x, cards, n, cpu_free, mem_free, memo_agg(m), memo_masks(m), memo_idles(m));
@@ -948,9 +956,12 @@ bool vs_frag_memo_replay(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
     if (m->rec_valid && m->gen == gen && m->n == n && m->rec_req_sig == req_sig) {
         /* Other shapes, all of them among the memo's (the top shapes changed order, or one
          * left): carried over, the recorded pick with them. */
-        int8_t map[VS_FRAG_K];
-        if (m->sig != x->sig && memo_map(x, m, map))
-            memo_remap(x, m, map, NULL);
+        if (m->sig != x->sig) {
+            struct shape_map mp;
+            memo_map(x, m, &mp);
+            if (!mp.fresh)
+                memo_remap(x, m, &mp, NULL);
+        }
         hit = m->sig == x->sig && rec_serves(x, m, r);
     }
     if (hit)
@@ -964,7 +975,8 @@ void vs_frag_memo_prefetch(struct vs_frag_memo *_Atomic *slot)
     const char *m = (const char *)atomic_load_explicit(slot, memory_order_relaxed);
     if (!m)
         return;
-    /* The header, the states of a node of 8 cards and the first terms. */
+        /* The header, the states of a node of 8 cards and the first terms. */
+#pragma GCC unroll 32
     for (size_t off = 0; off < VS_FRAG_PREFETCH_BYTES; off += 64)
         __builtin_prefetch(m + off);
 }
