@@ -5,6 +5,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -408,6 +410,73 @@ Test(frag, memo_matches_direct_pick)
         free(atomic_load(&slot));
     }
     cr_assert_gt(carried, 100); /* the carried-over memo was exercised */
+}
+
+/* Filters share a node's memo: threads picking on one node under shape sets that take turns
+ * (reordered, one left out, one added: the memo is carried over back and forth) and requests
+ * that take turns (replays and new picks) all get what a direct pick gives. Run under TSan. */
+struct shared_memo {
+    struct vs_frag_memo *_Atomic slot;
+    const struct vs_frag_ctx *ctx[4];
+    struct vs_frag_req req[2];
+    const struct vs_frag_card *cards;
+    size_t n;
+    double want[4][2];
+    size_t want_pick[4][2];
+    atomic_int wrong, replays, seed;
+};
+
+static void *memo_user(void *arg)
+{
+    struct shared_memo *sm = arg;
+    uint64_t rng = (uint64_t)atomic_fetch_add(&sm->seed, 1) + 11;
+    uint64_t ok = (1ull << sm->n) - 1;
+    for (int i = 0; i < 3000; i++) {
+        size_t c = lcg(&rng) % 4, q = lcg(&rng) % 2;
+        const struct vs_frag_req *r = &sm->req[q];
+        double d = 0;
+        size_t pk[1] = {0};
+        if (vs_frag_memo_replay(sm->ctx[c], &sm->slot, 1, sm->n, r, q, &d, pk)) {
+            atomic_fetch_add(&sm->replays, 1);
+        } else {
+            d = vs_frag_pick_memo(sm->ctx[c], &sm->slot, 1, sm->cards, sm->n, 8000, INT64_MAX, r,
+                                  ok, q, pk);
+        }
+        if (memcmp(&d, &sm->want[c][q], sizeof(d)) != 0 || pk[0] != sm->want_pick[c][q])
+            atomic_fetch_add(&sm->wrong, 1);
+    }
+    return NULL;
+}
+
+Test(frag, memo_shared_by_threads)
+{
+    uint64_t rng = 5;
+    struct vs_frag_ctx x, xp, xs, xn;
+    do
+        random_ctx(&x, &rng);
+    while (x.k < 4);
+    struct vs_frag_req extra = share(1, 25);
+    reshaped_ctx(&xp, &x, -1, NULL, &rng);
+    reshaped_ctx(&xs, &x, 1, NULL, &rng);
+    reshaped_ctx(&xn, &x, -1, &extra, &rng);
+    struct vs_frag_card cs[8];
+    for (size_t i = 0; i < 8; i++)
+        cs[i] = card(16000, (int64_t)(i % 3), (int64_t)(i % 3) * 3000, (int64_t)(i % 3) * 20);
+    struct shared_memo sm = {
+        .ctx = {&x, &xp, &xs, &xn}, .req = {share(1, 30), share(1, 10)}, .cards = cs, .n = 8};
+    for (size_t c = 0; c < 4; c++)
+        for (size_t q = 0; q < 2; q++)
+            sm.want[c][q] = vs_frag_pick(sm.ctx[c], cs, 8, 8000, INT64_MAX, &sm.req[q], 0xff,
+                                         &sm.want_pick[c][q]);
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++)
+        cr_assert_eq(pthread_create(&th[t], NULL, memo_user, &sm), 0);
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    free(atomic_load(&sm.slot));
+    int wrong = atomic_load(&sm.wrong), replays = atomic_load(&sm.replays);
+    cr_assert_eq(wrong, 0, "%d of 12000 answers differ from a direct pick", wrong);
+    cr_assert_gt(replays, 0);
 }
 
 /* The growth for a pod without GPU equals the difference of the node's measure after and
