@@ -184,6 +184,17 @@ int main(void)
         snprintf(name, sizeof(name), "s%d", i);
         snprintf(uid, sizeof(uid), "uid-%s", name);
         char *p = vs_harness_pod(name, uid, i % 3 ? "1000" : "2500", i % 2 ? "10" : "5");
+        if (i % 4 == 0) {
+            /* A quarter under policy fragmentation: concurrent Filters share the nodes' memos
+             * while the workload's shapes keep changing. */
+            json_t *j = json_loads(p, 0, NULL);
+            json_object_set_new(json_object_get(j, "metadata"), "annotations",
+                                json_pack("{s:s,s:s}", VS_ANNO_NODE_POLICY, "fragmentation",
+                                          VS_ANNO_GPU_POLICY, "fragmentation"));
+            free(p);
+            p = json_dumps(j, JSON_COMPACT);
+            json_decref(j);
+        }
         vs_fakeapi_put(api, p);
         free(p);
     }
