@@ -454,6 +454,29 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
                       cpu_mem_mask(x, cpu1, mem1), cpu1, mem1, NULL, NULL, NULL);
 }
 
+void vs_frag_delta_cards(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                         int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r,
+                         double *out)
+{
+    if (n > VS_FRAG_MAX_CARDS)
+        return;
+    struct agg a;
+    uint32_t masks[VS_FRAG_MAX_CARDS];
+    double idles[VS_FRAG_MAX_CARDS];
+    agg_build(x, cards, n, cpu_free, mem_free, &a, masks, idles);
+    int64_t cpu1 = sub_sat(cpu_free, r->cpu_milli), mem1 = sub_sat(mem_free, r->mem_bytes);
+    uint32_t cm1 = cpu_mem_mask(x, cpu1, mem1);
+    for (size_t i = 0; i < n; i++) {
+        if (!vs_frag_card_fits(&cards[i], r)) {
+            out[i] = HUGE_VAL;
+            continue;
+        }
+        struct vs_frag_card to = card_plus(&cards[i], r);
+        out[i] = agg_change(x, &a, masks[i], idles[i], fitmask(x, &to), vs_frag_idle(&to), cm1,
+                            cpu1, mem1, NULL, NULL, NULL);
+    }
+}
+
 /* vs_frag_delta_cpu on sums already built: the shapes hosted before and not after. */
 static double cpu_change(const struct vs_frag_ctx *x, const struct agg *a, int64_t cpu, int64_t mem,
                          double *idle)

@@ -188,4 +188,10 @@ double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card
                           int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r,
                           size_t i);
 
+/* vs_frag_delta_card for every card i that one instance of r fits (vs_frag_card_fits), the sums
+ * built once: out[i] (n of them) is the growth, HUGE_VAL where r does not fit. */
+void vs_frag_delta_cards(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
+                         int64_t cpu_free, int64_t mem_free, const struct vs_frag_req *r,
+                         double *out);
+
 #endif

@@ -657,10 +657,10 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
         struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
         frag_cards_view(x, view, n, fc);
         struct vs_frag_req q = frag_req_of(r, 0, 0);
+        double d[VS_FRAG_MAX_CARDS];
+        vs_frag_delta_cards(x->frag, fc, n, INT64_MAX, INT64_MAX, &q, d);
         for (size_t i = 0; i < n; i++)
-            view[i].frag = vs_frag_card_fits(&fc[i], &q)
-                               ? vs_frag_delta_card(x->frag, fc, n, INT64_MAX, INT64_MAX, &q, i)
-                               : HUGE_VAL;
+            view[i].frag = d[i];
     }
     sort_cards(view, n, x);
     /* Stack buffers for the usual sizes; the heap only for unusually large nodes/requests. */

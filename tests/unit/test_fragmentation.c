@@ -479,6 +479,36 @@ Test(frag, memo_shared_by_threads)
     cr_assert_gt(replays, 0);
 }
 
+/* The card policy's growths for all cards at once are vs_frag_delta_card's, bit for bit
+ * (HUGE_VAL where one instance does not fit). */
+Test(frag, delta_cards_is_delta_card_per_card)
+{
+    uint64_t rng = 9;
+    for (int round = 0; round < 300; round++) {
+        struct vs_frag_ctx x;
+        random_ctx(&x, &rng);
+        size_t n = 1 + lcg(&rng) % 8;
+        struct vs_frag_card cs[8];
+        for (size_t i = 0; i < n; i++) {
+            int64_t used = (int64_t)(lcg(&rng) % 3);
+            cs[i] = card(16000, used, used ? (int64_t)(lcg(&rng) % 17) * 1000 : 0,
+                         used ? (int64_t)(lcg(&rng) % 11) * 10 : 0);
+            cs[i].usable = lcg(&rng) % 10 != 0;
+        }
+        struct vs_frag_req q = share(1, (int32_t)(lcg(&rng) % 11) * 10);
+        int64_t cpu = lcg(&rng) % 2 ? INT64_MAX : (int64_t)(lcg(&rng) % 5) * 4000;
+        double d[8];
+        vs_frag_delta_cards(&x, cs, n, cpu, INT64_MAX, &q, d);
+        for (size_t i = 0; i < n; i++) {
+            double want = vs_frag_card_fits(&cs[i], &q)
+                              ? vs_frag_delta_card(&x, cs, n, cpu, INT64_MAX, &q, i)
+                              : HUGE_VAL;
+            cr_assert(memcmp(&d[i], &want, sizeof(want)) == 0, "round %d card %zu: %.17g vs %.17g",
+                      round, i, d[i], want);
+        }
+    }
+}
+
 /* The growth for a pod without GPU equals the difference of the node's measure after and
  * before its cpu/memory are taken, on random nodes and workloads; the memo agrees bit for bit,
  * also right after a pick made on the same sums. */
