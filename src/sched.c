@@ -83,6 +83,7 @@ struct fit_ctx {
     /* policy fragmentation (node or card policy): the workload it measures against */
     struct vs_frag_ctx *frag;
     bool frag_node, frag_card;
+    bool frag_known; /* the node being evaluated is the choice: its growth is already known */
     /* What decides which cards Fit allows x->quick besides the cards (card_verdict's inputs
      * from the pod and the policy), hashed: the node memo's request key. */
     uint64_t frag_req_sig;
@@ -1092,7 +1093,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     double frag0 = 0;
     int64_t cpu_free = INT64_MAX, mem_free = INT64_MAX;
     struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
-    bool frag = x->frag_node && nc <= VS_FRAG_MAX_CARDS;
+    bool frag = x->frag_node && !x->frag_known && nc <= VS_FRAG_MAX_CARDS;
     if (frag) {
         frag_node_free(n, &cpu_free, &mem_free);
         frag_cards_view(x, base, nc, fc);
@@ -1383,6 +1384,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         float score = f->score;
         memset(f, 0, sizeof(*f));
         f->node = cands[r->best];
+        x.frag_known = true;
         if ((err = eval_node(&x, nodes[r->best], f, always, NULL, NULL, 0)))
             goto out;
         f->frag = fr;
