@@ -922,13 +922,13 @@ double vs_frag_pick_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *_Atom
         m->rec_valid = rec.n_tried <= m->cap;
         if (m->rec_valid) {
             struct rec_state *st = memo_states(m);
-            v2d *row = memo_terms(m);
-            for (size_t t = 0; t < rec.n_tried; t += 2, row += VS_FRAG_K)
-                for (size_t sh = 0; sh < VS_FRAG_K; sh++)
-                    for (size_t u = t; u < t + 2; u++)
-                        row[sh][u - t] = u < rec.n_tried && (todo[u] >> sh & 1u)
-                                             ? delta[u * VS_FRAG_K + sh]
-                                             : 0.0;
+            v2d *rows = memo_terms(m);
+            memset(rows, 0, (rec.n_tried + 1) / 2 * VS_FRAG_K * sizeof(*rows));
+            for (size_t t = 0; t < rec.n_tried; t++)
+                for (uint32_t b = todo[t]; b; b &= b - 1) {
+                    int sh = __builtin_ctz(b);
+                    rows[t / 2 * VS_FRAG_K + (size_t)sh][t % 2] = delta[t * VS_FRAG_K + (size_t)sh];
+                }
             for (size_t t = 0; t < rec.n_tried; t++) {
                 st[t].idx = idx[t];
                 st[t].idle = idles[idx[t]];
