@@ -1003,13 +1003,19 @@ static void filter_busy(const char *policy, const char *const *busy, size_t n_bu
     filter_ranked(policy, busy, NULL, n_busy, want);
 }
 
-Test(sched, busy_nodes_rank_after_the_others)
+/* node1 the most used, node2 less, node3 idle: binpack prefers node1, spread node3. */
+static void three_nodes_two_used(void)
 {
     one_card_node("node1", "uuid1", 8000);
     one_card_node("node2", "uuid2", 8000);
     one_card_node("node3", "uuid3", 8000);
     tb_use(m, "u1", "node1", "uuid1", 5, 4000, 50); /* most used */
     tb_use(m, "u2", "node2", "uuid2", 2, 2000, 20);
+}
+
+Test(sched, busy_nodes_rank_after_the_others)
+{
+    three_nodes_two_used();
     const char *n1[] = {"node1"}, *n12[] = {"node1", "node2"}, *all[] = {"node1", "node2", "node3"};
     const char *n3[] = {"node3"};
     filter_busy("binpack", NULL, 0, "node1");
@@ -1027,11 +1033,7 @@ Test(sched, busy_nodes_rank_after_the_others)
  * themselves by their rank; equal ranks leave it to the policy. */
 Test(sched, saturated_nodes_rank_by_their_queue)
 {
-    one_card_node("node1", "uuid1", 8000);
-    one_card_node("node2", "uuid2", 8000);
-    one_card_node("node3", "uuid3", 8000);
-    tb_use(m, "u1", "node1", "uuid1", 5, 4000, 50); /* most used */
-    tb_use(m, "u2", "node2", "uuid2", 2, 2000, 20);
+    three_nodes_two_used();
     const char *all[] = {"node1", "node2", "node3"};
     const unsigned busy3[] = {1, 1, 1}, sat1[] = {9, 1, 1}, sat12[] = {9, 7, 1},
                    sat_all[] = {9, 7, 8}, tie[] = {7, 7, 7};
