@@ -24,9 +24,6 @@
 
 /* The allocation time's moving average: each new sample moves it by this share. */
 #define SERVICE_ALPHA 0.25
-/* A node is saturated once a new Bind there would wait (its Binds queued or in flight times the
- * allocation time) this share of --node-lock-retry-timeout or more. */
-#define SATURATED_SHARE 0.5
 
 struct waiter {
     struct waiter *prev, *next;
@@ -789,9 +786,9 @@ static int cmp_ranked(const void *a, const void *b)
  * while no allocation time was measured or without a wait bound. */
 static size_t saturation(const struct vs_bindq *q)
 {
-    if (q->service_s <= 0 || q->o.wait_ms <= 0)
+    if (q->service_s <= 0 || q->o.wait_ms <= 0 || q->o.saturation <= 0)
         return SIZE_MAX;
-    double budget = (double)q->o.wait_ms / 1000.0 * SATURATED_SHARE;
+    double budget = (double)q->o.wait_ms / 1000.0 * q->o.saturation;
     double c = ceil(budget / q->service_s);
     size_t cap = c >= (double)SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)c;
     return cap > (size_t)q->o.depth ? cap : (size_t)q->o.depth;

@@ -169,6 +169,8 @@ static void hold(int node, const char *ns_name)
     pthread_mutex_unlock(&api_mu);
 }
 
+static double saturation; /* setup_q's vs_bindq_opts.saturation */
+
 static void setup_q(int64_t wait_ms, int depth)
 {
     memset(owner, 0, sizeof(owner));
@@ -180,7 +182,8 @@ static void setup_q(int64_t wait_ms, int depth)
         cur_rv[i][0] = '\0';
     }
     atomic_store(&n_order, 0);
-    struct vs_bindq_opts o = {.wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300};
+    struct vs_bindq_opts o = {
+        .wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300, .saturation = saturation};
     q = vs_bindq_new(&o);
     cr_assert_not_null(q);
 }
@@ -615,10 +618,12 @@ Test(bindq, depth_zero_never_busy)
 
 Test(bindq, saturated_nodes_rank_by_their_queue)
 {
-    /* wait_ms 10 s, depth 2: a node is saturated once its Binds times the allocation time
-     * reach 5 s. No allocation time measured yet: every busy node ranks 1. */
+    /* wait_ms 10 s, depth 2, saturation 0.5: a node is saturated once its Binds times the
+     * allocation time reach 5 s. No allocation time measured yet: every busy node ranks 1. */
     vs_bindq_free(q);
+    saturation = 0.5;
     setup_q(10000, 2);
+    saturation = 0;
     char **names;
     unsigned *ranks;
     const char *plan[][2] = {{"n0", "a"}, {"n0", "b"}, {"n0", "c"}, {"n0", "d"},
@@ -656,6 +661,16 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
         vs_bindq_service_sample(q, 60.0);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_eq(ranks[2], 2 + 2);
+    free(names);
+    /* Saturation off (the default): busy is all there is. */
+    vs_bindq_free(q);
+    setup_q(10000, 2);
+    for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
+        vs_bindq_expect(q, plan[i][0], plan[i][1]);
+    vs_bindq_service_sample(q, 60.0);
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ranks[i], 1, "%s", names[i]);
     free(names);
 }
 
