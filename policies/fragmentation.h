@@ -93,6 +93,9 @@ struct vs_frag_ctx {
     const char *tc_type[16];
     uint32_t tc_mask[16];
     size_t tc_n;
+    /* The workload's cpu (milli) per card of GPU capacity asked (vs_frag_stats: all GPU pods
+     * seen, cpu over vs_frag_idle units); 0: unknown, vs_frag_strand is then 0. */
+    double cpu_per_card;
 };
 
 /* Snapshot of the top shapes of st (the VS_FRAG_K most frequent); an empty stats gives k = 0
@@ -167,6 +170,15 @@ double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *
                               uint64_t gen, const struct vs_frag_card *cards, size_t n,
                               int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
                               double *idle);
+
+/* The idle capacity (cards) a node's free cpu cannot feed at the workload's cpu per card:
+ * max(0, idle - cpu_free / x->cpu_per_card); 0 when either is unknown (cpu_free INT64_MAX,
+ * cpu_per_card 0). */
+double vs_frag_strand(const struct vs_frag_ctx *x, double idle, int64_t cpu_free);
+
+/* The idle capacity one instance of r takes from a card with devmem MiB and devcore cores
+ * (what vs_frag_idle loses, if it fits). */
+double vs_frag_req_idle(const struct vs_frag_req *r, int32_t devmem, int32_t devcore);
 
 /* Growth of the node's fragmentation when one instance of r goes on card i. */
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,
