@@ -263,6 +263,15 @@ double vs_frag_strand(const struct vs_frag_ctx *x, double idle, int64_t cpu_free
     return idle > feed ? idle - feed : 0;
 }
 
+double vs_frag_strand_growth(const struct vs_frag_ctx *x, double idle, int64_t cpu_free,
+                             double cards, int64_t cpu)
+{
+    if (x->cpu_per_card <= 0 || cpu_free == INT64_MAX)
+        return 0;
+    double d = vs_frag_strand(x, idle - cards, cpu_free - cpu) - vs_frag_strand(x, idle, cpu_free);
+    return d > VS_FRAG_TIE ? VS_FRAG_STRAND_W * d : 0;
+}
+
 /* Which shapes one instance fits on card c (bit s): vs_frag_card_fits for every shape, with
  * the card's part worked out once and the percentage compared without a division
  * (floor(devmem * pct / 100) <= free  <=>  devmem * pct <= 100 * free + 99). A shape asking a

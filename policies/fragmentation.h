@@ -33,6 +33,9 @@
 /* Growths (and idle capacities) closer than this are equal: the policy's tie, everywhere the
  * measure ranks nodes or cards (Filter, simulate --cpu-pods, /prioritize). */
 #define VS_FRAG_TIE 1e-9
+/* Weight of the cpu-stranding term against the measure (both in cards); see
+ * vs_frag_strand_growth and docs/benchmarks.md (session 8) for how it was chosen. */
+#define VS_FRAG_STRAND_W 0.1
 
 /* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either
  * `mempct` % of the memory or `memmib` MiB (mempct < 0), plus node cpu and memory. */
@@ -175,6 +178,13 @@ double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *
  * max(0, idle - cpu_free / x->cpu_per_card); 0 when either is unknown (cpu_free INT64_MAX,
  * cpu_per_card 0). */
 double vs_frag_strand(const struct vs_frag_ctx *x, double idle, int64_t cpu_free);
+
+/* The cpu-stranding term of the policy (ours, not FGD's): how much vs_frag_strand grows when a
+ * pod taking `cards` of GPU capacity and `cpu` (milli) goes on a node with `idle` capacity and
+ * cpu_free left, times VS_FRAG_STRAND_W; never below 0 (a pod that eases a node's stranding
+ * is not drawn to it: that pulled pods onto the cards typed pods needed). */
+double vs_frag_strand_growth(const struct vs_frag_ctx *x, double idle, int64_t cpu_free,
+                             double cards, int64_t cpu);
 
 /* The idle capacity one instance of r takes from a card with devmem MiB and devcore cores
  * (what vs_frag_idle loses, if it fits). */

@@ -320,17 +320,6 @@ static void frag_node_free(const struct vs_node *n, int64_t *cpu, int64_t *mem)
 
 static const struct vs_req *shape_request(const struct vs_pod_req *q);
 
-/* Weight of the cpu-stranding term (experiment knob). */
-static double strand_weight(void)
-{
-    static double w = -1;
-    if (w < 0) {
-        const char *e = getenv("VS_FRAG_STRAND");
-        w = e ? atof(e) : 0;
-    }
-    return w;
-}
-
 /* The node's idle capacity (cards) as the measure counts it. */
 static double node_idle(struct vs_frag_ctx *fx, const struct vs_node *n)
 {
@@ -344,33 +333,23 @@ static double node_idle(struct vs_frag_ctx *fx, const struct vs_node *n)
     return u;
 }
 
-/* Growth of the node's cpu-stranded idle capacity (vs_frag_strand) when a pod taking `cards`
- * of GPU capacity and cpu (milli) goes there. */
-static double strand_delta(struct vs_frag_ctx *fx, const struct vs_node *n, double idle,
-                           double cards, int64_t cpu)
+/* The cpu-stranding term for the pod of x on node n (with the measure, n <= VS_FRAG_MAX_CARDS),
+ * the GPU capacity it takes sized on the node's first card. Pods that name the card types they
+ * may use (use-gputype) go without it: their choice is the measure's type terms' (with the term
+ * they lost 0.4-1.8 points on the openb gpuspec workloads, docs/benchmarks.md session 8). */
+static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
 {
-    double w = strand_weight();
-    if (w <= 0 || fx->cpu_per_card <= 0)
-        return 0;
-    int64_t cpu_free, mem_free;
-    frag_node_free(n, &cpu_free, &mem_free);
-    if (cpu_free == INT64_MAX)
-        return 0;
-    return w *
-           (vs_frag_strand(fx, idle - cards, cpu_free - cpu) - vs_frag_strand(fx, idle, cpu_free));
-}
-
-/* strand_delta for the pod of x on node n (its cards' size from the node's first card). */
-static double pod_strand_delta(const struct fit_ctx *x, const struct vs_node *n)
-{
-    if (strand_weight() <= 0 || x->frag->cpu_per_card <= 0 || n->n_cards == 0)
+    if (x->frag->cpu_per_card <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS ||
+        x->use_type.n > 0)
         return 0;
     const struct vs_req *r = shape_request(&x->req);
     if (!r)
         return 0;
     struct vs_frag_req q = frag_req_of(r, 0, 0);
     double g = r->nums * vs_frag_req_idle(&q, n->cards[0].devmem, n->cards[0].devcore);
-    return strand_delta(x->frag, n, node_idle(x->frag, n), g, x->pod_cpu);
+    int64_t cpu_free, mem_free;
+    frag_node_free(n, &cpu_free, &mem_free);
+    return vs_frag_strand_growth(x->frag, node_idle(x->frag, n), cpu_free, g, x->pod_cpu);
 }
 
 /* ------------------------------------------------------------------ card scoring and order */
@@ -1026,12 +1005,8 @@ double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64
     frag_node_free(n, &cpu_free, &mem_free);
     /* The model is const to Filter but for this cache, as in quick_frag. */
     struct vs_node *mn = (struct vs_node *)n;
-    double u = 0;
-    double d = vs_frag_delta_cpu_memo(x, &mn->frag_memo, n->gen, fc, n->n_cards, cpu_free, mem_free,
-                                      cpu, mem, &u);
-    if (idle)
-        *idle = u;
-    return d + strand_delta(x, n, u, 0, cpu);
+    return vs_frag_delta_cpu_memo(x, &mn->frag_memo, n->gen, fc, n->n_cards, cpu_free, mem_free,
+                                  cpu, mem, idle);
 }
 
 /* Why x->quick does not fit on a node quick_scan() refused with tally t, worded as Fit words
@@ -1096,7 +1071,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             f->score = score;
             f->fit = true;
             if (x->frag_node)
-                f->frag = quick_frag(x, n) + pod_strand_delta(x, n);
+                f->frag = quick_frag(x, n) + pod_strand(x, n);
             return VS_OK;
         }
         if (!fits && lz)
@@ -1179,7 +1154,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             frag_cards_view(x, view, nc, fc);
             int64_t cpu1 = cpu_free == INT64_MAX ? cpu_free : cpu_free - x->pod_cpu;
             int64_t mem1 = mem_free == INT64_MAX ? mem_free : mem_free - x->pod_mem;
-            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0 + pod_strand_delta(x, n);
+            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0 + pod_strand(x, n);
         }
     }
 out:
