@@ -12,6 +12,10 @@
  * are idle strands half a card, and cards of different sizes count as one card each (the unit
  * the benchmark's "allocated GPUs" uses). Unhealthy or cordoned cards count nothing.
  *
+ * A second term (vs_frag_strand_growth, ours): the idle capacity a node's free cpu cannot feed
+ * at the workload's cpu per card; the node policy adds its growth, weighted, for GPU pods that
+ * name no card type.
+ *
  * The measure is pure: the caller hands in the cards' state (vs_frag_card) and the node's free
  * cpu and memory. */
 #ifndef VS_FRAGMENTATION_H
