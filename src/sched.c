@@ -320,14 +320,19 @@ static void frag_node_free(const struct vs_node *n, int64_t *cpu, int64_t *mem)
 
 static const struct vs_req *shape_request(const struct vs_pod_req *q);
 
-/* The node's idle capacity (cards) as the measure counts it. */
-static double node_idle(struct vs_frag_ctx *fx, const struct vs_node *n)
+/* The node's idle capacity (cards) as the measure counts it (vs_frag_idle over its cards; the
+ * type masks play no part). */
+static double node_idle(const struct vs_node *n)
 {
     double u = 0;
     for (size_t i = 0; i < n->n_cards; i++) {
         const struct vs_card *c = &n->cards[i];
-        struct vs_frag_card fc;
-        frag_card_of(fx, c, c->used, c->usedmem, c->usedcores, c->mig_unhealthy, &fc);
+        struct vs_frag_card fc = {.devmem = c->devmem,
+                                  .devcore = c->devcore,
+                                  .usedmem = c->usedmem,
+                                  .usedcores = c->usedcores,
+                                  .usable = c->is_nvidia && c->health && !c->cordoned &&
+                                            !c->mig_unhealthy};
         u += vs_frag_idle(&fc);
     }
     return u;
@@ -336,20 +341,27 @@ static double node_idle(struct vs_frag_ctx *fx, const struct vs_node *n)
 /* The cpu-stranding term for the pod of x on node n (with the measure, n <= VS_FRAG_MAX_CARDS),
  * the GPU capacity it takes sized on the node's first card. Pods that name the card types they
  * may use (use-gputype) go without it: their choice is the measure's type terms' (with the term
- * they lost 0.4-1.8 points on the openb gpuspec workloads, docs/benchmarks.md session 8). */
+ * they lost up to 1.2 points on the openb gpuspec workloads, docs/benchmarks.md session 8). */
 static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
 {
-    if (x->frag->cpu_per_card <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS ||
-        x->use_type.n > 0)
+    double cpc = x->frag->cpu_per_card;
+    if (cpc <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS || x->use_type.n > 0)
+        return 0;
+    int64_t cpu_free, mem_free;
+    frag_node_free(n, &cpu_free, &mem_free);
+    if (cpu_free == INT64_MAX)
         return 0;
     const struct vs_req *r = shape_request(&x->req);
     if (!r)
         return 0;
     struct vs_frag_req q = frag_req_of(r, 0, 0);
     double g = r->nums * vs_frag_req_idle(&q, n->cards[0].devmem, n->cards[0].devcore);
-    int64_t cpu_free, mem_free;
-    frag_node_free(n, &cpu_free, &mem_free);
-    return vs_frag_strand_growth(x->frag, node_idle(x->frag, n), cpu_free, g, x->pod_cpu);
+    /* Each card idles at most 1: when the cpu left after the pod feeds n_cards - g cards, it
+     * strands nothing after, so the term cannot grow (most nodes, without the card loop). */
+    int64_t left = cpu_free - x->pod_cpu;
+    if ((double)n->n_cards - g <= (left > 0 ? (double)left : 0) / cpc)
+        return 0;
+    return vs_frag_strand_growth(x->frag, node_idle(n), cpu_free, g, x->pod_cpu);
 }
 
 /* ------------------------------------------------------------------ card scoring and order */
