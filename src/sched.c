@@ -351,15 +351,19 @@ static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
     frag_node_free(n, &cpu_free, &mem_free);
     if (cpu_free == INT64_MAX)
         return 0;
+    /* Each card idles at most 1: when the cpu left after the pod feeds all the cards (then
+     * n_cards - g of them, g the pod's share), it strands nothing after, so the term cannot
+     * grow (most nodes, without the card loop). */
+    int64_t left = cpu_free - x->pod_cpu;
+    double feed = (left > 0 ? (double)left : 0) / cpc;
+    if ((double)n->n_cards <= feed)
+        return 0;
     const struct vs_req *r = shape_request(&x->req);
     if (!r)
         return 0;
     struct vs_frag_req q = frag_req_of(r, 0, 0);
     double g = r->nums * vs_frag_req_idle(&q, n->cards[0].devmem, n->cards[0].devcore);
-    /* Each card idles at most 1: when the cpu left after the pod feeds n_cards - g cards, it
-     * strands nothing after, so the term cannot grow (most nodes, without the card loop). */
-    int64_t left = cpu_free - x->pod_cpu;
-    if ((double)n->n_cards - g <= (left > 0 ? (double)left : 0) / cpc)
+    if ((double)n->n_cards - g <= feed)
         return 0;
     return vs_frag_strand_growth(x->frag, node_idle(n), cpu_free, g, x->pod_cpu);
 }
