@@ -9,7 +9,8 @@
  *
  * The queue also counts, per node, the Binds queued or in flight (Filter chose the node and
  * the lock release of that pod has not been seen yet): Filter ranks a node with
- * --bind-queue-depth of them after every fitting node with fewer (vs_bindq_busy).
+ * --bind-queue-depth of them after every fitting node with fewer, and a saturated node (a new
+ * Bind would wait half of --node-lock-retry-timeout) after those (vs_bindq_busy).
  *
  * The lock itself is taken through a callback, so the queue is tested without an API. */
 #ifndef VS_BINDQ_H
@@ -102,8 +103,18 @@ void vs_bindq_close(struct vs_bindq *q, const char *why);
 void vs_bindq_open(struct vs_bindq *q);
 
 /* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
- * allocation: free(*names) frees all. Returns the count (0 and *names NULL when none). */
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names);
+ * allocation: free(*names) frees all (ranks included). Returns the count (0 and *names NULL
+ * when none). If ranks is set, (*ranks)[i] ranks names[i] (lower first): 1 for a busy node,
+ * 2 + its Binds for a saturated one, where a new Bind would wait half of wait_ms or more
+ * (Binds queued or in flight times the measured time per allocation, vs_bindq_service_s), so a
+ * burst that saturates every node goes to the shortest queue instead of timing out. */
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks);
+/* The moving average (1/4 weight per sample) of one node's time per allocation: from one
+ * Bind's lock take to the next one's, when the next was queued before the first took it. 0
+ * until one is seen. */
+double vs_bindq_service_s(struct vs_bindq *q);
+/* Adds a sample to that average (the queue does it; tests). */
+void vs_bindq_service_sample(struct vs_bindq *q, double seconds);
 /* Binds queued or in flight on node (queued: waiting; in flight: chosen by Filter, or holding
  * the lock until its release is seen). */
 size_t vs_bindq_load(struct vs_bindq *q, const char *node);

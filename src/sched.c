@@ -1197,8 +1197,8 @@ struct best_ctx {
     const struct vs_filter_result *r;
     const struct vs_node_policy *policy;
     const struct vs_sched_opts *o;
-    bool cur_busy;  /* the candidate being evaluated is busy */
-    bool best_busy; /* the best so far is busy */
+    unsigned cur_busy;  /* the candidate being evaluated: its busy rank (0: not busy) */
+    unsigned best_busy; /* the best so far: its busy rank */
 };
 
 static int cmp_name(const void *key, const void *elem)
@@ -1206,19 +1206,25 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp((const char *)key, *(const char *const *)elem);
 }
 
-static bool is_busy(const struct vs_sched_opts *o, const char *node)
+/* 0: not busy; else its rank in o->busy_rank (1 without ranks). */
+static unsigned busy_rank(const struct vs_sched_opts *o, const char *node)
 {
-    return o->n_busy && bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
+    const char *const *hit =
+        o->n_busy ? bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name) : NULL;
+    if (!hit)
+        return 0;
+    return o->busy_rank ? o->busy_rank[hit - o->busy] : 1;
 }
 
-/* Whether a fitting node with `score` beats the best so far: a busy node never beats one that
- * is not, then the node policy. */
+/* Whether a fitting node with `score` beats the best so far: a node with a lower busy rank
+ * beats one with a higher (not busy, busy, then saturated ones by their queue), then the node
+ * policy. */
 static bool beats_best(const struct best_ctx *b, float score)
 {
     if (b->r->best < 0)
         return true;
     if (b->cur_busy != b->best_busy)
-        return b->best_busy;
+        return b->cur_busy < b->best_busy;
     return b->policy->better(score, b->r->nodes[b->r->best].score);
 }
 
@@ -1411,13 +1417,13 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         if (i + 4 < n_cands && nodes[i + 4])
             __builtin_prefetch(nodes[i + 4]->cards);
         r->nodes[i].node = cands[i];
-        bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
+        bc.cur_busy = o->n_busy ? busy_rank(o, cands[i]) : 0;
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
-        /* A busy node never beats one that is not; then the node policy (fragmentation first). */
+        /* The lower busy rank first; then the node policy (fragmentation first). */
         if (r->nodes[i].fit && (r->best < 0 ? true
                                 : bc.cur_busy != bc.best_busy
-                                    ? bc.best_busy
+                                    ? bc.cur_busy < bc.best_busy
                                     : node_better(node_policy, &r->nodes[i], &r->nodes[r->best]))) {
             r->best = (long)i;
             bc.best_busy = bc.cur_busy;
