@@ -500,6 +500,6 @@ Test(async_order, workers_start_with_work_and_leave_when_idle)
                  VS_OK);
     cr_assert_eq(vs_async_wait(as, "uw0", 20000, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(annot_of("w0"), "again");
-    cr_assert_eq(vs_async_threads(as, &started), 1);
+    cr_assert_leq(vs_async_threads(as, &started), 1); /* it may have left already */
     cr_assert_eq(started, 9);
 }
