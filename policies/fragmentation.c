@@ -16,7 +16,8 @@ struct vs_frag_stats {
     pthread_mutex_t mu;
     struct vs_frag_shape **shapes; /* most frequent first */
     size_t n, cap;
-    uint64_t total; /* all recorded pods (also those past VS_FRAG_MAX_SHAPES) */
+    uint64_t total;            /* all recorded pods (also those past VS_FRAG_MAX_SHAPES) */
+    double sum_cpu, sum_cards; /* cpu (milli) and GPU capacity (cards) of all recorded pods */
 };
 
 struct vs_frag_stats *vs_frag_stats_new(void)
@@ -63,6 +64,14 @@ enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req
     enum vs_err err = VS_OK;
     pthread_mutex_lock(&st->mu);
     st->total++;
+    if (r->nums > 0) {
+        /* As a card of 100 cores and 100 MiB sees it (a MiB request counts as its cores). */
+        struct vs_frag_req q = *r;
+        if (q.mempct < 0)
+            q.mempct = q.cores > 100 ? 100 : q.cores;
+        st->sum_cards += q.nums * vs_frag_req_idle(&q, 100, 100);
+        st->sum_cpu += (double)r->cpu_milli;
+    }
     size_t i = 0;
     for (; i < st->n; i++) {
         const struct vs_frag_shape *s = st->shapes[i];
@@ -150,6 +159,7 @@ void vs_frag_ctx_init(struct vs_frag_ctx *x, struct vs_frag_stats *st)
         sum += (double)s->count;
         x->k++;
     }
+    x->cpu_per_card = st->sum_cards > 0 ? st->sum_cpu / st->sum_cards : 0;
     pthread_mutex_unlock(&st->mu);
     for (size_t i = 0; i < x->k; i++)
         x->w[i] /= sum;
@@ -248,6 +258,32 @@ double vs_frag_idle(const struct vs_frag_card *c)
     double fc = (double)(c->devcore - c->usedcores) / c->devcore;
     double fm = (double)(c->devmem - c->usedmem) / c->devmem;
     return 0.5 * ((fc > 0 ? fc : 0) + (fm > 0 ? fm : 0));
+}
+
+double vs_frag_req_idle(const struct vs_frag_req *r, int32_t devmem, int32_t devcore)
+{
+    if (devmem <= 0 || devcore <= 0)
+        return 0;
+    struct vs_frag_card c = {.devmem = devmem, .devcore = devcore};
+    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    return 0.5 * ((double)cores / devcore + (double)mem_need(&c, r) / devmem);
+}
+
+double vs_frag_strand(const struct vs_frag_ctx *x, double idle, int64_t cpu_free)
+{
+    if (x->cpu_per_card <= 0 || cpu_free == INT64_MAX)
+        return 0;
+    double feed = (cpu_free > 0 ? (double)cpu_free : 0) / x->cpu_per_card;
+    return idle > feed ? idle - feed : 0;
+}
+
+double vs_frag_strand_growth(const struct vs_frag_ctx *x, double idle, int64_t cpu_free,
+                             double cards, int64_t cpu)
+{
+    if (x->cpu_per_card <= 0 || cpu_free == INT64_MAX)
+        return 0;
+    double d = vs_frag_strand(x, idle - cards, cpu_free - cpu) - vs_frag_strand(x, idle, cpu_free);
+    return d > VS_FRAG_TIE ? VS_FRAG_STRAND_W * d : 0;
 }
 
 /* Which shapes one instance fits on card c (bit s): vs_frag_card_fits for every shape, with

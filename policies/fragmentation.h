@@ -12,6 +12,10 @@
  * are idle strands half a card, and cards of different sizes count as one card each (the unit
  * the benchmark's "allocated GPUs" uses). Unhealthy or cordoned cards count nothing.
  *
+ * A second term (vs_frag_strand_growth, ours): the idle capacity a node's free cpu cannot feed
+ * at the workload's cpu per card; the node policy adds its growth, weighted, for GPU pods that
+ * name no card type.
+ *
  * The measure is pure: the caller hands in the cards' state (vs_frag_card) and the node's free
  * cpu and memory. */
 #ifndef VS_FRAGMENTATION_H
@@ -33,6 +37,9 @@
 /* Growths (and idle capacities) closer than this are equal: the policy's tie, everywhere the
  * measure ranks nodes or cards (Filter, simulate --cpu-pods, /prioritize). */
 #define VS_FRAG_TIE 1e-9
+/* Weight of the cpu-stranding term against the measure (both in cards); see
+ * vs_frag_strand_growth and docs/benchmarks.md (session 8) for how it was chosen. */
+#define VS_FRAG_STRAND_W 0.1
 
 /* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either
  * `mempct` % of the memory or `memmib` MiB (mempct < 0), plus node cpu and memory. */
@@ -101,6 +108,9 @@ struct vs_frag_ctx {
     const char *tc_type[16];
     uint32_t tc_mask[16];
     size_t tc_n;
+    /* The workload's cpu (milli) per card of GPU capacity asked (vs_frag_stats: all GPU pods
+     * seen, cpu over vs_frag_idle units); 0: unknown, vs_frag_strand is then 0. */
+    double cpu_per_card;
 };
 
 /* Snapshot of the top shapes of st (the VS_FRAG_K most frequent); an empty stats gives k = 0
@@ -182,6 +192,22 @@ double vs_frag_delta_cpu_memo(const struct vs_frag_ctx *x, struct vs_frag_memo *
                               uint64_t gen, const struct vs_frag_card *cards, size_t n,
                               int64_t cpu_free, int64_t mem_free, int64_t cpu, int64_t mem,
                               double *idle);
+
+/* The idle capacity (cards) a node's free cpu cannot feed at the workload's cpu per card:
+ * max(0, idle - cpu_free / x->cpu_per_card); 0 when either is unknown (cpu_free INT64_MAX,
+ * cpu_per_card 0). */
+double vs_frag_strand(const struct vs_frag_ctx *x, double idle, int64_t cpu_free);
+
+/* The cpu-stranding term of the policy (ours, not FGD's): how much vs_frag_strand grows when a
+ * pod taking `cards` of GPU capacity and `cpu` (milli) goes on a node with `idle` capacity and
+ * cpu_free left, times VS_FRAG_STRAND_W; never below 0 (a pod that eases a node's stranding
+ * is not drawn to it: that pulled pods onto the cards typed pods needed). */
+double vs_frag_strand_growth(const struct vs_frag_ctx *x, double idle, int64_t cpu_free,
+                             double cards, int64_t cpu);
+
+/* The idle capacity one instance of r takes from a card with devmem MiB and devcore cores
+ * (what vs_frag_idle loses, if it fits). */
+double vs_frag_req_idle(const struct vs_frag_req *r, int32_t devmem, int32_t devcore);
 
 /* Growth of the node's fragmentation when one instance of r goes on card i. */
 double vs_frag_delta_card(const struct vs_frag_ctx *x, const struct vs_frag_card *cards, size_t n,

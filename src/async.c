@@ -1,19 +1,20 @@
-/* async: API writes nobody answers for — pod patches (what Bind waits for) on PATCH_WORKERS
- * worker threads that keep the writes of one pod (one path) in order, and Events on one
- * worker (best effort: paced, one pending event per pod and reason, bounded, so a storm of
- * refusals can never delay a patch and every refused pod still gets its events) — and a table
- * of per-pod patch states (in flight / ok / failed) that Bind waits on. Events go out in three
- * classes: a Warning whose pod and reason were not posted before (a refused pod's first
- * FilteringFailed: what its user looks for), then Normal ones, then Warnings posted before
- * (newer wording of a refusal already reported); FIFO within a class. Lock: `mu` guards the
- * queues and the tables; `cv` signals new jobs and finished patches. Finished states are kept
- * for a while (STATE_TTL) for a Bind that comes later, then swept, as is the memory of posted
+/* async: API writes nobody answers for — pod patches (what Bind waits for) on up to
+ * PATCH_WORKERS worker threads (started when work comes, gone when idle) that keep the writes of
+ * one pod (one path) in order, and Events on one worker (best effort: paced, one pending event per
+ * pod and reason, bounded, so a storm of refusals can never delay a patch and every refused pod
+ * still gets its events) — and a table of per-pod patch states (in flight / ok / failed) that Bind
+ * waits on. Events go out in three classes: a Warning whose pod and reason were not posted before
+ * (a refused pod's first FilteringFailed: what its user looks for), then Normal ones, then Warnings
+ * posted before (newer wording of a refusal already reported); FIFO within a class. Lock: `mu`
+ * guards the queues and the tables; `cv` signals new jobs and finished patches. Finished states are
+ * kept for a while (STATE_TTL) for a Bind that comes later, then swept, as is the memory of posted
  * Warning keys; a deleted pod's state and posted keys go at once (vs_async_forget, from the pod
  * watch). */
 #include "async.h"
 
 #include "log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,19 @@ struct queue {
     size_t len;
 };
 
+/* Workers start when a job is queued and none is free, and exit once idle for
+ * WORKER_IDLE_MS: glibc keeps a per-thread cache of freed chunks (up to ~240 KiB a thread)
+ * that only the thread's exit gives back, so a thread that stays between bursts pins that
+ * memory for good (the soak's slow RSS growth). The default is below memtrim's quiet time,
+ * so the trim after a burst finds their caches returned. */
+#define WORKER_IDLE_MS 500
+
 struct worker_ctx {
     struct vs_async *a;
     int slot; /* patch workers: 0..PATCH_WORKERS-1; the Event worker: -1 */
     pthread_t thread;
-    bool started;
+    bool started; /* a thread was created and not yet joined */
+    bool alive;   /* it has not decided to exit (guarded by mu) */
 };
 
 /* A Warning key's reason and message shape, posted at `at`. */
@@ -119,6 +128,9 @@ struct vs_async {
     struct job *pending_events; /* queued events by key */
     size_t event_bytes;         /* sum of the queued events' bytes */
     bool stop;
+    int idle_patch;   /* patch workers waiting for a job */
+    int idle_ms;      /* WORKER_IDLE_MS unless a test set it */
+    size_t started_n; /* threads started in total (tests) */
     time_t last_sweep;
     double last_event_us; /* when the last Event POST started (mono_us) */
 };
@@ -336,21 +348,29 @@ static void *worker(void *arg)
         struct job *j = NULL;
         size_t left = 0;
         double wait_us = 0;
+        bool idle_out = false;
         while (!a->stop &&
                !(j = events ? next_event(a, &left, &wait_us) : take_patch(a, w->slot))) {
-            if (wait_us > 0) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                long long ns = (long long)ts.tv_nsec + (long long)(wait_us * 1000.0);
-                ts.tv_sec += (time_t)(ns / 1000000000LL);
-                ts.tv_nsec = (long)(ns % 1000000000LL);
-                pthread_cond_timedwait(&a->cv, &a->mu, &ts);
-            } else {
-                pthread_cond_wait(&a->cv, &a->mu);
-            }
+            if (idle_out)
+                break;
+            bool idle = wait_us <= 0;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long long ns =
+                (long long)ts.tv_nsec + (long long)(idle ? a->idle_ms * 1000.0 : wait_us) * 1000;
+            ts.tv_sec += (time_t)(ns / 1000000000LL);
+            ts.tv_nsec = (long)(ns % 1000000000LL);
+            if (idle && !events)
+                a->idle_patch++;
+            int rc = pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+            if (idle && !events)
+                a->idle_patch--;
+            idle_out = idle && rc == ETIMEDOUT; /* one more look for a job, then go */
         }
-        if (a->stop)
+        if (a->stop || !j) {
+            w->alive = false; /* joined by the next start in this slot, or by stop */
             break;
+        }
         if (events)
             a->last_event_us = mono_us();
         if (j->is_event && j->key) {
@@ -440,17 +460,12 @@ vs_async_new(struct vs_kube *k,
     a->k = k;
     a->on_failed = on_patch_failed;
     a->ctx = ctx;
+    a->idle_ms = WORKER_IDLE_MS;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     for (int i = 0; i <= PATCH_WORKERS; i++) {
-        struct worker_ctx *w = &a->w[i];
-        w->a = a;
-        w->slot = i < PATCH_WORKERS ? i : -1;
-        if (pthread_create(&w->thread, NULL, worker, w) != 0) {
-            vs_async_free(a);
-            return NULL;
-        }
-        w->started = true;
+        a->w[i].a = a;
+        a->w[i].slot = i < PATCH_WORKERS ? i : -1;
     }
     return a;
 }
@@ -506,6 +521,40 @@ static size_t events_queued(const struct vs_async *a)
     return n;
 }
 
+/* Caller holds mu. Starts a thread in slot w (joining the one that left it). */
+static void start_worker(struct vs_async *a, struct worker_ctx *w)
+{
+    if (w->started)
+        pthread_join(w->thread, NULL); /* it left: it cleared alive, its last act under mu */
+    w->started = false;
+    if (pthread_create(&w->thread, NULL, worker, w) != 0) {
+        vs_log(VS_LOG_ERROR, "async_worker_start_failed", "slot=%d", w->slot);
+        return;
+    }
+    w->started = w->alive = true;
+    a->started_n++;
+}
+
+/* Caller holds mu: a worker for a job of this kind, unless one is free or all are busy. */
+static void ensure_worker(struct vs_async *a, bool event)
+{
+    if (a->stop)
+        return;
+    if (event) {
+        if (!a->w[PATCH_WORKERS].alive)
+            start_worker(a, &a->w[PATCH_WORKERS]);
+        return;
+    }
+    if ((int)a->q[Q_PATCH].len <= a->idle_patch)
+        return; /* each queued patch has a waiting worker to wake */
+    for (int i = 0; i < PATCH_WORKERS; i++) {
+        if (!a->w[i].alive) {
+            start_worker(a, &a->w[i]);
+            return;
+        }
+    }
+}
+
 /* Events: the class (queue) by kind and by whether the key was posted before. */
 static void enqueue(struct vs_async *a, struct job *j)
 {
@@ -521,6 +570,7 @@ static void enqueue(struct vs_async *a, struct job *j)
         q->head = j;
     q->tail = j;
     q->len++;
+    ensure_worker(a, j->is_event);
     pthread_cond_broadcast(&a->cv);
 }
 
@@ -595,6 +645,25 @@ size_t vs_async_states(struct vs_async *a)
 {
     pthread_mutex_lock(&a->mu);
     size_t n = HASH_COUNT(a->states);
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
+void vs_async_set_idle_ms(struct vs_async *a, int ms)
+{
+    pthread_mutex_lock(&a->mu);
+    a->idle_ms = ms;
+    pthread_mutex_unlock(&a->mu);
+}
+
+size_t vs_async_threads(struct vs_async *a, size_t *started)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i <= PATCH_WORKERS; i++)
+        n += a->w[i].alive;
+    if (started)
+        *started = a->started_n;
     pthread_mutex_unlock(&a->mu);
     return n;
 }

@@ -71,6 +71,10 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms,
  * within 60 s (the sweep, once a minute, drops older ones). Saves a Bind its GET of the pod; a
  * changed pod shows as a 409 on the next conditional write. */
 json_t *vs_async_take_pod(struct vs_async *a, const char *uid);
+/* Workers exit after this long without a job (default 500 ms; tests shorten it). */
+void vs_async_set_idle_ms(struct vs_async *a, int ms);
+/* Worker threads running now, and (if started is set) started since vs_async_new (tests). */
+size_t vs_async_threads(struct vs_async *a, size_t *started);
 /* Pods kept for vs_async_take_pod (tests). */
 size_t vs_async_pods_kept(struct vs_async *a);
 

@@ -10,8 +10,11 @@
 #include "metrics.h"
 #include "nodelock.h"
 
+#include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +22,14 @@
 
 #include <uthash.h>
 
+/* The allocation time's moving average: each new sample moves it by this share. */
+#define SERVICE_ALPHA 0.25
+
 struct waiter {
     struct waiter *prev, *next;
     const struct vs_bindq_req *r;
     bool failed, recheck, tried;
+    bool behind; /* it joined while the node was held or others waited */
     uint64_t tried_gen;
     enum vs_err err;
     char msg[VS_ERRBUF_SIZE];
@@ -68,6 +75,7 @@ struct vs_bindq {
     size_t nbusy;
     bool closed;
     char close_msg[VS_ERRBUF_SIZE];
+    double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
     atomic_size_t waiting, nexpect;
 };
 
@@ -174,6 +182,27 @@ void vs_bindq_free(struct vs_bindq *q)
     }
     pthread_mutex_destroy(&q->mu);
     free(q);
+}
+
+/* Caller holds mu. */
+static void service_sample(struct vs_bindq *q, double s)
+{
+    q->service_s = q->service_s > 0 ? q->service_s + SERVICE_ALPHA * (s - q->service_s) : s;
+}
+
+void vs_bindq_service_sample(struct vs_bindq *q, double seconds)
+{
+    pthread_mutex_lock(&q->mu);
+    service_sample(q, seconds);
+    pthread_mutex_unlock(&q->mu);
+}
+
+double vs_bindq_service_s(struct vs_bindq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    double v = q->service_s;
+    pthread_mutex_unlock(&q->mu);
+    return v;
 }
 
 static struct qnode *node_get(struct vs_bindq *q, const char *name)
@@ -382,6 +411,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
     }
     e->active = true;
     expect_unlink(q, e); /* active entries are not swept */
+    w.behind = n->holder_uid || n->head;
     w.prev = n->tail;
     if (n->tail)
         n->tail->next = &w;
@@ -442,7 +472,13 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
                 if (n->holder_key)
                     snprintf(n->holder_key, kl, "%s/%s", r->ns, r->name);
                 n->holder_seen = n->owner && n->holder_key && strcmp(n->owner, n->holder_key) == 0;
-                n->taken_at = mono();
+                double now = mono();
+                /* It queued behind the previous holder (or behind Binds that took the lock
+                 * since): from the last take to this one is one whole allocation on this node
+                 * (hold and hand-off), not time the node sat idle. */
+                if (w.behind && n->taken_at > 0)
+                    service_sample(q, now - n->taken_at);
+                n->taken_at = now;
                 err = VS_OK;
                 break;
             }
@@ -736,37 +772,73 @@ void vs_bindq_open(struct vs_bindq *q)
 
 /* ------------------------------------------------------------------ Filter's view */
 
-static int cmp_str(const void *a, const void *b)
+struct ranked {
+    const char *name;
+    unsigned rank;
+};
+
+static int cmp_ranked(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct ranked *)a)->name, ((const struct ranked *)b)->name);
 }
 
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names)
+/* Caller holds mu. Binds on a node from which a new one would wait past the budget; SIZE_MAX
+ * while no allocation time was measured or without a wait bound. */
+static size_t saturation(const struct vs_bindq *q)
+{
+    if (q->service_s <= 0 || q->o.wait_ms <= 0 || q->o.saturation <= 0)
+        return SIZE_MAX;
+    double budget = (double)q->o.wait_ms / 1000.0 * q->o.saturation;
+    double c = ceil(budget / q->service_s);
+    size_t cap = c >= (double)SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)c;
+    return cap > (size_t)q->o.depth ? cap : (size_t)q->o.depth;
+}
+
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks)
 {
     *names = NULL;
+    if (ranks)
+        *ranks = NULL;
     if (q->o.depth <= 0)
         return 0;
     pthread_mutex_lock(&q->mu);
     expect_sweep(q, mono());
+    size_t cap = saturation(q);
     size_t count = q->nbusy, bytes = 0;
     for (struct qnode *n = q->busy; n; n = n->busy_next)
         bytes += strlen(n->name) + 1;
-    char **out = count ? malloc(count * sizeof(char *) + bytes) : NULL;
-    if (out) {
-        char *p = (char *)(out + count);
+    struct ranked *tmp = count ? malloc(count * sizeof(*tmp)) : NULL;
+    char **out = count ? malloc(count * (sizeof(char *) + sizeof(unsigned)) + bytes) : NULL;
+    if (tmp && out) {
+        unsigned *rk = (unsigned *)(out + count);
+        char *p = (char *)(rk + count);
         size_t i = 0;
-        for (struct qnode *n = q->busy; n; n = n->busy_next) {
+        for (struct qnode *n = q->busy; n; n = n->busy_next, i++) {
             size_t l = strlen(n->name) + 1;
             memcpy(p, n->name, l);
-            out[i++] = p;
+            tmp[i].name = p;
+            tmp[i].rank = n->expected < cap            ? 1u
+                          : n->expected < UINT_MAX - 2 ? 2u + (unsigned)n->expected
+                                                       : UINT_MAX;
             p += l;
         }
     }
     pthread_mutex_unlock(&q->mu);
-    if (!out)
+    if (!tmp || !out) {
+        free(tmp);
+        free(out);
         return 0;
-    qsort(out, count, sizeof(char *), cmp_str);
+    }
+    qsort(tmp, count, sizeof(*tmp), cmp_ranked);
+    unsigned *rk = (unsigned *)(out + count);
+    for (size_t i = 0; i < count; i++) {
+        out[i] = (char *)tmp[i].name;
+        rk[i] = tmp[i].rank;
+    }
+    free(tmp);
     *names = out;
+    if (ranks)
+        *ranks = rk;
     return count;
 }
 

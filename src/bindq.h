@@ -9,7 +9,9 @@
  *
  * The queue also counts, per node, the Binds queued or in flight (Filter chose the node and
  * the lock release of that pod has not been seen yet): Filter ranks a node with
- * --bind-queue-depth of them after every fitting node with fewer (vs_bindq_busy).
+ * --bind-queue-depth of them after every fitting node with fewer, and (with
+ * --bind-queue-saturation) a saturated node, where a new Bind would wait that share of
+ * --node-lock-retry-timeout, after those (vs_bindq_busy).
  *
  * The lock itself is taken through a callback, so the queue is tested without an API. */
 #ifndef VS_BINDQ_H
@@ -24,8 +26,11 @@
 struct vs_metrics;
 
 struct vs_bindq_opts {
-    int64_t wait_ms;            /* longest wait of one Bind; 0 = one try, fail at once */
-    int depth;                  /* queued + in-flight Binds that make a node busy; 0 = never busy */
+    int64_t wait_ms; /* longest wait of one Bind; 0 = one try, fail at once */
+    int depth;       /* queued + in-flight Binds that make a node busy; 0 = never busy */
+    /* A busy node is saturated when a new Bind there would wait this share of wait_ms or more
+     * (its Binds x vs_bindq_service_s); 0 = never saturated. */
+    double saturation;
     int64_t expect_ttl_s;       /* a Filter decision whose Bind never came is forgotten after it */
     struct vs_metrics *metrics; /* may be NULL; borrowed */
     /* Once the holder of a node's lock is allocated or its allocation failed
@@ -102,8 +107,18 @@ void vs_bindq_close(struct vs_bindq *q, const char *why);
 void vs_bindq_open(struct vs_bindq *q);
 
 /* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
- * allocation: free(*names) frees all. Returns the count (0 and *names NULL when none). */
-size_t vs_bindq_busy(struct vs_bindq *q, char ***names);
+ * allocation: free(*names) frees all (ranks included). Returns the count (0 and *names NULL
+ * when none). If ranks is set, (*ranks)[i] ranks names[i] (lower first): 1 for a busy node,
+ * 2 + its Binds for a saturated one, where a new Bind would wait `saturation` of wait_ms or more
+ * (Binds queued or in flight times the measured time per allocation, vs_bindq_service_s), so a
+ * burst that saturates every node goes to the shortest queue instead of timing out. */
+size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks);
+/* The moving average (1/4 weight per sample) of one node's time per allocation: from one
+ * Bind's lock take to the next one's, when the next was queued before the first took it. 0
+ * until one is seen. */
+double vs_bindq_service_s(struct vs_bindq *q);
+/* Adds a sample to that average (the queue does it; tests). */
+void vs_bindq_service_sample(struct vs_bindq *q, double seconds);
 /* Binds queued or in flight on node (queued: waiting; in flight: chosen by Filter, or holding
  * the lock until its release is seen). */
 size_t vs_bindq_load(struct vs_bindq *q, const char *node);

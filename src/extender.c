@@ -649,10 +649,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                .gpu_policy = a->gpu_policy,
                                .lazy_reasons = true,
                                .frag_stats = a->frag_stats};
-    /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others. */
+    /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others, and
+     * saturated ones (a new Bind would wait half the lock retry timeout) after those. */
+    unsigned *busy_rank = NULL;
     if (a->bindq)
-        so.n_busy = vs_bindq_busy(a->bindq, &busy);
+        so.n_busy = vs_bindq_busy(a->bindq, &busy, &busy_rank);
     so.busy = (const char *const *)busy;
+    so.busy_rank = busy_rank;
     int64_t now = a->now();
     double read_at = mono(); /* usage is read after this: a later freeing change may nudge */
     if (vs_store_filter(a->store, &fa.pod, cands, nc, &so, now, &r)) {
@@ -1473,6 +1476,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.leader = vs_leader_term(a->leader, NULL) != 0;
     x.synced = vs_store_synced(a->store);
     x.binds_waiting = a->bindq ? vs_bindq_waiting(a->bindq) : 0;
+    x.allocation_s = a->bindq ? vs_bindq_service_s(a->bindq) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
     resp->status = rc.out ? 200 : 500;

@@ -319,6 +319,56 @@ static void frag_node_free(const struct vs_node *n, int64_t *cpu, int64_t *mem)
     *mem = n->res.alloc_mem < 0 ? INT64_MAX : n->res.alloc_mem - n->res.mem;
 }
 
+static const struct vs_req *shape_request(const struct vs_pod_req *q);
+
+/* The node's idle capacity (cards) as the measure counts it (vs_frag_idle over its cards; the
+ * type masks play no part). */
+static double node_idle(const struct vs_node *n)
+{
+    double u = 0;
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        struct vs_frag_card fc = {.devmem = c->devmem,
+                                  .devcore = c->devcore,
+                                  .usedmem = c->usedmem,
+                                  .usedcores = c->usedcores,
+                                  .usable = c->is_nvidia && c->health && !c->cordoned &&
+                                            !c->mig_unhealthy};
+        u += vs_frag_idle(&fc);
+    }
+    return u;
+}
+
+/* The cpu-stranding term for the pod of x on node n (with the measure, n <= VS_FRAG_MAX_CARDS),
+ * the GPU capacity it takes sized on the node's first card. Pods that name the card types they
+ * may use (use-gputype) go without it: their choice is the measure's type terms' (with the term
+ * they lost up to 1.2 points on the openb gpuspec workloads, docs/benchmarks.md session 8). */
+static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
+{
+    double cpc = x->frag->cpu_per_card;
+    if (cpc <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS || x->use_type.n > 0)
+        return 0;
+    int64_t cpu_free, mem_free;
+    frag_node_free(n, &cpu_free, &mem_free);
+    if (cpu_free == INT64_MAX)
+        return 0;
+    /* Each card idles at most 1: when the cpu left after the pod feeds all the cards (then
+     * n_cards - g of them, g the pod's share), it strands nothing after, so the term cannot
+     * grow (most nodes, without the card loop). */
+    int64_t left = cpu_free - x->pod_cpu;
+    double feed = (left > 0 ? (double)left : 0) / cpc;
+    if ((double)n->n_cards <= feed)
+        return 0;
+    const struct vs_req *r = shape_request(&x->req);
+    if (!r)
+        return 0;
+    struct vs_frag_req q = frag_req_of(r, 0, 0);
+    double g = r->nums * vs_frag_req_idle(&q, n->cards[0].devmem, n->cards[0].devcore);
+    if ((double)n->n_cards - g <= feed)
+        return 0;
+    return vs_frag_strand_growth(x->frag, node_idle(n), cpu_free, g, x->pod_cpu);
+}
+
 /* ------------------------------------------------------------------ card scoring and order */
 
 static void card_score(struct vs_scard *s, const struct vs_req *r, const struct vs_weights *w)
@@ -1038,7 +1088,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             f->score = score;
             f->fit = true;
             if (x->frag_node)
-                f->frag = quick_frag(x, n);
+                f->frag = quick_frag(x, n) + pod_strand(x, n);
             return VS_OK;
         }
         if (!fits && lz)
@@ -1121,7 +1171,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             frag_cards_view(x, view, nc, fc);
             int64_t cpu1 = cpu_free == INT64_MAX ? cpu_free : cpu_free - x->pod_cpu;
             int64_t mem1 = mem_free == INT64_MAX ? mem_free : mem_free - x->pod_mem;
-            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0;
+            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0 + pod_strand(x, n);
         }
     }
 out:
@@ -1148,8 +1198,8 @@ struct best_ctx {
     const struct vs_filter_result *r;
     const struct vs_node_policy *policy;
     const struct vs_sched_opts *o;
-    bool cur_busy;  /* the candidate being evaluated is busy */
-    bool best_busy; /* the best so far is busy */
+    unsigned cur_busy;  /* the candidate being evaluated: its busy rank (0: not busy) */
+    unsigned best_busy; /* the best so far: its busy rank */
 };
 
 static int cmp_name(const void *key, const void *elem)
@@ -1157,19 +1207,25 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp((const char *)key, *(const char *const *)elem);
 }
 
-static bool is_busy(const struct vs_sched_opts *o, const char *node)
+/* 0: not busy; else its rank in o->busy_rank (1 without ranks). */
+static unsigned busy_rank(const struct vs_sched_opts *o, const char *node)
 {
-    return o->n_busy && bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name);
+    const char *const *hit =
+        o->n_busy ? bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name) : NULL;
+    if (!hit)
+        return 0;
+    return o->busy_rank ? o->busy_rank[hit - o->busy] : 1;
 }
 
-/* Whether a fitting node with `score` beats the best so far: a busy node never beats one that
- * is not, then the node policy. */
+/* Whether a fitting node with `score` beats the best so far: a node with a lower busy rank
+ * beats one with a higher (not busy, busy, then saturated ones by their queue), then the node
+ * policy. */
 static bool beats_best(const struct best_ctx *b, float score)
 {
     if (b->r->best < 0)
         return true;
     if (b->cur_busy != b->best_busy)
-        return b->best_busy;
+        return b->cur_busy < b->best_busy;
     return b->policy->better(score, b->r->nodes[b->r->best].score);
 }
 
@@ -1365,13 +1421,13 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
                 vs_frag_memo_prefetch(&((struct vs_node *)nodes[i + 4])->frag_memo);
         }
         r->nodes[i].node = cands[i];
-        bc.cur_busy = o->n_busy && is_busy(o, cands[i]);
+        bc.cur_busy = o->n_busy ? busy_rank(o, cands[i]) : 0;
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
-        /* A busy node never beats one that is not; then the node policy (fragmentation first). */
+        /* The lower busy rank first; then the node policy (fragmentation first). */
         if (r->nodes[i].fit && (r->best < 0 ? true
                                 : bc.cur_busy != bc.best_busy
-                                    ? bc.best_busy
+                                    ? bc.cur_busy < bc.best_busy
                                     : node_better(node_policy, &r->nodes[i], &r->nodes[r->best]))) {
             r->best = (long)i;
             bc.best_busy = bc.cur_busy;

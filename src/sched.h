@@ -46,6 +46,10 @@ struct vs_sched_opts {
      * is not busy; among busy nodes, and among the others, the node policy decides as usual.
      * With none, the choice is exactly the policy's. */
     const char *const *busy;
+    /* May be NULL (every busy node ranks 1). Else busy_rank[i] ranks busy[i]: a fitting node
+     * with a lower rank beats one with a higher (not busy = 0), then the policy decides
+     * (vs_bindq_busy: 1 busy, 2 + its Binds when saturated). */
+    const unsigned *busy_rank;
     size_t n_busy;
     /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
      * placements and namespace quota usage left out). The result must not be committed. */

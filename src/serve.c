@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <math.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -75,6 +76,8 @@ static const struct flag flags[] = {
      "longest wait of a Bind for a locked node (0 = fail at once)"},
     {"bind-queue-depth", NULL, F_INT, O(c.bind_queue_depth),
      "Binds queued or in flight that rank a node after the others (0 = off)"},
+    {"bind-queue-saturation", NULL, F_DOUBLE, O(c.bind_queue_saturation),
+     "share of --node-lock-retry-timeout a new Bind may wait before its node ranks last (0 = off)"},
     {"force-overwrite-default-scheduler", NULL, F_BOOL, O(c.force_overwrite),
      "webhook replaces default-scheduler"},
     {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
@@ -577,6 +580,12 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                    "invalid --gpu-preemption \"%s\" (want auto, verb, filter or off)", gpm);
         return NULL;
     }
+    if (!(c->bind_queue_saturation >= 0) || isinf(c->bind_queue_saturation)) {
+        vs_err_set(eb, VS_ERR_INVAL,
+                   "invalid --bind-queue-saturation %g (want 0 or a positive share)",
+                   c->bind_queue_saturation);
+        return NULL;
+    }
     if (c->cluster && c->kubeconfig) {
         vs_err_set(eb, VS_ERR_INVAL, "--cluster and --kubeconfig exclude each other");
         return NULL;
@@ -621,6 +630,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,
+                               .saturation = c->bind_queue_saturation,
                                .expect_ttl_s = c->reservation_ttl_ms / 1000,
                                .metrics = s->metrics,
                                .handoff_grace_ms = VS_HANDOFF_GRACE_MS};

@@ -17,6 +17,7 @@ struct vs_service_config {
     const char *tls_min_version, *tls_cipher_suites;
     const char *gpu_preemption; /* auto | verb | filter | off */
     double kube_qps;
+    double bind_queue_saturation; /* --bind-queue-saturation (0 = off) */
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
     bool force_overwrite, leader_elect, legacy_metrics;

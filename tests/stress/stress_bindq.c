@@ -253,7 +253,7 @@ int main(void)
         left += vs_bindq_load(q, node);
     }
     char **busy;
-    size_t nbusy = vs_bindq_busy(q, &busy);
+    size_t nbusy = vs_bindq_busy(q, &busy, NULL);
     free(busy);
     printf("stress: binds=%d ok=%d deleted=%d other=%d violations=%d max_concurrent_holders=%d "
            "handovers=%d left=%zu waiting=%zu busy=%zu\n",

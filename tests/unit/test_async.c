@@ -463,3 +463,43 @@ Test(async_order, waited_for_patches_go_in_the_order_of_their_waits)
     cr_assert_lt(pod_rv("t1"), pod_rv("t2"));
     cr_assert_lt(pod_rv("t2"), pod_rv("q0"));
 }
+
+Test(async_order, workers_start_with_work_and_leave_when_idle)
+{
+    /* No thread before the first job. Eight pods' patches held 1 s each by the API run on eight
+     * workers at once (a ninth waits for a free one rather than starting a thread past the
+     * limit); with a 100 ms idle time every worker is gone soon after, and the next patch starts
+     * one again. */
+    size_t started = 99;
+    cr_assert_eq(vs_async_threads(as, &started), 0);
+    cr_assert_eq(started, 0);
+    vs_async_set_idle_ms(as, 100);
+    char name[16], uid[16], path[64];
+    for (int i = 0; i < 9; i++) {
+        snprintf(name, sizeof(name), "w%d", i);
+        snprintf(uid, sizeof(uid), "uw%d", i);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", name);
+        char pod[128];
+        snprintf(pod, sizeof(pod),
+                 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}", name, uid);
+        cr_assert(vs_fakeapi_put(api, pod));
+        vs_fakeapi_delay(api, "PATCH", path, 1000);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+    }
+    cr_assert_eq(vs_async_threads(as, &started), 8);
+    cr_assert_eq(started, 8);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "uw8", 20000, &eb), VS_OK, "%s", eb.msg);
+    for (int i = 0; i < 500 && vs_async_threads(as, NULL) > 0; i++)
+        usleep(10 * 1000);
+    cr_assert_eq(vs_async_threads(as, &started), 0);
+    cr_assert_eq(started, 8);
+    cr_assert_str_eq(annot_of("w8"), "v");
+    cr_assert_eq(vs_async_patch_pod(as, "uw0", "/api/v1/namespaces/default/pods/w0",
+                                    annot_patch("again"), "a"),
+                 VS_OK);
+    cr_assert_eq(vs_async_wait(as, "uw0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("w0"), "again");
+    cr_assert_leq(vs_async_threads(as, &started), 1); /* it may have left already */
+    cr_assert_eq(started, 9);
+}

@@ -169,6 +169,8 @@ static void hold(int node, const char *ns_name)
     pthread_mutex_unlock(&api_mu);
 }
 
+static double saturation; /* setup_q's vs_bindq_opts.saturation */
+
 static void setup_q(int64_t wait_ms, int depth)
 {
     memset(owner, 0, sizeof(owner));
@@ -180,7 +182,8 @@ static void setup_q(int64_t wait_ms, int depth)
         cur_rv[i][0] = '\0';
     }
     atomic_store(&n_order, 0);
-    struct vs_bindq_opts o = {.wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300};
+    struct vs_bindq_opts o = {
+        .wait_ms = wait_ms, .depth = depth, .expect_ttl_s = 300, .saturation = saturation};
     q = vs_bindq_new(&o);
     cr_assert_not_null(q);
 }
@@ -581,16 +584,16 @@ Test(bindq, fail_all_keeps_the_queue_open)
 Test(bindq, busy_nodes_by_depth)
 {
     char **names;
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
     vs_bindq_expect(q, "n1", "u1");
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     vs_bindq_expect(q, "n1", "u2");
     vs_bindq_expect(q, "n0", "u3");
     vs_bindq_expect(q, "n0", "u4");
     vs_bindq_expect(q, "n0", "u4"); /* the same pod again counts once */
     cr_assert_eq(vs_bindq_load(q, "n0"), 2);
-    cr_assert_eq(vs_bindq_busy(q, &names), 2);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 2);
     cr_assert_str_eq(names[0], "n0");
     cr_assert_str_eq(names[1], "n1");
     free(names);
@@ -599,7 +602,7 @@ Test(bindq, busy_nodes_by_depth)
     vs_bindq_forget(q, "u3");
     vs_bindq_pod_event(q, "u4", "ns", "p4", true);
     cr_assert_eq(vs_bindq_load(q, "n0"), 0);
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
 }
 
 Test(bindq, depth_zero_never_busy)
@@ -609,6 +612,90 @@ Test(bindq, depth_zero_never_busy)
     char **names;
     vs_bindq_expect(q, "n1", "u1");
     vs_bindq_expect(q, "n1", "u2");
-    cr_assert_eq(vs_bindq_busy(q, &names), 0);
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
+}
+
+Test(bindq, saturated_nodes_rank_by_their_queue)
+{
+    /* wait_ms 10 s, depth 2, saturation 0.5: a node is saturated once its Binds times the
+     * allocation time reach 5 s. No allocation time measured yet: every busy node ranks 1. */
+    vs_bindq_free(q);
+    saturation = 0.5;
+    setup_q(10000, 2);
+    saturation = 0;
+    char **names;
+    unsigned *ranks;
+    const char *plan[][2] = {{"n0", "a"}, {"n0", "b"}, {"n0", "c"}, {"n0", "d"},
+                             {"n0", "e"}, {"n0", "f"}, {"n1", "g"}, {"n1", "h"},
+                             {"n1", "i"}, {"n2", "j"}, {"n2", "k"}, {"n3", "l"}};
+    for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
+        vs_bindq_expect(q, plan[i][0], plan[i][1]);
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    cr_assert_str_eq(names[0], "n0");
+    cr_assert_str_eq(names[2], "n2");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ranks[i], 1, "%s", names[i]);
+    free(names);
+    /* One allocation takes 1 s: saturated from 5 Binds (n0: 6 of them, rank 2 + 6). */
+    vs_bindq_service_sample(q, 1.0);
+    cr_assert_float_eq(vs_bindq_service_s(q), 1.0, 1e-12);
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    cr_assert_str_eq(names[0], "n0");
+    cr_assert_eq(ranks[0], 8);
+    cr_assert_eq(ranks[1], 1);
+    cr_assert_eq(ranks[2], 1);
+    free(names);
+    /* 3 s: the average moves by a quarter (1.5 s); saturated from ceil(5 / 1.5) = 4 Binds. */
+    vs_bindq_service_sample(q, 3.0);
+    cr_assert_float_eq(vs_bindq_service_s(q), 1.5, 1e-12);
+    vs_bindq_expect(q, "n1", "m");
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    cr_assert_str_eq(names[1], "n1");
+    cr_assert_eq(ranks[0], 8);
+    cr_assert_eq(ranks[1], 6);
+    cr_assert_eq(ranks[2], 1);
+    free(names);
+    /* Slower than the budget allows even one Bind: never below depth (n2 with 2 stays busy). */
+    for (int i = 0; i < 20; i++)
+        vs_bindq_service_sample(q, 60.0);
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    cr_assert_eq(ranks[2], 2 + 2);
+    free(names);
+    /* Saturation off (the default): busy is all there is. */
+    vs_bindq_free(q);
+    setup_q(10000, 2);
+    for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
+        vs_bindq_expect(q, plan[i][0], plan[i][1]);
+    vs_bindq_service_sample(q, 60.0);
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ranks[i], 1, "%s", names[i]);
+    free(names);
+}
+
+Test(bindq, allocation_time_is_measured_between_back_to_back_takes)
+{
+    /* b queues while a holds n0's lock: from a's take to b's is one allocation on n0. A Bind
+     * that finds the node free (c, after b's release) measures nothing. */
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    watch(0);
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    cr_assert_float_eq(vs_bindq_service_s(q), 0.0, 1e-12);
+    usleep(200 * 1000);
+    release(0);
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    double s = vs_bindq_service_s(q);
+    cr_assert(s >= 0.2 && s < 30.0, "%f", s);
+    watch(0);
+    release(0);
+    struct bind c = {.node = "n0", .uid = "u-c", .ns = "ns", .name = "c"};
+    bind_main(&c);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+    cr_assert_float_eq(vs_bindq_service_s(q), s, 1e-12);
 }

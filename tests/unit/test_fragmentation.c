@@ -246,6 +246,56 @@ Test(frag, stats_keep_the_top_shapes)
     vs_frag_stats_free(st);
 }
 
+/* The cpu-stranding term: 10 cpus per card of GPU capacity. */
+Test(frag, strand_is_the_idle_cpu_cannot_feed)
+{
+    struct vs_frag_ctx x;
+    vs_frag_ctx_set(&x, NULL, NULL, 0);
+    cr_assert_eq(vs_frag_strand(&x, 2.0, 15000), 0.0); /* cpu per card unknown */
+    x.cpu_per_card = 10000;
+    /* 15 cpus feed 1.5 cards: 0.5 of 2.0 stranded; of 1.0 nothing. */
+    cr_assert_float_eq(vs_frag_strand(&x, 2.0, 15000), 0.5, EPS);
+    cr_assert_eq(vs_frag_strand(&x, 1.0, 15000), 0.0);
+    cr_assert_float_eq(vs_frag_strand(&x, 2.0, -3000), 2.0, EPS); /* overcommitted: all */
+    cr_assert_eq(vs_frag_strand(&x, 2.0, INT64_MAX), 0.0);        /* cpu not reported */
+    /* A pod of 1 card and 12 cpus: 1.0 - 0.3 = 0.7 after, 0.5 before: growth 0.2, times the
+     * term's weight. One of 1 card and 2 cpus eases it (1.0 - 1.3 < 0): never below 0. */
+    cr_assert_float_eq(vs_frag_strand_growth(&x, 2.0, 15000, 1.0, 12000), VS_FRAG_STRAND_W * 0.2,
+                       EPS);
+    cr_assert_eq(vs_frag_strand_growth(&x, 2.0, 15000, 1.0, 2000), 0.0);
+    cr_assert_eq(vs_frag_strand_growth(&x, 2.0, INT64_MAX, 1.0, 12000), 0.0);
+    x.cpu_per_card = 0;
+    cr_assert_eq(vs_frag_strand_growth(&x, 2.0, 15000, 1.0, 12000), 0.0);
+}
+
+Test(frag, req_idle_and_stats_cpu_per_card)
+{
+    /* 50 % cores, 50 %: half a card; 50 % cores, 4000 of 16000 MiB: (0.5 + 0.25) / 2. */
+    struct vs_frag_req half = share(1, 50);
+    cr_assert_float_eq(vs_frag_req_idle(&half, 16000, 100), 0.5, EPS);
+    struct vs_frag_req mib = {.nums = 1, .cores = 50, .mempct = -1, .memmib = 4000};
+    cr_assert_float_eq(vs_frag_req_idle(&mib, 16000, 100), 0.375, EPS);
+    cr_assert_eq(vs_frag_req_idle(&mib, 0, 100), 0.0);
+    /* 2 x (half a card, 4 cpus) + 1 x (2 whole cards, 16 cpus) + 1 x (6000 MiB at 50 % cores,
+     * counted as half a card, 2 cpus) + a pod asking no GPU (not counted): 26 cpus over 3.5
+     * cards. */
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    half.cpu_milli = 4000;
+    struct vs_frag_req two = share(2, 100), cpu_only = {.mempct = -1, .cpu_milli = 50000};
+    two.cpu_milli = 16000;
+    mib.cpu_milli = 2000;
+    mib.memmib = 6000;
+    cr_assert_eq(vs_frag_stats_add(st, &half, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &half, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &two, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &mib, NULL, NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &cpu_only, NULL, NULL), VS_OK);
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_float_eq(x.cpu_per_card, 26000.0 / 3.5, 1e-6);
+    vs_frag_stats_free(st);
+}
+
 /* ---- the per-node memo ---- */
 
 static uint64_t lcg(uint64_t *st)
@@ -704,5 +754,63 @@ Test(fragpolicy, cpu_pod_growth_on_nodes)
     cr_assert_eq(idle, 0.0);
     vs_sched_frag_plain(&x, NULL, 0, 0, &idle);
     cr_assert_eq(idle, 0.0);
+    vs_frag_stats_free(st);
+}
+
+/* A node of n whole cards (10000 MiB, 100 cores) with `cpu` cpus. */
+static void node_n_cpu(const char *node, int n, const char *cpu)
+{
+    char c[8][256], reg[2200] = "[";
+    for (int i = 0; i < n; i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "%s-gpu%d", node, i);
+        tb_card(c[i], sizeof(c[i]), id, i, 0, 10, 10000, 100, 1);
+        strcat(reg, c[i]);
+        strcat(reg, i + 1 < n ? "," : "]");
+    }
+    struct vs_knode k;
+    memset(&k, 0, sizeof(k));
+    k.name = tb_strdup(node);
+    k.resource_version = tb_strdup("1");
+    vs_kv_set(&k.annotations, VS_ANNO_REGISTER, reg);
+    vs_kv_set(&k.allocatable, "cpu", cpu);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_node(m, &k, &eb), VS_OK);
+    vs_knode_cleanup(&k);
+}
+
+/* The cpu-stranding term decides where the measure ties. Workload: 9 x (1 card, 4 cpus), then
+ * the pod (1 card, 6 cpus): 42 cpus over 10 cards, 4.2 per card. node1 (4 cards, 12 cpus) and
+ * node2 (4 cards, 64 cpus) both still host both shapes after the pod: growth 0 on both. node1
+ * strands 4 - 12 / 4.2 = 1.142857 before and 3 - 6 / 4.2 = 1.571429 after: the term grows by
+ * 0.1 * 0.428571; node2 strands nothing. node2 wins though node1 comes first. A pod naming its
+ * card types goes without the term: node1, the first of equal growth. */
+Test(fragpolicy, cpu_strand_breaks_the_tie)
+{
+    node_n_cpu("node1", 4, "12");
+    node_n_cpu("node2", 4, "64");
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req w = {.nums = 1, .cores = 100, .mempct = 100, .cpu_milli = 4000};
+    for (int i = 0; i < 9; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &w, NULL, NULL), VS_OK);
+    struct vs_pod p;
+    tb_pod(&p, "default", "new", "uid-new");
+    struct vs_container *c = tb_ctr(&p, 0, "c", "1", NULL, "100", "100");
+    vs_kv_set(&c->requests, "cpu", "6");
+    const char *cands[] = {"node1", "node2"};
+    struct vs_filter_result r;
+    filter_with(st, &p, "fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_null(r.error);
+    cr_assert_eq(r.best, 1);
+    cr_assert_float_eq(r.nodes[0].frag, VS_FRAG_STRAND_W * (3.0 / 7.0), 1e-9);
+    cr_assert_eq(r.nodes[1].frag, 0.0);
+    vs_filter_result_cleanup(&r);
+    tb_anno(&p, VS_ANNO_USE_TYPE, "NVIDIA");
+    filter_with(st, &p, "fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_null(r.error);
+    cr_assert_eq(r.best, 0);
+    cr_assert_eq(r.nodes[0].frag, 0.0);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
     vs_frag_stats_free(st);
 }

@@ -313,6 +313,7 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     struct vs_metrics_extra x;
     memset(&x, 0, sizeof(x));
     x.binds_waiting = 7;
+    x.allocation_s = 0.4375;
     char *out = vs_metrics_render(mx, NULL, &x, false);
     cr_assert_not_null(out);
     assert_families_contiguous(out);
@@ -330,5 +331,7 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     assert_line(out, "vgpu_sched_node_lock_hold_seconds_count 1");
     assert_line(out, "# TYPE vgpu_sched_binds_waiting gauge");
     assert_line(out, "vgpu_sched_binds_waiting 7");
+    assert_line(out, "# TYPE vgpu_sched_node_allocation_seconds gauge");
+    assert_line(out, "vgpu_sched_node_allocation_seconds 0.437500");
     free(out);
 }

@@ -969,8 +969,8 @@ Test(sched, a5_3_a5_4_occupancy_from_pods)
 
 /* --bind-queue-depth: a busy node that fits ranks after every fitting node that is not busy;
  * among busy nodes (and among the others) the node policy decides; none busy = the policy. */
-static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
-                        const char *want)
+static void filter_ranked(const char *policy, const char *const *busy, const unsigned *rank,
+                          size_t n_busy, const char *want)
 {
     static struct vs_devcfg cfg;
     static int init;
@@ -982,8 +982,12 @@ static void filter_busy(const char *policy, const char *const *busy, size_t n_bu
     tb_pod(&p, "default", "p", "uid-p");
     tb_ctr(&p, 0, "c", "1", "1000", NULL, "30");
     const char *cands[] = {"node1", "node2", "node3"};
-    struct vs_sched_opts o = {
-        .cfg = &cfg, .node_policy = policy, .gpu_policy = "spread", .busy = busy, .n_busy = n_busy};
+    struct vs_sched_opts o = {.cfg = &cfg,
+                              .node_policy = policy,
+                              .gpu_policy = "spread",
+                              .busy = busy,
+                              .busy_rank = rank,
+                              .n_busy = n_busy};
     struct vs_filter_result r;
     cr_assert_eq(vs_sched_filter(m, &p, cands, 3, &o, &r), VS_OK);
     cr_assert_geq(r.best, 0);
@@ -993,13 +997,25 @@ static void filter_busy(const char *policy, const char *const *busy, size_t n_bu
     vs_pod_cleanup(&p);
 }
 
-Test(sched, busy_nodes_rank_after_the_others)
+static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
+                        const char *want)
+{
+    filter_ranked(policy, busy, NULL, n_busy, want);
+}
+
+/* node1 the most used, node2 less, node3 idle: binpack prefers node1, spread node3. */
+static void three_nodes_two_used(void)
 {
     one_card_node("node1", "uuid1", 8000);
     one_card_node("node2", "uuid2", 8000);
     one_card_node("node3", "uuid3", 8000);
     tb_use(m, "u1", "node1", "uuid1", 5, 4000, 50); /* most used */
     tb_use(m, "u2", "node2", "uuid2", 2, 2000, 20);
+}
+
+Test(sched, busy_nodes_rank_after_the_others)
+{
+    three_nodes_two_used();
     const char *n1[] = {"node1"}, *n12[] = {"node1", "node2"}, *all[] = {"node1", "node2", "node3"};
     const char *n3[] = {"node3"};
     filter_busy("binpack", NULL, 0, "node1");
@@ -1011,4 +1027,20 @@ Test(sched, busy_nodes_rank_after_the_others)
     /* a busy node that does not fit changes nothing */
     const char *ghost[] = {"node0"};
     filter_busy("binpack", ghost, 1, "node1");
+}
+
+/* Saturated nodes (vs_bindq_busy's rank 2 + Binds) rank after busy ones (1), and among
+ * themselves by their rank; equal ranks leave it to the policy. */
+Test(sched, saturated_nodes_rank_by_their_queue)
+{
+    three_nodes_two_used();
+    const char *all[] = {"node1", "node2", "node3"};
+    const unsigned busy3[] = {1, 1, 1}, sat1[] = {9, 1, 1}, sat12[] = {9, 7, 1},
+                   sat_all[] = {9, 7, 8}, tie[] = {7, 7, 7};
+    filter_ranked("binpack", all, busy3, 3, "node1");
+    filter_ranked("binpack", all, sat1, 3, "node2");
+    filter_ranked("binpack", all, sat12, 3, "node3");
+    filter_ranked("binpack", all, sat_all, 3, "node2");
+    filter_ranked("binpack", all, tie, 3, "node1");
+    filter_ranked("spread", all, tie, 3, "node3");
 }

@@ -10,6 +10,7 @@
 #include "annot.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -778,4 +779,22 @@ Test(server, bind_phase_write_retried_after_a_conflict)
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                      "n1");
     json_decref(pod);
+}
+
+Test(server_config, bind_queue_saturation_must_be_a_share)
+{
+    const double bad[] = {-0.5, NAN, INFINITY};
+    const char *want[] = {"invalid --bind-queue-saturation -0.5 (want 0 or a positive share)",
+                          "invalid --bind-queue-saturation nan (want 0 or a positive share)",
+                          "invalid --bind-queue-saturation inf (want 0 or a positive share)"};
+    for (int i = 0; i < 3; i++) {
+        struct vs_service_config c;
+        vs_service_config_defaults(&c);
+        c.bind_queue_saturation = bad[i];
+        int rc;
+        struct vs_errbuf eb;
+        cr_assert_null(vs_service_start(&c, &rc, &eb));
+        cr_assert_eq(rc, 2);
+        cr_assert_str_eq(eb.msg, want[i]);
+    }
 }
