@@ -27,6 +27,7 @@
 #include <math.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,6 +370,7 @@ static enum vs_gpu_preemption preemption_auto(struct vs_kube *k)
 }
 
 struct vs_service {
+    atomic_uint repairs; /* leadership terms whose node-lock repair is done (tests wait for it) */
     struct vs_devcfg cfg;
     struct vs_memapi *mem;
     struct vs_kube_config kc;
@@ -421,6 +423,7 @@ static void term_serving(void *ctx, uint64_t term)
            "term=%llu locked=%u broken=%u kept=%u stuck_allocating=%u failed=%u error=%s",
            (unsigned long long)term, r.locked, r.broken, r.kept, r.stuck_allocating, r.failed,
            err ? vs_log_quote(eb.msg, q, sizeof(q)) : "\"\"");
+    atomic_fetch_add(&s->repairs, 1);
 }
 
 static void term_end(void *ctx, uint64_t term)
@@ -532,6 +535,11 @@ int vs_service_metrics_port(const struct vs_service *s)
 const char *vs_service_api_url(const struct vs_service *s)
 {
     return s->kc.server;
+}
+
+unsigned vs_service_repairs(struct vs_service *s)
+{
+    return atomic_load(&s->repairs);
 }
 
 bool vs_service_synced(const struct vs_service *s)

@@ -34,6 +34,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
 int vs_service_port(const struct vs_service *s);
 int vs_service_metrics_port(const struct vs_service *s);
 bool vs_service_synced(const struct vs_service *s);
+/* Leadership terms whose repair of node locks (run as the term starts serving) is done. */
+unsigned vs_service_repairs(struct vs_service *s);
 /* URL of the API server the service talks to (embedded mode: the in-process one). Borrowed. */
 const char *vs_service_api_url(const struct vs_service *s);
 /* Fails every Bind waiting in a node's bind queue with `why` (e.g. leadership lost); later
