@@ -67,7 +67,7 @@ EOF
         "$(grep -c 'Successfully bound pod to node" podGroup="gang/train"' "$E2E_CLUSTER/kube-scheduler.log" || true)" 8
     # 4 Binds per node at once, the lock held 200 ms per allocation: 3 per node wait when the
     # Binds arrive together. kube-scheduler sent one gang's Binds up to ~0.25 s apart once in
-    # scripts/test.sh (5 waited: 3 and 2), so at least 2 per node must have waited; that no
+    # scripts/test.sh (5 waited: 3 and 2), so at least 4 of the 8 must have waited; that no
     # Bind failed is checked above.
     local waited
     waited="$(grep -E 'event=bind .*pod=gang/' "$E2E_CLUSTER/vgpu-sched.log" |
