@@ -288,6 +288,12 @@ static struct vs_frag_req frag_req_of(const struct vs_req *r, int64_t cpu, int64
     return q;
 }
 
+/* Whether the measure counts the card's capacity at all. */
+static bool frag_usable(const struct vs_card *c, bool unhealthy)
+{
+    return c->is_nvidia && c->health && !c->cordoned && !unhealthy;
+}
+
 static void frag_card_of(struct vs_frag_ctx *fx, const struct vs_card *c, int64_t used,
                          int64_t usedmem, int64_t usedcores, bool unhealthy,
                          struct vs_frag_card *out)
@@ -298,7 +304,7 @@ static void frag_card_of(struct vs_frag_ctx *fx, const struct vs_card *c, int64_
     out->used = used;
     out->usedmem = usedmem;
     out->usedcores = usedcores;
-    out->usable = c->is_nvidia && c->health && !c->cordoned && !unhealthy;
+    out->usable = frag_usable(c, unhealthy);
     out->accept = vs_frag_accept(fx, c->type);
 }
 
@@ -332,8 +338,7 @@ static double node_idle(const struct vs_node *n)
                                   .devcore = c->devcore,
                                   .usedmem = c->usedmem,
                                   .usedcores = c->usedcores,
-                                  .usable = c->is_nvidia && c->health && !c->cordoned &&
-                                            !c->mig_unhealthy};
+                                  .usable = frag_usable(c, c->mig_unhealthy)};
         u += vs_frag_idle(&fc);
     }
     return u;

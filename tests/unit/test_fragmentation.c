@@ -689,22 +689,31 @@ Test(fragpolicy, card_policy_alone)
     vs_pod_cleanup(&p);
 }
 
+/* A node of n whole cards (10000 MiB, 100 cores) with device ids ids[i] and `cpu` cpus. */
+static void node_cards_cpu(const char *node, const char *const *ids, int n, const char *cpu)
+{
+    char c[8][256], reg[2200] = "[";
+    for (int i = 0; i < n; i++) {
+        tb_card(c[i], sizeof(c[i]), ids[i], i, 0, 10, 10000, 100, 1);
+        strcat(reg, c[i]);
+        strcat(reg, i + 1 < n ? "," : "]");
+    }
+    struct vs_knode k;
+    memset(&k, 0, sizeof(k));
+    k.name = tb_strdup(node);
+    k.resource_version = tb_strdup("1");
+    vs_kv_set(&k.annotations, VS_ANNO_REGISTER, reg);
+    vs_kv_set(&k.allocatable, "cpu", cpu);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_node(m, &k, &eb), VS_OK);
+    vs_knode_cleanup(&k);
+}
+
 /* A node with two cards (device ids a, b) and `cpu` allocatable. */
 static void node2_cpu(const char *node, const char *a, const char *b, const char *cpu)
 {
-    char c1[256], c2[256], reg[600];
-    tb_card(c1, sizeof(c1), a, 0, 0, 10, 10000, 100, 1);
-    tb_card(c2, sizeof(c2), b, 1, 0, 10, 10000, 100, 1);
-    snprintf(reg, sizeof(reg), "[%s,%s]", c1, c2);
-    struct vs_knode n;
-    memset(&n, 0, sizeof(n));
-    n.name = tb_strdup(node);
-    n.resource_version = tb_strdup("1");
-    vs_kv_set(&n.annotations, VS_ANNO_REGISTER, reg);
-    vs_kv_set(&n.allocatable, "cpu", cpu);
-    struct vs_errbuf eb;
-    cr_assert_eq(vs_model_upsert_node(m, &n, &eb), VS_OK);
-    vs_knode_cleanup(&n);
+    const char *ids[] = {a, b};
+    node_cards_cpu(node, ids, 2, cpu);
 }
 
 /* simulate --cpu-pods fragmentation's measure on the model's nodes. Workload: 3 x (50 %,
@@ -757,26 +766,16 @@ Test(fragpolicy, cpu_pod_growth_on_nodes)
     vs_frag_stats_free(st);
 }
 
-/* A node of n whole cards (10000 MiB, 100 cores) with `cpu` cpus. */
+/* A node of n whole cards named <node>-gpu<i> with `cpu` cpus. */
 static void node_n_cpu(const char *node, int n, const char *cpu)
 {
-    char c[8][256], reg[2200] = "[";
+    char id[8][64];
+    const char *ids[8];
     for (int i = 0; i < n; i++) {
-        char id[64];
-        snprintf(id, sizeof(id), "%s-gpu%d", node, i);
-        tb_card(c[i], sizeof(c[i]), id, i, 0, 10, 10000, 100, 1);
-        strcat(reg, c[i]);
-        strcat(reg, i + 1 < n ? "," : "]");
+        snprintf(id[i], sizeof(id[i]), "%s-gpu%d", node, i);
+        ids[i] = id[i];
     }
-    struct vs_knode k;
-    memset(&k, 0, sizeof(k));
-    k.name = tb_strdup(node);
-    k.resource_version = tb_strdup("1");
-    vs_kv_set(&k.annotations, VS_ANNO_REGISTER, reg);
-    vs_kv_set(&k.allocatable, "cpu", cpu);
-    struct vs_errbuf eb;
-    cr_assert_eq(vs_model_upsert_node(m, &k, &eb), VS_OK);
-    vs_knode_cleanup(&k);
+    node_cards_cpu(node, ids, n, cpu);
 }
 
 /* The cpu-stranding term decides where the measure ties. Workload: 9 x (1 card, 4 cpus), then
