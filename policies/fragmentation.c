@@ -18,6 +18,19 @@ struct vs_frag_stats {
     size_t n, cap;
     uint64_t total;            /* all recorded pods (also those past VS_FRAG_MAX_SHAPES) */
     double sum_cpu, sum_cards; /* cpu (milli) and GPU capacity (cards) of all recorded pods */
+    /* GPU capacity asked by the pods that name card types, per distinct pair of type lists
+     * (the first VS_FRAG_MAX_GROUPS pairs; later new ones are not counted) */
+    struct vs_frag_group {
+        char *use_raw, *nouse_raw;
+        struct vs_strlist use, nouse;
+        double cards;
+    } groups[VS_FRAG_MAX_GROUPS];
+    size_t n_groups;
+    /* vs_frag_type_pressure's last card types (copies) and which of them each of the first
+     * acc_groups groups accepts (bit t): recomputed only when the types change. */
+    char *acc_type[32];
+    size_t acc_n, acc_groups;
+    uint32_t acc[VS_FRAG_MAX_GROUPS];
 };
 
 struct vs_frag_stats *vs_frag_stats_new(void)
@@ -46,6 +59,14 @@ void vs_frag_stats_free(struct vs_frag_stats *st)
     for (size_t i = 0; i < st->n; i++)
         shape_free(st->shapes[i]);
     free(st->shapes);
+    for (size_t i = 0; i < st->n_groups; i++) {
+        free(st->groups[i].use_raw);
+        free(st->groups[i].nouse_raw);
+        vs_strlist_cleanup(&st->groups[i].use);
+        vs_strlist_cleanup(&st->groups[i].nouse);
+    }
+    for (size_t i = 0; i < st->acc_n; i++)
+        free(st->acc_type[i]);
     pthread_mutex_destroy(&st->mu);
     free(st);
 }
@@ -54,6 +75,32 @@ static bool req_eq(const struct vs_frag_req *a, const struct vs_frag_req *b)
 {
     return a->nums == b->nums && a->cores == b->cores && a->mempct == b->mempct &&
            a->memmib == b->memmib && a->cpu_milli == b->cpu_milli && a->mem_bytes == b->mem_bytes;
+}
+
+/* Counts `cards` of GPU capacity asked under the type lists (use, nouse) (st->mu held). Out of
+ * memory or past VS_FRAG_MAX_GROUPS lists, the pressure just misses them. */
+static void group_add(struct vs_frag_stats *st, const char *use, const char *nouse, double cards)
+{
+    size_t i = 0;
+    while (i < st->n_groups &&
+           (strcmp(st->groups[i].use_raw, use) != 0 || strcmp(st->groups[i].nouse_raw, nouse) != 0))
+        i++;
+    if (i == st->n_groups) {
+        if (i == VS_FRAG_MAX_GROUPS)
+            return;
+        struct vs_frag_group *g = &st->groups[i];
+        memset(g, 0, sizeof(*g));
+        if (!(g->use_raw = strdup(use)) || !(g->nouse_raw = strdup(nouse)) ||
+            vs_annot_parse_list(use, &g->use) || vs_annot_parse_list(nouse, &g->nouse)) {
+            free(g->use_raw);
+            free(g->nouse_raw);
+            vs_strlist_cleanup(&g->use);
+            vs_strlist_cleanup(&g->nouse);
+            return;
+        }
+        st->n_groups++;
+    }
+    st->groups[i].cards += cards;
 }
 
 enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req *r,
@@ -69,8 +116,11 @@ enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req
         struct vs_frag_req q = *r;
         if (q.mempct < 0)
             q.mempct = q.cores > 100 ? 100 : q.cores;
-        st->sum_cards += q.nums * vs_frag_req_idle(&q, 100, 100);
+        double cards = q.nums * vs_frag_req_idle(&q, 100, 100);
+        st->sum_cards += cards;
         st->sum_cpu += (double)r->cpu_milli;
+        if (*use || *nouse)
+            group_add(st, use, nouse, cards);
     }
     size_t i = 0;
     for (; i < st->n; i++) {
@@ -206,6 +256,76 @@ static bool type_accepts(const struct vs_strlist *use, const struct vs_strlist *
         if (strcasestr(type, nouse->items[i]))
             return false;
     return true;
+}
+
+bool vs_frag_stats_typed(struct vs_frag_stats *st)
+{
+    pthread_mutex_lock(&st->mu);
+    bool r = st->n_groups > 0;
+    pthread_mutex_unlock(&st->mu);
+    return r;
+}
+
+/* The accept masks of st's groups over the n types (st->mu held): from the cache when the
+ * types are the last call's; false when out of memory. */
+static bool group_masks(struct vs_frag_stats *st, const char *const *types, size_t n)
+{
+    bool same = st->acc_n == n;
+    for (size_t t = 0; t < n && same; t++)
+        same = strcmp(st->acc_type[t], types[t]) == 0;
+    if (!same) {
+        for (size_t t = 0; t < st->acc_n; t++)
+            free(st->acc_type[t]);
+        st->acc_n = st->acc_groups = 0;
+        for (size_t t = 0; t < n; t++) {
+            if (!(st->acc_type[t] = strdup(types[t]))) {
+                for (size_t u = 0; u < t; u++)
+                    free(st->acc_type[u]);
+                return false;
+            }
+        }
+        st->acc_n = n;
+    }
+    for (; st->acc_groups < st->n_groups; st->acc_groups++) {
+        const struct vs_frag_group *g = &st->groups[st->acc_groups];
+        uint32_t m = 0;
+        for (size_t t = 0; t < n; t++)
+            if (type_accepts(&g->use, &g->nouse, types[t]))
+                m |= 1u << t;
+        st->acc[st->acc_groups] = m;
+    }
+    return true;
+}
+
+void vs_frag_type_pressure(struct vs_frag_stats *st, const char *const *types, const double *caps,
+                           size_t n, double *out)
+{
+    double c = 0;
+    for (size_t t = 0; t < n; t++) {
+        out[t] = 0;
+        c += caps[t];
+    }
+    if (n > 32)
+        return;
+    pthread_mutex_lock(&st->mu);
+    double total = st->sum_cards;
+    if (total > 0 && c > 0 && group_masks(st, types, n)) {
+        for (size_t i = 0; i < st->n_groups; i++) {
+            double ca = 0;
+            for (size_t t = 0; t < n; t++)
+                if (st->acc[i] >> t & 1u)
+                    ca += caps[t];
+            if (ca <= 0)
+                continue;
+            double p = c / total * st->groups[i].cards / ca;
+            for (size_t t = 0; t < n; t++)
+                if (st->acc[i] >> t & 1u)
+                    out[t] += p;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+    for (size_t t = 0; t < n; t++)
+        out[t] = out[t] > 1 ? 1 : out[t];
 }
 
 uint32_t vs_frag_accept(struct vs_frag_ctx *x, const char *type)

@@ -34,12 +34,16 @@
 #endif
 #define VS_FRAG_MAX_SHAPES 4096 /* distinct shapes remembered; later new ones are not */
 #define VS_FRAG_MAX_CARDS  64   /* nodes with more cards are scored without the measure */
+#define VS_FRAG_MAX_GROUPS 64   /* distinct type lists whose demand is kept (type pressure) */
 /* Growths (and idle capacities) closer than this are equal: the policy's tie, everywhere the
  * measure ranks nodes or cards (Filter, simulate --cpu-pods, /prioritize). */
 #define VS_FRAG_TIE 1e-9
 /* Weight of the cpu-stranding term against the measure (both in cards); see
  * vs_frag_strand_growth and docs/benchmarks.md (session 8) for how it was chosen. */
 #define VS_FRAG_STRAND_W 0.1
+/* Weight of the type-pressure term (ours; vs_frag_type_pressure) against the measure, for GPU
+ * pods that name no card type; docs/benchmarks.md (session 9) for how it was chosen. */
+#define VS_FRAG_TYPE_W 0.03
 
 /* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either
  * `mempct` % of the memory or `memmib` MiB (mempct < 0), plus node cpu and memory. */
@@ -69,6 +73,18 @@ void vs_frag_stats_free(struct vs_frag_stats *st);
 /* Counts one pod of shape r (use/nouse: its type annotations, NULL = none). */
 enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req *r,
                               const char *use, const char *nouse);
+
+/* Whether any pod seen named card types (then vs_frag_type_pressure can be > 0). */
+bool vs_frag_stats_typed(struct vs_frag_stats *st);
+
+/* The type pressure (ours): for each of n card types (types[t], caps[t] cards of it in the
+ * cluster), the share of that type's cards the pods naming types would claim if the workload
+ * seen so far filled the cluster: each type list's GPU capacity asked, spread over the types
+ * it accepts in proportion to their cards, scaled by all cards over all GPU capacity asked,
+ * over the type's cards; at most 1. n <= 32 (more: all 0). Which types each list accepts is
+ * kept in st between calls with the same types. */
+void vs_frag_type_pressure(struct vs_frag_stats *st, const char *const *types, const double *caps,
+                           size_t n, double *out);
 
 /* One card as the measure sees it. `accept` has bit s set when shape s of the context may use
  * the card's type (vs_frag_accept). */

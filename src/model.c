@@ -44,6 +44,10 @@ struct vs_model {
     size_t res_cap, res_n;
     uint32_t res_epoch;            /* stamped on every account; a sweep drops older entries */
     struct vs_labelset *labelsets; /* interned label sets by hash */
+    /* card types by first appearance, with the cards of each on the nodes (vs_card.type_id) */
+    char **ctypes;
+    int64_t *ctype_cards;
+    size_t n_ctypes, cap_ctypes;
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
@@ -231,6 +235,49 @@ static void card_clear(struct vs_card *c)
     }
     free(c->profiles);
     free(c->occ);
+}
+
+/* The id of card type t in m's table, added when new; -1 when out of memory. */
+static int32_t ctype_id(struct vs_model *m, const char *t)
+{
+    t = t ? t : "";
+    for (size_t i = 0; i < m->n_ctypes; i++)
+        if (strcmp(m->ctypes[i], t) == 0)
+            return (int32_t)i;
+    if (m->n_ctypes == INT32_MAX)
+        return -1;
+    if (m->n_ctypes == m->cap_ctypes) {
+        size_t nc = m->cap_ctypes ? m->cap_ctypes * 2 : 8;
+        char **g = realloc(m->ctypes, nc * sizeof(*g));
+        if (!g)
+            return -1;
+        m->ctypes = g;
+        int64_t *h = realloc(m->ctype_cards, nc * sizeof(*h));
+        if (!h)
+            return -1;
+        m->ctype_cards = h;
+        m->cap_ctypes = nc;
+    }
+    if (!(m->ctypes[m->n_ctypes] = strdup(t)))
+        return -1;
+    m->ctype_cards[m->n_ctypes] = 0;
+    return (int32_t)m->n_ctypes++;
+}
+
+/* Adds (sign 1) or takes away (-1) the node's cards in the per-type counts. */
+static void ctype_count(struct vs_model *m, const struct vs_node *n, int sign)
+{
+    for (size_t i = 0; i < n->n_cards; i++)
+        if (n->cards[i].type_id >= 0)
+            m->ctype_cards[n->cards[i].type_id] += sign;
+}
+
+size_t vs_model_card_types(const struct vs_model *m, const char *const **types,
+                           const int64_t **cards)
+{
+    *types = (const char *const *)m->ctypes;
+    *cards = m->ctype_cards;
+    return m->n_ctypes;
 }
 
 static void node_clear_cards(struct vs_node *n)
@@ -473,8 +520,8 @@ static void set_error(struct vs_node *n, const char *msg)
 }
 
 /* Replaces the node's cards from the register (+score) annotations. */
-static enum vs_err node_load_devices(struct vs_node *n, const char *reg_val, const char *score_val,
-                                     struct vs_errbuf *eb)
+static enum vs_err node_load_devices(struct vs_model *m, struct vs_node *n, const char *reg_val,
+                                     const char *score_val, struct vs_errbuf *eb)
 {
     struct vs_register reg;
     struct vs_topo topo = {0};
@@ -516,6 +563,7 @@ static enum vs_err node_load_devices(struct vs_node *n, const char *reg_val, con
         /* Move the strings and profiles out of the register struct. */
         c->uuid = r->uuid;
         c->type = r->type;
+        c->type_id = ctype_id(m, c->type);
         c->mode = r->mode;
         c->profiles = r->profiles;
         c->n_profiles = r->n_profiles;
@@ -640,7 +688,9 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     n->register_fp = reg_fp;
     n->score_fp = score_fp;
     if (devices_changed) {
-        enum vs_err err = node_load_devices(n, reg, score, eb);
+        ctype_count(m, n, -1);
+        enum vs_err err = node_load_devices(m, n, reg, score, eb);
+        ctype_count(m, n, 1);
         if (err)
             return err;
         node_rebuild_usage(m, n);
@@ -658,6 +708,7 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
         return;
     n->present = false;
     m->n_present--;
+    ctype_count(m, n, -1);
     node_clear_cards(n);
     free(n->raw_cordon);
     n->raw_cordon = NULL;
@@ -1446,5 +1497,9 @@ void vs_model_free(struct vs_model *m)
         free(m->qobjs[i].name);
     }
     free(m->qobjs);
+    for (size_t i = 0; i < m->n_ctypes; i++)
+        free(m->ctypes[i]);
+    free(m->ctypes);
+    free(m->ctype_cards);
     free(m);
 }

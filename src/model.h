@@ -47,6 +47,7 @@ struct vs_card {
     char *uuid;
     char *type;
     char *mode;
+    int32_t type_id; /* index of type in vs_model_card_types, -1 if none (out of memory) */
     uint32_t index;
     int32_t numa;
     int32_t count;
@@ -246,6 +247,11 @@ void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const s
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx);
 size_t vs_model_node_count(const struct vs_model *m);
+/* The card types registered so far, in order of first appearance (vs_card.type_id indexes
+ * them; a type stays once seen), and how many cards of each the nodes have now. Returns their
+ * number; the arrays are the model's, valid until its next change. */
+size_t vs_model_card_types(const struct vs_model *m, const char *const **types,
+                           const int64_t **cards);
 size_t vs_model_pod_count(const struct vs_model *m);
 
 /* Collapses a decoded device list into per-card usage (spec §3.2 step 5): init part by max,

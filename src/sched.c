@@ -66,6 +66,8 @@ struct gone {
 };
 
 /* What one Filter call knows about the pod, shared by all node evaluations. */
+#define VS_TP_TYPES 32 /* card types the type pressure tells apart in one Filter */
+
 struct fit_ctx {
     const struct vs_pod *pod;
     struct vs_pod_req req;
@@ -88,6 +90,10 @@ struct fit_ctx {
      * from the pod and the policy), hashed: the node memo's request key. */
     uint64_t frag_req_sig;
     int64_t pod_cpu, pod_mem; /* the pod's cpu (milli) and memory (bytes) requests */
+    /* The pressure on each card type of the cluster (vs_frag_type_pressure, by vs_card.type_id)
+     * for a pod that names no card type while pods that do were seen; tp_n 0 otherwise. */
+    double tp[VS_TP_TYPES];
+    size_t tp_n;
 };
 
 /* One chosen device of the container being fitted. */
@@ -372,6 +378,43 @@ static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
     if ((double)n->n_cards - g <= feed)
         return 0;
     return vs_frag_strand_growth(x->frag, node_idle(n), cpu_free, g, x->pod_cpu);
+}
+
+/* The type-pressure term for the pod of x on node n (ours): the GPU capacity it takes (sized
+ * on the node's first card) times the pressure on that card's type (fit_ctx.tp), times
+ * VS_FRAG_TYPE_W. */
+static double pod_type_term(const struct fit_ctx *x, const struct vs_node *n)
+{
+    if (!x->tp_n || n->n_cards == 0)
+        return 0;
+    const struct vs_card *c = &n->cards[0];
+    if (c->type_id < 0 || (size_t)c->type_id >= x->tp_n || x->tp[c->type_id] <= 0)
+        return 0;
+    const struct vs_req *r = shape_request(&x->req);
+    if (!r)
+        return 0;
+    struct vs_frag_req q = frag_req_of(r, 0, 0);
+    double g = r->nums * vs_frag_req_idle(&q, c->devmem, c->devcore);
+    return VS_FRAG_TYPE_W * x->tp[c->type_id] * g;
+}
+
+/* The pressure on the cluster's card types into x->tp (by vs_card.type_id) for a pod that
+ * names no card type, once pods naming types were seen; x->tp_n stays 0 otherwise (and when
+ * the cluster has more than VS_TP_TYPES types). */
+static void type_pressure(struct fit_ctx *x, struct vs_frag_stats *st, const struct vs_model *m)
+{
+    if (x->use_type.n || x->nouse_type.n || !st || !vs_frag_stats_typed(st))
+        return;
+    const char *const *types;
+    const int64_t *cards;
+    size_t nt = vs_model_card_types(m, &types, &cards);
+    if (nt == 0 || nt > VS_TP_TYPES)
+        return;
+    double caps[VS_TP_TYPES];
+    for (size_t i = 0; i < nt; i++)
+        caps[i] = (double)cards[i];
+    vs_frag_type_pressure(st, types, caps, nt, x->tp);
+    x->tp_n = nt;
 }
 
 /* ------------------------------------------------------------------ card scoring and order */
@@ -1093,7 +1136,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             f->score = score;
             f->fit = true;
             if (x->frag_node)
-                f->frag = quick_frag(x, n) + pod_strand(x, n);
+                f->frag = quick_frag(x, n) + pod_strand(x, n) + pod_type_term(x, n);
             return VS_OK;
         }
         if (!fits && lz)
@@ -1176,7 +1219,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             frag_cards_view(x, view, nc, fc);
             int64_t cpu1 = cpu_free == INT64_MAX ? cpu_free : cpu_free - x->pod_cpu;
             int64_t mem1 = mem_free == INT64_MAX ? mem_free : mem_free - x->pod_mem;
-            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0 + pod_strand(x, n);
+            f->frag = vs_frag_node(x->frag, fc, nc, cpu1, mem1) - frag0 + pod_strand(x, n) +
+                      pod_type_term(x, n);
         }
     }
 out:
@@ -1413,6 +1457,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     vs_model_nodes(m, cands, n_cands, nodes);
+    if (x.frag_node)
+        type_pressure(&x, o->frag_stats, m);
     struct best_ctx bc = {.r = r, .policy = node_policy, .o = o};
     for (size_t i = 0; i < n_cands; i++) {
         /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */

@@ -296,6 +296,48 @@ Test(frag, req_idle_and_stats_cpu_per_card)
     vs_frag_stats_free(st);
 }
 
+/* Each type list's GPU capacity spread over the types it accepts, in proportion to their
+ * cards. Types A (10 cards) and B (30): 40 cards. Seen: 6 whole cards without types, 1 on A,
+ * 2 on "A or B", a share of 50 % on 2 cards (1 card) that refuses A, and a pod without a GPU
+ * (not counted): 10 cards asked. A: 40 / 10 * (1 / 10 + 2 / 40) = 0.6; B: 40 / 10 *
+ * (2 / 40 + 1 / 30) = 1 / 3. Three more on A: 40 / 13 * (4 / 10 + 2 / 40) = 1.38, kept at 1;
+ * B 40 / 13 * (2 / 40 + 1 / 30) = 0.25641. */
+Test(frag, type_pressure_spreads_each_list_over_its_types)
+{
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req one = share(1, 100), half2 = share(2, 50), cpu_only = {.mempct = -1};
+    cr_assert_not(vs_frag_stats_typed(st));
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &one, NULL, ""), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &cpu_only, "NVIDIA-A", NULL), VS_OK);
+    cr_assert_not(vs_frag_stats_typed(st));
+    cr_assert_eq(vs_frag_stats_add(st, &one, "NVIDIA-A", NULL), VS_OK);
+    cr_assert(vs_frag_stats_typed(st));
+    cr_assert_eq(vs_frag_stats_add(st, &one, "NVIDIA-A,NVIDIA-B", NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &one, "NVIDIA-A,NVIDIA-B", NULL), VS_OK);
+    cr_assert_eq(vs_frag_stats_add(st, &half2, NULL, "-a"), VS_OK);
+    const char *ab[] = {"NVIDIA-A", "NVIDIA-B"}, *ba[] = {"NVIDIA-B", "NVIDIA-A"};
+    double caps_ab[] = {10, 30}, caps_ba[] = {30, 10}, p[2];
+    vs_frag_type_pressure(st, ab, caps_ab, 2, p);
+    cr_assert_float_eq(p[0], 0.6, EPS);
+    cr_assert_float_eq(p[1], 1.0 / 3, EPS);
+    /* Other types (the cached masks are made again), then three more pods on A. */
+    vs_frag_type_pressure(st, ba, caps_ba, 2, p);
+    cr_assert_float_eq(p[0], 1.0 / 3, EPS);
+    cr_assert_float_eq(p[1], 0.6, EPS);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &one, "NVIDIA-A", NULL), VS_OK);
+    vs_frag_type_pressure(st, ab, caps_ab, 2, p);
+    cr_assert_eq(p[0], 1.0);
+    cr_assert_float_eq(p[1], 40.0 / 13 * (2.0 / 40 + 1.0 / 30), EPS);
+    /* No cards: nothing is claimed. */
+    double none[] = {0, 0};
+    vs_frag_type_pressure(st, ab, none, 2, p);
+    cr_assert_eq(p[0], 0.0);
+    cr_assert_eq(p[1], 0.0);
+    vs_frag_stats_free(st);
+}
+
 /* ---- the per-node memo ---- */
 
 static uint64_t lcg(uint64_t *st)
@@ -809,6 +851,96 @@ Test(fragpolicy, cpu_strand_breaks_the_tie)
     cr_assert_null(r.error);
     cr_assert_eq(r.best, 0);
     cr_assert_eq(r.nodes[0].frag, 0.0);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+    vs_frag_stats_free(st);
+}
+
+/* A node of `n` whole cards (10000 MiB, 100 cores) of card type `type`. */
+static void node_typed(const char *node, const char *type, int n)
+{
+    char reg[1200] = "[", c[200];
+    for (int i = 0; i < n; i++) {
+        snprintf(c, sizeof(c),
+                 "{\"id\":\"%s-gpu%d\",\"index\":%d,\"count\":10,\"devmem\":10000,"
+                 "\"devcore\":100,\"type\":\"%s\",\"numa\":0,\"health\":true,"
+                 "\"mode\":\"hami-core\"}%s",
+                 node, i, i, type, i + 1 < n ? "," : "]");
+        strcat(reg, c);
+    }
+    tb_node(m, node, reg, NULL, NULL);
+}
+
+/* The model keeps the cards of each type: node1 (2 x T4), node2 (2 x G2), node3 (1 x T4);
+ * node1 registers 1 card, node2 goes away: T4 2, G2 0, and the types keep their ids. */
+Test(fragpolicy, model_counts_cards_per_type)
+{
+    node_typed("node1", "NVIDIA-T4", 2);
+    node_typed("node2", "NVIDIA-G2", 2);
+    node_typed("node3", "NVIDIA-T4", 1);
+    const char *const *types;
+    const int64_t *cards;
+    cr_assert_eq(vs_model_card_types(m, &types, &cards), 2);
+    cr_assert_str_eq(types[0], "NVIDIA-T4");
+    cr_assert_str_eq(types[1], "NVIDIA-G2");
+    cr_assert_eq(cards[0], 3);
+    cr_assert_eq(cards[1], 2);
+    cr_assert_eq(vs_model_node(m, "node2")->cards[1].type_id, 1);
+    node_typed("node1", "NVIDIA-T4", 1);
+    vs_model_remove_node(m, "node2");
+    cr_assert_eq(vs_model_card_types(m, &types, &cards), 2);
+    cr_assert_eq(cards[0], 2);
+    cr_assert_eq(cards[1], 0);
+    tb_node(m, "node3", "not json", NULL, NULL);
+    cr_assert_eq(vs_model_card_types(m, &types, &cards), 2);
+    cr_assert_eq(cards[0], 1);
+}
+
+/* The type-pressure term. Seen: 1 pod on T4, 3 without types, then the pod (all one whole
+ * card): 5 cards asked of 4 (node1: 2 x T4, node2: 2 x G2). T4's pressure: 4 / 5 * 1 / 2 = 0.4.
+ * The pod on node1: the measure does not move (both shapes still fit), the term adds
+ * VS_FRAG_TYPE_W * 0.4 * 1 card. On node2 the measure falls by the T4 shape's weight (0.2)
+ * times the card taken: the idle G2 card it could never use. A pod that names T4 goes without
+ * the term; with no typed pod seen there is no term. */
+Test(fragpolicy, type_pressure_term)
+{
+    node_typed("node1", "NVIDIA-T4", 2);
+    node_typed("node2", "NVIDIA-G2", 2);
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    struct vs_frag_req w = {.nums = 1, .cores = 100, .mempct = 100};
+    cr_assert_eq(vs_frag_stats_add(st, &w, "T4", NULL), VS_OK);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &w, NULL, NULL), VS_OK);
+    struct vs_pod p;
+    tb_pod(&p, "default", "new", "uid-new");
+    tb_ctr(&p, 0, "c", "1", NULL, "100", "100");
+    const char *cands[] = {"node1", "node2"};
+    struct vs_filter_result r;
+    filter_with(st, &p, "fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_null(r.error);
+    cr_assert_eq(r.best, 1);
+    cr_assert_float_eq(r.nodes[0].frag, VS_FRAG_TYPE_W * 0.4, EPS);
+    cr_assert_float_eq(r.nodes[1].frag, -0.2, EPS);
+    vs_filter_result_cleanup(&r);
+    /* Named T4 (counted too: 6 cards, 2 on T4): only node1 fits, without the term. */
+    tb_anno(&p, VS_ANNO_USE_TYPE, "T4");
+    filter_with(st, &p, "fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_eq(r.best, 0);
+    cr_assert_eq(r.nodes[0].frag, 0.0);
+    cr_assert(!r.nodes[1].fit);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+    vs_frag_stats_free(st);
+    /* Without types seen: the measure alone, 0 on both nodes (node1 first). */
+    st = vs_frag_stats_new();
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(vs_frag_stats_add(st, &w, NULL, NULL), VS_OK);
+    tb_pod(&p, "default", "new", "uid-new");
+    tb_ctr(&p, 0, "c", "1", NULL, "100", "100");
+    filter_with(st, &p, "fragmentation", "fragmentation", cands, 2, &r);
+    cr_assert_eq(r.best, 0);
+    cr_assert_eq(r.nodes[0].frag, 0.0);
+    cr_assert_eq(r.nodes[1].frag, 0.0);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
     vs_frag_stats_free(st);
