@@ -557,9 +557,43 @@ static long status_kib(const char *key)
     return v;
 }
 
+/* The workload statistics of the fragmentation runs: VS_FRAG_K shapes (1, 2, 4 cards; shares
+ * 10-90 %), so the measure does its full work on every node. */
+static struct vs_frag_stats *bench_frag_stats(void)
+{
+    struct vs_frag_stats *frag = vs_frag_stats_new();
+    if (!frag)
+        die("out of memory");
+    for (int k = 0; k < VS_FRAG_K; k++) {
+        struct vs_frag_req q = {.nums = k < 12 ? 1 : (k < 14 ? 2 : 4),
+                                .cores = k < 12 ? 10 + 7 * k : 100,
+                                .mempct = k < 12 ? 10 + 7 * k : 100};
+        for (int c = 0; c <= VS_FRAG_K - k; c++)
+            if (vs_frag_stats_add(frag, &q, NULL, NULL))
+                die("out of memory");
+    }
+    return frag;
+}
+
+/* The pod every in-process Filter places (one card's share, as gen_pending_pod makes it). */
+static void bench_pod(struct vs_pod *pod)
+{
+    struct vs_buf pb;
+    vs_buf_init(&pb);
+    gen_pending_pod("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true, &pb);
+    json_error_t je;
+    json_t *pj = json_loads(pb.data, 0, &je);
+    vs_buf_cleanup(&pb);
+    struct vs_errbuf eb;
+    if (!pj || vs_codec_pod_from_json(pj, pod, &eb))
+        die("cannot decode the benchmark pod");
+    json_decref(pj);
+}
+
 struct mem_result {
     long base_kib, hwm_kib, rss_kib;
     size_t heap_bytes, heap_nodes_bytes; /* malloc'd bytes in use at the end, after nodes */
+    size_t heap_filter_bytes;            /* what one Filter over all nodes left (--policy) */
     size_t model_pods, model_nodes;
 };
 
@@ -601,6 +635,36 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
         }
         if (nodes)
             r.heap_nodes_bytes = mallinfo2().uordblks;
+    }
+    if (o->policy) {
+        /* One Filter over every node with the policy, its reservation dropped again: what the
+         * policy keeps per node stays (policy fragmentation's memos). */
+        size_t before = mallinfo2().uordblks;
+        char **names = xcalloc((size_t)o->nodes, sizeof(char *));
+        for (long i = 0; i < o->nodes; i++) {
+            names[i] = xcalloc(24, 1);
+            node_name(i, names[i]);
+        }
+        struct vs_frag_stats *frag = bench_frag_stats();
+        struct vs_sched_opts so = {.cfg = cfg,
+                                   .node_policy = o->policy,
+                                   .gpu_policy = o->policy,
+                                   .lazy_reasons = true,
+                                   .frag_stats = frag};
+        struct vs_pod pod;
+        bench_pod(&pod);
+        struct vs_filter_result fr;
+        if (vs_store_filter(s, &pod, (const char **)names, (size_t)o->nodes, &so, BASE_TIME + 3600,
+                            &fr))
+            die("filter: out of memory");
+        vs_filter_result_cleanup(&fr);
+        vs_store_unreserve(s, pod.uid, NULL);
+        vs_pod_cleanup(&pod);
+        vs_frag_stats_free(frag);
+        for (long i = 0; i < o->nodes; i++)
+            free(names[i]);
+        free(names);
+        r.heap_filter_bytes = mallinfo2().uordblks - before;
     }
     struct count_ctx cc = {0};
     vs_store_read(s, count_model, &cc);
@@ -721,17 +785,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     /* As the extender's Filter calls it. With policy fragmentation the workload statistics
      * already hold VS_FRAG_K shapes (1, 2, 4 cards; shares 10-90 %), so the measure does its
      * full work on every node. */
-    struct vs_frag_stats *frag = vs_frag_stats_new();
-    if (!frag)
-        die("out of memory");
-    for (int k = 0; k < VS_FRAG_K; k++) {
-        struct vs_frag_req q = {.nums = k < 12 ? 1 : (k < 14 ? 2 : 4),
-                                .cores = k < 12 ? 10 + 7 * k : 100,
-                                .mempct = k < 12 ? 10 + 7 * k : 100};
-        for (int c = 0; c <= VS_FRAG_K - k; c++)
-            if (vs_frag_stats_add(frag, &q, NULL, NULL))
-                die("out of memory");
-    }
+    struct vs_frag_stats *frag = bench_frag_stats();
     struct vs_sched_opts so = {.cfg = cfg,
                                .node_policy = o->policy,
                                .gpu_policy = o->policy,
@@ -1580,13 +1634,18 @@ int main(int argc, char **argv)
                "(process baseline %.1f MiB)\n",
                mem.model_nodes, mem.model_pods, rss_mib, (double)mem.rss_kib / 1024.0,
                (double)mem.base_kib / 1024.0);
+        if (o.policy)
+            printf("memory: one Filter over all nodes with policy %s left %.1f MiB (%.0f B/node)\n",
+                   o.policy, (double)mem.heap_filter_bytes / 1048576.0,
+                   (double)mem.heap_filter_bytes / (double)o.nodes);
         printf("memory: heap in use %.1f MiB: nodes %.1f MiB (%.0f B/node), tracked pods %.1f MiB "
                "(%.0f B/pod)\n",
                (double)mem.heap_bytes / 1048576.0, (double)mem.heap_nodes_bytes / 1048576.0,
                mem.model_nodes ? (double)mem.heap_nodes_bytes / (double)mem.model_nodes : 0.0,
-               (double)(mem.heap_bytes - mem.heap_nodes_bytes) / 1048576.0,
+               (double)(mem.heap_bytes - mem.heap_nodes_bytes - mem.heap_filter_bytes) / 1048576.0,
                mem.model_pods
-                   ? (double)(mem.heap_bytes - mem.heap_nodes_bytes) / (double)mem.model_pods
+                   ? (double)(mem.heap_bytes - mem.heap_nodes_bytes - mem.heap_filter_bytes) /
+                         (double)mem.model_pods
                    : 0.0);
     }
 
@@ -1662,17 +1721,8 @@ int main(int argc, char **argv)
         names[i] = xcalloc(24, 1);
         node_name(i, names[i]);
     }
-    struct vs_buf pb;
-    vs_buf_init(&pb);
-    gen_pending_pod("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true, &pb);
-    json_error_t je;
-    json_t *pj = json_loads(pb.data, 0, &je);
-    vs_buf_cleanup(&pb);
     struct vs_pod pod;
-    struct vs_errbuf eb;
-    if (!pj || vs_codec_pod_from_json(pj, &pod, &eb))
-        die("cannot decode the benchmark pod");
-    json_decref(pj);
+    bench_pod(&pod);
     struct inproc f500, f5000;
     filter_inproc(store, &cfg, &pod, names, &o, 500, &f500);
     filter_inproc(store, &cfg, &pod, names, &o, 5000, &f5000);
