@@ -28,11 +28,19 @@ struct node_slot {
     struct vs_node *n; /* NULL: empty */
 };
 
+/* The pods by uid, as node_slot (a 16-byte slot per pod instead of a 56-byte uthash handle
+ * and its buckets); load at most 3/4. */
+struct pod_slot {
+    uint64_t h;
+    struct vs_podent *pe; /* NULL: empty */
+};
+
 struct vs_model {
     struct vs_node *nodes; /* hash by name (iteration, ownership) */
     struct node_slot *idx; /* lookup by name, see node_slot */
     size_t idx_cap, idx_n;
-    struct vs_podent *pods;  /* hash by uid */
+    struct pod_slot *pidx; /* pods by uid: open addressing as idx (pod_slot) */
+    size_t pidx_cap, pidx_n;
     struct vs_quota *quotas; /* hash by namespace */
     struct quota_obj *qobjs;
     size_t n_qobjs;
@@ -48,6 +56,8 @@ struct vs_model {
     char **ctypes;
     int64_t *ctype_cards;
     size_t n_ctypes, cap_ctypes;
+    char **cmodes; /* card modes, one copy each (vs_card.mode points here) */
+    size_t n_cmodes;
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
@@ -226,9 +236,7 @@ static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
 
 static void card_clear(struct vs_card *c)
 {
-    free(c->uuid);
-    free(c->type);
-    free(c->mode);
+    free(c->uuid); /* type and mode are the model's (ctype_id, cmode) */
     for (size_t i = 0; i < c->n_profiles; i++) {
         free(c->profiles[i].name);
         free(c->profiles[i].placements);
@@ -262,6 +270,21 @@ static int32_t ctype_id(struct vs_model *m, const char *t)
         return -1;
     m->ctype_cards[m->n_ctypes] = 0;
     return (int32_t)m->n_ctypes++;
+}
+
+/* The model's copy of card mode `md` (modes are few: one copy each, kept until the model is
+ * freed); NULL when out of memory. */
+static const char *cmode(struct vs_model *m, const char *md)
+{
+    md = md ? md : "";
+    for (size_t i = 0; i < m->n_cmodes; i++)
+        if (strcmp(m->cmodes[i], md) == 0)
+            return m->cmodes[i];
+    char **g = realloc(m->cmodes, (m->n_cmodes + 1) * sizeof(*g));
+    if (!g)
+        return NULL;
+    m->cmodes = g;
+    return (m->cmodes[m->n_cmodes] = strdup(md)) ? m->cmodes[m->n_cmodes++] : NULL;
 }
 
 /* Adds (sign 1) or takes away (-1) the node's cards in the per-type counts. */
@@ -442,6 +465,72 @@ static void idx_del(struct vs_model *m, const struct vs_node *n)
     m->idx_n--;
 }
 
+static struct vs_podent *pidx_find(const struct vs_model *m, const char *uid)
+{
+    if (!m->pidx_cap || !uid)
+        return NULL;
+    uint64_t h = name_hash(uid, strlen(uid));
+    size_t mask = m->pidx_cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        const struct pod_slot *sl = &m->pidx[i];
+        if (!sl->pe)
+            return NULL;
+        if (sl->h == h && strcmp(sl->pe->uid, uid) == 0)
+            return sl->pe;
+    }
+}
+
+static void pidx_place(struct pod_slot *tab, size_t cap, uint64_t h, struct vs_podent *pe)
+{
+    size_t i = (size_t)h & (cap - 1);
+    while (tab[i].pe)
+        i = (i + 1) & (cap - 1);
+    tab[i].h = h;
+    tab[i].pe = pe;
+}
+
+/* Room for one more pod (false: out of memory, nothing changed). */
+static bool pidx_room(struct vs_model *m)
+{
+    if ((m->pidx_n + 1) * 4 <= m->pidx_cap * 3)
+        return true;
+    size_t cap = m->pidx_cap ? m->pidx_cap * 2 : 64;
+    struct pod_slot *tab = calloc(cap, sizeof(*tab));
+    if (!tab)
+        return false;
+    for (size_t i = 0; i < m->pidx_cap; i++)
+        if (m->pidx[i].pe)
+            pidx_place(tab, cap, m->pidx[i].h, m->pidx[i].pe);
+    free(m->pidx);
+    m->pidx = tab;
+    m->pidx_cap = cap;
+    return true;
+}
+
+static void pidx_del(struct vs_model *m, const struct vs_podent *pe)
+{
+    if (!m->pidx_cap)
+        return;
+    size_t mask = m->pidx_cap - 1;
+    size_t i = (size_t)name_hash(pe->uid, strlen(pe->uid)) & mask;
+    while (m->pidx[i].pe != pe) {
+        if (!m->pidx[i].pe)
+            return;
+        i = (i + 1) & mask;
+    }
+    for (size_t j = (i + 1) & mask; m->pidx[j].pe; j = (j + 1) & mask) {
+        size_t home = (size_t)m->pidx[j].h & mask;
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            m->pidx[i] = m->pidx[j];
+            i = j;
+        }
+    }
+    m->pidx[i].pe = NULL;
+    m->pidx[i].h = 0;
+    m->pidx_n--;
+}
+
 static struct vs_node *node_get(struct vs_model *m, const char *name, bool create)
 {
     struct vs_node *n = idx_find(m, name);
@@ -561,13 +650,19 @@ static enum vs_err node_load_devices(struct vs_model *m, struct vs_node *n, cons
         struct vs_card_reg *r = &reg.cards[i];
         struct vs_card *c = &n->cards[i];
         /* Move the strings and profiles out of the register struct. */
+        c->type_id = ctype_id(m, r->type);
+        c->mode = cmode(m, r->mode);
+        if (c->type_id < 0 || !c->mode) {
+            vs_register_cleanup(&reg);
+            vs_topo_cleanup(&topo);
+            node_clear_cards(n);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        c->type = m->ctypes[c->type_id];
         c->uuid = r->uuid;
-        c->type = r->type;
-        c->type_id = ctype_id(m, c->type);
-        c->mode = r->mode;
         c->profiles = r->profiles;
         c->n_profiles = r->n_profiles;
-        r->uuid = r->type = r->mode = NULL;
+        r->uuid = NULL;
         r->profiles = NULL;
         r->n_profiles = 0;
         c->index = r->index;
@@ -620,6 +715,11 @@ static uint64_t fingerprint(const char *s)
         h = (h ^ (unsigned char)s[n]) * 0x100000001b3ULL;
     h = (h ^ n) * 0x100000001b3ULL;
     return h ? h : 1;
+}
+
+uint64_t vs_model_alloc_fp(const char *alloc)
+{
+    return fingerprint(alloc);
 }
 
 static bool replace_str(char **dst, const char *src)
@@ -805,11 +905,9 @@ static void labels_put(struct vs_model *m, struct vs_labelset *ls)
 static void podent_free(struct vs_model *m, struct vs_podent *pe)
 {
     free(pe->uid);
-    free(pe->ns);
     free(pe->name);
     free(pe->node);
     free(pe->error);
-    free(pe->alloc_raw);
     labels_put(m, pe->labels);
     vs_mig_allocs_cleanup(&pe->mig);
     vs_usage_free(pe->usage, pe->n_usage);
@@ -860,7 +958,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
     if (pe->reservation)
         m->n_reservations--;
     ub_del(m, pe);
-    HASH_DEL(m->pods, pe);
+    pidx_del(m, pe);
     podent_free(m, pe);
     node_gc(m, n);
 }
@@ -868,7 +966,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
 /* Links a fully built entry into the hash and its node, applying its usage. */
 static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
 {
-    struct vs_node *n = node_get(m, pe->node, true);
+    struct vs_node *n = pidx_room(m) ? node_get(m, pe->node, true) : NULL;
     if (!n)
         return VS_ERR_NOMEM;
     pe->on = n;
@@ -880,7 +978,8 @@ static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
     n->n_pods++;
     if (pe->malformed)
         n->n_bad_pods++;
-    HASH_ADD_KEYPTR(hh, m->pods, pe->uid, strlen(pe->uid), pe);
+    pidx_place(m->pidx, m->pidx_cap, name_hash(pe->uid, strlen(pe->uid)), pe);
+    m->pidx_n++;
     if (pe->reservation)
         m->n_reservations++;
     if (!pe->bound && !pe->expired && pe->filtered_at > 0)
@@ -897,7 +996,10 @@ static struct vs_podent *podent_new(struct vs_model *m, const struct vs_pod *p, 
     if (!pe)
         return NULL;
     pe->uid = strdup(p->uid ? p->uid : "");
-    pe->ns = strdup(p->ns ? p->ns : "");
+    /* The namespace's quota entry stays until the model is freed: its copy of the name is
+     * shared by all the namespace's pods. */
+    struct vs_quota *q = quota_for(m, p->ns ? p->ns : "", true);
+    pe->ns = q ? q->ns : NULL;
     pe->name = strdup(p->name ? p->name : "");
     pe->node = strdup(node);
     pe->n_init = p->n_init;
@@ -929,8 +1031,7 @@ static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const 
     struct vs_errbuf e;
     enum vs_err err;
     struct vs_pod_devs devs = {0}; /* only the collapsed usage is kept */
-    if (alloc && !(pe->alloc_raw = strdup(alloc)))
-        return VS_ERR_NOMEM;
+    pe->alloc_fp = fingerprint(alloc);
     if (alloc && (err = vs_annot_parse_devices(VS_ANNO_ALLOCATED, alloc, &devs, &e))) {
         if (err == VS_ERR_NOMEM)
             return err;
@@ -957,7 +1058,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     if (!node || !*node || !p->uid || !*p->uid)
         return VS_OK;
     struct vs_podent *old = NULL;
-    HASH_FIND_STR(m->pods, p->uid, old);
+    old = pidx_find(m, p->uid);
     if (strcmp(p->phase ? p->phase : "", "Succeeded") == 0 ||
         strcmp(p->phase ? p->phase : "", "Failed") == 0) {
         if (old)
@@ -981,7 +1082,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
             filtered_at = t;
     }
     if (old) {
-        bool same = str_eq(old->alloc_raw, alloc) && strcmp(old->node, node) == 0;
+        bool same = old->alloc_fp == fingerprint(alloc) && strcmp(old->node, node) == 0;
         if (old->reservation && !same)
             return VS_OK; /* our newer Filter decision wins until its patch is seen or expires */
         if (same && old->expired && !bound)
@@ -1029,7 +1130,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
 void vs_model_remove_pod(struct vs_model *m, const char *uid)
 {
     struct vs_podent *pe = NULL;
-    HASH_FIND_STR(m->pods, uid, pe);
+    pe = pidx_find(m, uid);
     if (pe)
         pod_drop(m, pe);
 }
@@ -1063,13 +1164,17 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
         return VS_ERR_NOMEM;
     pe->reservation = true;
     pe->filtered_at = now;
-    if (mig_copy(&pe->mig, mig) || !(pe->alloc_raw = vs_annot_format_devices(devs)) ||
+    char *alloc = vs_annot_format_devices(devs);
+    bool formatted = alloc != NULL;
+    pe->alloc_fp = fingerprint(alloc);
+    free(alloc);
+    if (!formatted || mig_copy(&pe->mig, mig) ||
         vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
         podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
     struct vs_podent *old = NULL;
-    HASH_FIND_STR(m->pods, pe->uid, old);
+    old = pidx_find(m, pe->uid);
     if (old)
         pod_drop(m, old);
     if (pod_link(m, pe)) {
@@ -1389,7 +1494,7 @@ void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid)
 {
     struct vs_podent *pe = NULL;
-    HASH_FIND_STR(m->pods, uid, pe);
+    pe = pidx_find(m, uid);
     return pe;
 }
 
@@ -1450,11 +1555,9 @@ void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const s
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx)
 {
-    struct vs_podent *pe, *tmp;
-    HASH_ITER(hh, m->pods, pe, tmp)
-    {
-        fn(ctx, pe);
-    }
+    for (size_t i = 0; i < m->pidx_cap; i++)
+        if (m->pidx[i].pe)
+            fn(ctx, m->pidx[i].pe);
 }
 
 size_t vs_model_node_count(const struct vs_model *m)
@@ -1464,19 +1567,17 @@ size_t vs_model_node_count(const struct vs_model *m)
 
 size_t vs_model_pod_count(const struct vs_model *m)
 {
-    return HASH_COUNT(m->pods);
+    return m->pidx_n;
 }
 
 void vs_model_free(struct vs_model *m)
 {
     if (!m)
         return;
-    struct vs_podent *pe, *ptmp;
-    HASH_ITER(hh, m->pods, pe, ptmp)
-    {
-        HASH_DEL(m->pods, pe);
-        podent_free(m, pe);
-    }
+    for (size_t i = 0; i < m->pidx_cap; i++)
+        if (m->pidx[i].pe)
+            podent_free(m, m->pidx[i].pe);
+    free(m->pidx);
     struct vs_node *n, *ntmp;
     HASH_ITER(hh, m->nodes, n, ntmp)
     {
@@ -1501,5 +1602,8 @@ void vs_model_free(struct vs_model *m)
         free(m->ctypes[i]);
     free(m->ctypes);
     free(m->ctype_cards);
+    for (size_t i = 0; i < m->n_cmodes; i++)
+        free(m->cmodes[i]);
+    free(m->cmodes);
     free(m);
 }

@@ -45,9 +45,9 @@ struct vs_mig_occ {
 struct vs_card {
     /* registration (from hami.io/node-nvidia-register) */
     char *uuid;
-    char *type;
-    char *mode;
-    int32_t type_id; /* index of type in vs_model_card_types, -1 if none (out of memory) */
+    const char *type; /* the model's copy, one per type (vs_model_card_types) */
+    const char *mode; /* the model's copy, one per mode */
+    int32_t type_id;  /* index of type in vs_model_card_types, -1 if none (out of memory) */
     uint32_t index;
     int32_t numa;
     int32_t count;
@@ -79,7 +79,7 @@ struct vs_usage {
 
 struct vs_podent {
     char *uid;
-    char *ns;
+    const char *ns; /* the namespace's quota entry's (vs_quota.ns) */
     char *name;
     char *node; /* from hami.io/vgpu-node */
     size_t n_init;
@@ -101,8 +101,7 @@ struct vs_podent {
     bool on_ub;
     struct vs_node *on;            /* node entry the usage is applied to */
     struct vs_podent *prev, *next; /* list of pods on `on` */
-    char *alloc_raw;               /* the allocation string the usage was decoded from */
-    UT_hash_handle hh;             /* model-private: pods by uid */
+    uint64_t alloc_fp; /* vs_model_alloc_fp of the allocation string the usage came from */
 };
 
 struct vs_node {
@@ -221,6 +220,10 @@ size_t vs_model_account_sweep(struct vs_model *m);
 /* How many pods are accounted (for tests and memory figures). */
 size_t vs_model_account_count(const struct vs_model *m);
 
+/* A 64-bit fingerprint of an allocation annotation's value (0 for NULL, never 0 otherwise):
+ * what a tracked pod keeps of the string its usage was decoded from (vs_podent.alloc_fp). */
+uint64_t vs_model_alloc_fp(const char *alloc);
+
 /* Lookups: borrowed pointers valid until the next change of the model. */
 const struct vs_node *vs_model_node(const struct vs_model *m, const char *name);
 /* out[i] = vs_model_node(m, names[i]) for n names at once (their memory accesses overlap). */
@@ -243,7 +246,8 @@ void vs_model_each_node(const struct vs_model *m, void (*fn)(void *ctx, const st
  * fn must not change the model. */
 void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_quota *q),
                          void *ctx);
-/* Visits every tracked pod (hash order). fn must not change the model. */
+/* Visits every tracked pod (in the order of the model's index). fn must not change the
+ * model. */
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx);
 size_t vs_model_node_count(const struct vs_model *m);

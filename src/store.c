@@ -1070,8 +1070,7 @@ void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
 {
     pthread_rwlock_wrlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    bool freed =
-        pe && pe->reservation && (!alloc || (pe->alloc_raw && strcmp(pe->alloc_raw, alloc) == 0));
+    bool freed = pe && pe->reservation && (!alloc || pe->alloc_fp == vs_model_alloc_fp(alloc));
     if (freed)
         vs_model_remove_pod(s->model, uid);
     pthread_rwlock_unlock(&s->mu);
