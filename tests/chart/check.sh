@@ -76,6 +76,7 @@ has default \
   '- --gpu-scheduler-policy=spread$' '- --metrics-bind-address=:9395$' \
   '- --device-config-file=/device-config.yaml$' '- --node-lock-timeout=5m$' \
   '- --node-lock-retry-timeout=28s$' '- --leader-elect=false$' '- --tls-min-version=VersionTLS12$' \
+  '- --bind-queue-depth=4$' '- --bind-queue-saturation=0$' \
   'mountPath: /device-config.yaml$' 'fieldPath: metadata.name$' 'fieldPath: metadata.namespace$' \
   'hami.io/webhook: ignore$' 'app.kubernetes.io/component: hami-scheduler$' \
   'hami.io/scheduler-role: leader$' 'port: 443$' 'targetPort: https$' 'port: 9395$' \
@@ -137,8 +138,10 @@ hasnt issuer '^kind: Issuer$' 'selfSigned'
 
 render custom --set extender.httpTimeout=45s --set scheduler.nodeLock.retryTimeout=40s \
   --set schedulerName=gpu-sched --set scheduler.port=9443 --set devConfig.gpuCorePolicy=force \
-  --set-string devConfig.resourceCountName=example.com/vgpu --set kubeScheduler.image.tag=v1.30.5
+  --set-string devConfig.resourceCountName=example.com/vgpu --set kubeScheduler.image.tag=v1.30.5 \
+  --set scheduler.bindQueue.saturation=0.5 --set scheduler.nodeSchedulerPolicy=fragmentation
 has custom 'httpTimeout: 45s$' '- --node-lock-retry-timeout=40s$' 'schedulerName: gpu-sched$' \
+  '- --bind-queue-saturation=0.5$' '- --node-scheduler-policy=fragmentation$' \
   '- --scheduler-name=gpu-sched$' 'urlPrefix: https://127.0.0.1:9443$' 'containerPort: 9443$' \
   'gpuCorePolicy: "force"$' '- name: example.com/vgpu$' 'resourceCountName: "example.com/vgpu"$' \
   'kube-scheduler:v1.30.5$'
