@@ -498,3 +498,46 @@ Test(model, removed_card_keeps_its_pods_usage_for_its_return)
     vs_pod_cleanup(&b);
     vs_pod_cleanup(&c);
 }
+
+static void count_pod(void *ctx, const struct vs_podent *pe)
+{
+    (void)pe;
+    (*(size_t *)ctx)++;
+}
+
+/* The pod index through growth and deletions in scattered order: 3,000 pods on n1 (1 MiB and
+ * 1 core each), two of every three removed; every survivor is found, no removed one is, and
+ * the counts and the card's usage agree. */
+Test(model, pod_index_survives_growth_and_deletions)
+{
+    char uid[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        tb_place(m, uid, "n1", "GPU0,NVIDIA,1,1:;");
+    }
+    cr_assert_eq(vs_model_pod_count(m), 3000);
+    for (int k = 0; k < 3000; k++) {
+        int i = (k * 1237) % 3000; /* 1237 is prime to 3000: every i once */
+        if (i % 3 == 0)
+            continue;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        vs_model_remove_pod(m, uid);
+    }
+    cr_assert_eq(vs_model_pod_count(m), 1000);
+    size_t seen = 0;
+    vs_model_each_pod(m, count_pod, &seen);
+    cr_assert_eq(seen, 1000);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        const struct vs_podent *pe = vs_model_pod(m, uid);
+        if (i % 3 == 0) {
+            cr_assert_not_null(pe, "%s", uid);
+            cr_assert_str_eq(pe->uid, uid);
+            cr_assert_str_eq(pe->ns, "default");
+        } else {
+            cr_assert_null(pe, "%s", uid);
+        }
+    }
+    cr_assert_eq(card("n1", 0)->usedmem, 1000);
+    cr_assert_eq(card("n1", 0)->used, 1000);
+}
