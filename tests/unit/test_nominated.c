@@ -183,3 +183,48 @@ Test(nominated, two_nominees_on_one_node_stack_by_priority)
     apply("Pod", "ADDED", gpu_pod("huge", 950, 20000, "n0", NULL));
     expect(0, 2000, "p5", "");
 }
+
+static void has_pod(void *ctx, const struct vs_model *m)
+{
+    bool *b = ctx;
+    *b = vs_model_pod(m, "uid-r") != NULL;
+}
+
+/* vs_store_unreserve drops a reservation only for the allocation it was made with (a patch
+ * that failed for another decision must not free this one), or for any with NULL. */
+Test(nominated, unreserve_only_the_same_allocation)
+{
+    json_t *o = gpu_pod("uid-r", 0, 1000, NULL, NULL);
+    struct vs_pod pod;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_codec_pod_from_json(o, &pod, &eb), VS_OK, "%s", eb.msg);
+    const char *cands[] = {"n0"};
+    struct vs_sched_opts so = {.cfg = &cfg};
+    struct vs_filter_result r;
+    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &so, 1000, &r), VS_OK);
+    cr_assert_eq(r.best, 0);
+    char *alloc = vs_annot_format_devices(&r.nodes[0].devs);
+    bool held = false;
+    vs_store_read(s, has_pod, &held);
+    cr_assert(held);
+    char *other = strdup(alloc);
+    other[strlen(other) - 3] = other[strlen(other) - 3] == '9' ? '8' : '9';
+    vs_store_unreserve(s, "uid-r", other);
+    vs_store_read(s, has_pod, &held);
+    cr_assert(held, "another allocation (%s for %s) freed the reservation", other, alloc);
+    vs_store_unreserve(s, "uid-r", alloc);
+    vs_store_read(s, has_pod, &held);
+    cr_assert_not(held);
+    vs_filter_result_cleanup(&r);
+    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &so, 1000, &r), VS_OK);
+    vs_store_read(s, has_pod, &held);
+    cr_assert(held);
+    vs_store_unreserve(s, "uid-r", NULL);
+    vs_store_read(s, has_pod, &held);
+    cr_assert_not(held);
+    free(other);
+    free(alloc);
+    json_decref(o);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&pod);
+}
