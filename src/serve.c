@@ -68,7 +68,7 @@ static const struct flag flags[] = {
     {"gpu-scheduler-policy", NULL, F_STR, O(c.gpu_policy), "card policy or comma chain"},
     {"metrics-bind-address", NULL, F_STR, O(c.metrics_bind), "Prometheus listener"},
     {"node-label-selector", NULL, F_STR, O(c.node_label_selector), "k=v,k2=v2"},
-    {"kube-qps", NULL, F_DOUBLE, O(c.kube_qps), "API client requests/s"},
+    {"kube-qps", NULL, F_DOUBLE, O(c.kube_qps), "API client requests/s (0 or less: no limit)"},
     {"kube-burst", NULL, F_INT, O(c.kube_burst), "API client burst"},
     {"kube-timeout", NULL, F_DUR, O(c.kube_timeout_ms), "API request timeout (0 = none)"},
     {"profiling", NULL, F_BOOL, O(profiling), "accepted for compatibility (no pprof in C)"},
@@ -592,6 +592,11 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_INVAL,
                    "invalid --bind-queue-saturation %g (want 0 or a positive share)",
                    c->bind_queue_saturation);
+        return NULL;
+    }
+    if (isnan(c->kube_qps) || isinf(c->kube_qps)) {
+        vs_err_set(eb, VS_ERR_INVAL, "invalid --kube-qps %g (want a number of requests per second)",
+                   c->kube_qps);
         return NULL;
     }
     if (c->cluster && c->kubeconfig) {

@@ -798,3 +798,21 @@ Test(server_config, bind_queue_saturation_must_be_a_share)
         cr_assert_str_eq(eb.msg, want[i]);
     }
 }
+
+Test(server_config, kube_qps_must_be_a_number)
+{
+    const double bad[] = {NAN, INFINITY, -INFINITY};
+    const char *want[] = {"invalid --kube-qps nan (want a number of requests per second)",
+                          "invalid --kube-qps inf (want a number of requests per second)",
+                          "invalid --kube-qps -inf (want a number of requests per second)"};
+    for (int i = 0; i < 3; i++) {
+        struct vs_service_config c;
+        vs_service_config_defaults(&c);
+        c.kube_qps = bad[i];
+        int rc;
+        struct vs_errbuf eb;
+        cr_assert_null(vs_service_start(&c, &rc, &eb));
+        cr_assert_eq(rc, 2);
+        cr_assert_str_eq(eb.msg, want[i]);
+    }
+}
