@@ -557,6 +557,36 @@ static long status_kib(const char *key)
     return v;
 }
 
+/* The names of nodes 0 .. n-1 (node_name), freed with free_names. */
+static char **node_names(long n)
+{
+    char **names = xcalloc((size_t)n, sizeof(char *));
+    for (long i = 0; i < n; i++) {
+        names[i] = xcalloc(24, 1);
+        node_name(i, names[i]);
+    }
+    return names;
+}
+
+static void free_names(char **names, long n)
+{
+    for (long i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The in-process Filter's options: --policy as node and card policy, reasons worded only when
+ * needed, the workload statistics frag. */
+static struct vs_sched_opts bench_sched_opts(const struct vs_devcfg *cfg, const struct opts *o,
+                                             struct vs_frag_stats *frag)
+{
+    return (struct vs_sched_opts){.cfg = cfg,
+                                  .node_policy = o->policy,
+                                  .gpu_policy = o->policy,
+                                  .lazy_reasons = true,
+                                  .frag_stats = frag};
+}
+
 /* The workload statistics of the fragmentation runs: VS_FRAG_K shapes (1, 2, 4 cards; shares
  * 10-90 %), so the measure does its full work on every node. */
 static struct vs_frag_stats *bench_frag_stats(void)
@@ -640,17 +670,9 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
         /* One Filter over every node with the policy, its reservation dropped again: what the
          * policy keeps per node stays (policy fragmentation's memos). */
         size_t before = mallinfo2().uordblks;
-        char **names = xcalloc((size_t)o->nodes, sizeof(char *));
-        for (long i = 0; i < o->nodes; i++) {
-            names[i] = xcalloc(24, 1);
-            node_name(i, names[i]);
-        }
+        char **names = node_names(o->nodes);
         struct vs_frag_stats *frag = bench_frag_stats();
-        struct vs_sched_opts so = {.cfg = cfg,
-                                   .node_policy = o->policy,
-                                   .gpu_policy = o->policy,
-                                   .lazy_reasons = true,
-                                   .frag_stats = frag};
+        struct vs_sched_opts so = bench_sched_opts(cfg, o, frag);
         struct vs_pod pod;
         bench_pod(&pod);
         struct vs_filter_result fr;
@@ -661,9 +683,7 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
         vs_store_unreserve(s, pod.uid, NULL);
         vs_pod_cleanup(&pod);
         vs_frag_stats_free(frag);
-        for (long i = 0; i < o->nodes; i++)
-            free(names[i]);
-        free(names);
+        free_names(names, o->nodes);
         r.heap_filter_bytes = mallinfo2().uordblks - before;
     }
     struct count_ctx cc = {0};
@@ -786,11 +806,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
      * already hold VS_FRAG_K shapes (1, 2, 4 cards; shares 10-90 %), so the measure does its
      * full work on every node. */
     struct vs_frag_stats *frag = bench_frag_stats();
-    struct vs_sched_opts so = {.cfg = cfg,
-                               .node_policy = o->policy,
-                               .gpu_policy = o->policy,
-                               .lazy_reasons = true,
-                               .frag_stats = frag};
+    struct vs_sched_opts so = bench_sched_opts(cfg, o, frag);
     out->lat.v = xcalloc((size_t)o->iters, sizeof(double));
     out->lat.n = 0;
     out->cpu.v = xcalloc((size_t)o->iters, sizeof(double));
@@ -1716,11 +1732,7 @@ int main(int argc, char **argv)
     }
 
     /* 1. Filter in-process on the ingested store. */
-    char **names = xcalloc((size_t)o.nodes, sizeof(char *));
-    for (long i = 0; i < o.nodes; i++) {
-        names[i] = xcalloc(24, 1);
-        node_name(i, names[i]);
-    }
+    char **names = node_names(o.nodes);
     struct vs_pod pod;
     bench_pod(&pod);
     struct inproc f500, f5000;
@@ -1765,9 +1777,7 @@ int main(int argc, char **argv)
     } else {
         printf("HTTPS phases skipped (--skip-https): https5000_p99_us=0 below\n");
     }
-    for (long i = 0; i < o.nodes; i++)
-        free(names[i]);
-    free(names);
+    free_names(names, o.nodes);
     print_load("at end");
     vs_devcfg_cleanup(&cfg);
 
