@@ -20,27 +20,24 @@ struct quota_obj {
     int64_t mem, cores;
 };
 
-/* Open-addressing index of the nodes by name, for Filter's lookup of every candidate: uthash's
- * chains put several node structs on each lookup's path. Linear probing, load at most 1/2,
- * backward-shift deletion; the 64-bit hash is compared before the name. */
-struct node_slot {
+/* Open-addressing table of pointers by a 64-bit hash of their name: the nodes by name (for
+ * Filter's lookup of every candidate: uthash's chains put several node structs on each
+ * lookup's path) and the pods by uid (a 16-byte slot per pod instead of a 56-byte uthash handle
+ * and its buckets). Linear probing, backward-shift deletion; the hash is compared before the
+ * name. */
+struct pslot {
     uint64_t h;
-    struct vs_node *n; /* NULL: empty */
+    void *p; /* NULL: empty */
 };
-
-/* The pods by uid, as node_slot (a 16-byte slot per pod instead of a 56-byte uthash handle
- * and its buckets); load at most 3/4. */
-struct pod_slot {
-    uint64_t h;
-    struct vs_podent *pe; /* NULL: empty */
+struct ptab {
+    struct pslot *s;
+    size_t cap, n; /* cap: 0 or a power of 2 */
 };
 
 struct vs_model {
-    struct vs_node *nodes; /* hash by name (iteration, ownership) */
-    struct node_slot *idx; /* lookup by name, see node_slot */
-    size_t idx_cap, idx_n;
-    struct pod_slot *pidx; /* pods by uid: open addressing as idx (pod_slot) */
-    size_t pidx_cap, pidx_n;
+    struct vs_node *nodes;   /* hash by name (iteration, ownership) */
+    struct ptab idx;         /* nodes by name, load at most 1/2 */
+    struct ptab pidx;        /* pods by uid, load at most 3/4 */
     struct vs_quota *quotas; /* hash by namespace */
     struct quota_obj *qobjs;
     size_t n_qobjs;
@@ -398,137 +395,109 @@ static uint64_t name_hash(const char *s, size_t len)
     return h ^ (h >> 29);
 }
 
-static struct vs_node *idx_find(const struct vs_model *m, const char *name)
-{
-    if (!m->idx_cap)
-        return NULL;
-    uint64_t h = name_hash(name, strlen(name));
-    size_t mask = m->idx_cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-        const struct node_slot *sl = &m->idx[i];
-        if (!sl->n)
-            return NULL;
-        if (sl->h == h && strcmp(sl->n->name, name) == 0)
-            return sl->n;
-    }
-}
-
-static void idx_place(struct node_slot *tab, size_t cap, uint64_t h, struct vs_node *n)
+static void ptab_place(struct pslot *s, size_t cap, uint64_t h, void *p)
 {
     size_t i = (size_t)h & (cap - 1);
-    while (tab[i].n)
+    while (s[i].p)
         i = (i + 1) & (cap - 1);
-    tab[i].h = h;
-    tab[i].n = n;
+    s[i].h = h;
+    s[i].p = p;
 }
 
-static bool idx_put(struct vs_model *m, struct vs_node *n)
+/* Room for one more entry with the load at most num/den (false: out of memory, nothing
+ * changed). */
+static bool ptab_room(struct ptab *t, size_t num, size_t den)
 {
-    if ((m->idx_n + 1) * 2 > m->idx_cap) {
-        size_t cap = m->idx_cap ? m->idx_cap * 2 : 64;
-        struct node_slot *tab = calloc(cap, sizeof(*tab));
-        if (!tab)
-            return false;
-        for (size_t i = 0; i < m->idx_cap; i++)
-            if (m->idx[i].n)
-                idx_place(tab, cap, m->idx[i].h, m->idx[i].n);
-        free(m->idx);
-        m->idx = tab;
-        m->idx_cap = cap;
-    }
-    idx_place(m->idx, m->idx_cap, name_hash(n->name, strlen(n->name)), n);
-    m->idx_n++;
+    if ((t->n + 1) * den <= t->cap * num)
+        return true;
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    struct pslot *s = calloc(cap, sizeof(*s));
+    if (!s)
+        return false;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->s[i].p)
+            ptab_place(s, cap, t->s[i].h, t->s[i].p);
+    free(t->s);
+    t->s = s;
+    t->cap = cap;
     return true;
 }
 
-static void idx_del(struct vs_model *m, const struct vs_node *n)
+/* Adds p under hash h (after ptab_room). */
+static void ptab_add(struct ptab *t, uint64_t h, void *p)
 {
-    size_t mask = m->idx_cap - 1;
-    size_t i = (size_t)name_hash(n->name, strlen(n->name)) & mask;
-    while (m->idx[i].n != n) {
-        if (!m->idx[i].n)
+    ptab_place(t->s, t->cap, h, p);
+    t->n++;
+}
+
+/* Removes p (stored under hash h), if present. */
+static void ptab_del(struct ptab *t, uint64_t h, const void *p)
+{
+    if (!t->cap)
+        return;
+    size_t mask = t->cap - 1;
+    size_t i = (size_t)h & mask;
+    while (t->s[i].p != p) {
+        if (!t->s[i].p)
             return;
         i = (i + 1) & mask;
     }
     /* Backward shift: move later entries of the probe run into the hole when their home slot
      * does not lie (cyclically) after the hole. */
-    for (size_t j = (i + 1) & mask; m->idx[j].n; j = (j + 1) & mask) {
-        size_t home = (size_t)m->idx[j].h & mask;
+    for (size_t j = (i + 1) & mask; t->s[j].p; j = (j + 1) & mask) {
+        size_t home = (size_t)t->s[j].h & mask;
         bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
         if (!stays) {
-            m->idx[i] = m->idx[j];
+            t->s[i] = t->s[j];
             i = j;
         }
     }
-    m->idx[i].n = NULL;
-    m->idx[i].h = 0;
-    m->idx_n--;
+    t->s[i].p = NULL;
+    t->s[i].h = 0;
+    t->n--;
+}
+
+static struct vs_node *idx_find(const struct vs_model *m, const char *name)
+{
+    if (!m->idx.cap)
+        return NULL;
+    uint64_t h = name_hash(name, strlen(name));
+    size_t mask = m->idx.cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        const struct pslot *sl = &m->idx.s[i];
+        if (!sl->p)
+            return NULL;
+        if (sl->h == h && strcmp(((struct vs_node *)sl->p)->name, name) == 0)
+            return sl->p;
+    }
+}
+
+static bool idx_put(struct vs_model *m, struct vs_node *n)
+{
+    if (!ptab_room(&m->idx, 1, 2))
+        return false;
+    ptab_add(&m->idx, name_hash(n->name, strlen(n->name)), n);
+    return true;
+}
+
+static void idx_del(struct vs_model *m, const struct vs_node *n)
+{
+    ptab_del(&m->idx, name_hash(n->name, strlen(n->name)), n);
 }
 
 static struct vs_podent *pidx_find(const struct vs_model *m, const char *uid)
 {
-    if (!m->pidx_cap || !uid)
+    if (!m->pidx.cap || !uid)
         return NULL;
     uint64_t h = name_hash(uid, strlen(uid));
-    size_t mask = m->pidx_cap - 1;
+    size_t mask = m->pidx.cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-        const struct pod_slot *sl = &m->pidx[i];
-        if (!sl->pe)
+        const struct pslot *sl = &m->pidx.s[i];
+        if (!sl->p)
             return NULL;
-        if (sl->h == h && strcmp(sl->pe->uid, uid) == 0)
-            return sl->pe;
+        if (sl->h == h && strcmp(((struct vs_podent *)sl->p)->uid, uid) == 0)
+            return sl->p;
     }
-}
-
-static void pidx_place(struct pod_slot *tab, size_t cap, uint64_t h, struct vs_podent *pe)
-{
-    size_t i = (size_t)h & (cap - 1);
-    while (tab[i].pe)
-        i = (i + 1) & (cap - 1);
-    tab[i].h = h;
-    tab[i].pe = pe;
-}
-
-/* Room for one more pod (false: out of memory, nothing changed). */
-static bool pidx_room(struct vs_model *m)
-{
-    if ((m->pidx_n + 1) * 4 <= m->pidx_cap * 3)
-        return true;
-    size_t cap = m->pidx_cap ? m->pidx_cap * 2 : 64;
-    struct pod_slot *tab = calloc(cap, sizeof(*tab));
-    if (!tab)
-        return false;
-    for (size_t i = 0; i < m->pidx_cap; i++)
-        if (m->pidx[i].pe)
-            pidx_place(tab, cap, m->pidx[i].h, m->pidx[i].pe);
-    free(m->pidx);
-    m->pidx = tab;
-    m->pidx_cap = cap;
-    return true;
-}
-
-static void pidx_del(struct vs_model *m, const struct vs_podent *pe)
-{
-    if (!m->pidx_cap)
-        return;
-    size_t mask = m->pidx_cap - 1;
-    size_t i = (size_t)name_hash(pe->uid, strlen(pe->uid)) & mask;
-    while (m->pidx[i].pe != pe) {
-        if (!m->pidx[i].pe)
-            return;
-        i = (i + 1) & mask;
-    }
-    for (size_t j = (i + 1) & mask; m->pidx[j].pe; j = (j + 1) & mask) {
-        size_t home = (size_t)m->pidx[j].h & mask;
-        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!stays) {
-            m->pidx[i] = m->pidx[j];
-            i = j;
-        }
-    }
-    m->pidx[i].pe = NULL;
-    m->pidx[i].h = 0;
-    m->pidx_n--;
 }
 
 static struct vs_node *node_get(struct vs_model *m, const char *name, bool create)
@@ -958,7 +927,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
     if (pe->reservation)
         m->n_reservations--;
     ub_del(m, pe);
-    pidx_del(m, pe);
+    ptab_del(&m->pidx, name_hash(pe->uid, strlen(pe->uid)), pe);
     podent_free(m, pe);
     node_gc(m, n);
 }
@@ -966,7 +935,7 @@ static void pod_drop(struct vs_model *m, struct vs_podent *pe)
 /* Links a fully built entry into the hash and its node, applying its usage. */
 static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
 {
-    struct vs_node *n = pidx_room(m) ? node_get(m, pe->node, true) : NULL;
+    struct vs_node *n = ptab_room(&m->pidx, 3, 4) ? node_get(m, pe->node, true) : NULL;
     if (!n)
         return VS_ERR_NOMEM;
     pe->on = n;
@@ -978,8 +947,7 @@ static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
     n->n_pods++;
     if (pe->malformed)
         n->n_bad_pods++;
-    pidx_place(m->pidx, m->pidx_cap, name_hash(pe->uid, strlen(pe->uid)), pe);
-    m->pidx_n++;
+    ptab_add(&m->pidx, name_hash(pe->uid, strlen(pe->uid)), pe);
     if (pe->reservation)
         m->n_reservations++;
     if (!pe->bound && !pe->expired && pe->filtered_at > 0)
@@ -1469,21 +1437,22 @@ void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n
 {
     enum { BLOCK = 32 };
     uint64_t h[BLOCK];
-    size_t mask = m->idx_cap ? m->idx_cap - 1 : 0;
+    size_t mask = m->idx.cap ? m->idx.cap - 1 : 0;
     for (size_t b = 0; b < n; b += BLOCK) {
         size_t k = n - b < BLOCK ? n - b : BLOCK;
         /* Hash a block and prefetch its slots, then probe: the slots' cache misses overlap. */
-        for (size_t i = 0; i < k && m->idx_cap; i++) {
+        for (size_t i = 0; i < k && m->idx.cap; i++) {
             h[i] = name_hash(names[b + i], strlen(names[b + i]));
-            __builtin_prefetch(&m->idx[(size_t)h[i] & mask]);
+            __builtin_prefetch(&m->idx.s[(size_t)h[i] & mask]);
         }
         for (size_t i = 0; i < k; i++) {
             out[b + i] = NULL;
-            if (!m->idx_cap)
+            if (!m->idx.cap)
                 continue;
-            for (size_t j = (size_t)h[i] & mask; m->idx[j].n; j = (j + 1) & mask) {
-                if (m->idx[j].h == h[i] && strcmp(m->idx[j].n->name, names[b + i]) == 0) {
-                    out[b + i] = m->idx[j].n;
+            for (size_t j = (size_t)h[i] & mask; m->idx.s[j].p; j = (j + 1) & mask) {
+                if (m->idx.s[j].h == h[i] &&
+                    strcmp(((const struct vs_node *)m->idx.s[j].p)->name, names[b + i]) == 0) {
+                    out[b + i] = m->idx.s[j].p;
                     break;
                 }
             }
@@ -1493,9 +1462,7 @@ void vs_model_nodes(const struct vs_model *m, const char *const *names, size_t n
 
 const struct vs_podent *vs_model_pod(const struct vs_model *m, const char *uid)
 {
-    struct vs_podent *pe = NULL;
-    pe = pidx_find(m, uid);
-    return pe;
+    return pidx_find(m, uid);
 }
 
 const struct vs_quota *vs_model_quota(const struct vs_model *m, const char *ns)
@@ -1555,9 +1522,9 @@ void vs_model_each_quota(const struct vs_model *m, void (*fn)(void *ctx, const s
 void vs_model_each_pod(const struct vs_model *m, void (*fn)(void *ctx, const struct vs_podent *pe),
                        void *ctx)
 {
-    for (size_t i = 0; i < m->pidx_cap; i++)
-        if (m->pidx[i].pe)
-            fn(ctx, m->pidx[i].pe);
+    for (size_t i = 0; i < m->pidx.cap; i++)
+        if (m->pidx.s[i].p)
+            fn(ctx, m->pidx.s[i].p);
 }
 
 size_t vs_model_node_count(const struct vs_model *m)
@@ -1567,24 +1534,24 @@ size_t vs_model_node_count(const struct vs_model *m)
 
 size_t vs_model_pod_count(const struct vs_model *m)
 {
-    return m->pidx_n;
+    return m->pidx.n;
 }
 
 void vs_model_free(struct vs_model *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->pidx_cap; i++)
-        if (m->pidx[i].pe)
-            podent_free(m, m->pidx[i].pe);
-    free(m->pidx);
+    for (size_t i = 0; i < m->pidx.cap; i++)
+        if (m->pidx.s[i].p)
+            podent_free(m, m->pidx.s[i].p);
+    free(m->pidx.s);
     struct vs_node *n, *ntmp;
     HASH_ITER(hh, m->nodes, n, ntmp)
     {
         HASH_DEL(m->nodes, n);
         node_free(n);
     }
-    free(m->idx);
+    free(m->idx.s);
     free(m->res);
     struct vs_quota *q, *qtmp;
     HASH_ITER(hh, m->quotas, q, qtmp)
