@@ -66,6 +66,16 @@ soak_rss_quiet() {
     printf '%s %s\n' "$low" "$h"
 }
 
+# soak_maps PID : "HEAP ANON STACK FILE" KiB: the resident set by kind of mapping (/proc/PID/smaps:
+# the main heap, anonymous mappings (thread arenas, thread stacks, mmap'd blocks), the main
+# thread's stack, and those named by a path (program, libraries)), to tell where RSS moves
+# between waves.
+soak_maps() {
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { k = $6 == "[heap]" ? "heap" : $6 == "" ? "anon" : $6 ~ /^\[stack/ ? "stack" : $6 ~ /^\// ? "file" : "other"; next }
+         $1 == "Rss:" { s[k] += $2 }
+         END { printf "%d %d %d %d\n", s["heap"], s["anon"], s["stack"], s["file"] }' "/proc/$1/smaps"
+}
+
 # soak_heap PID : "INUSE ARENA" bytes from glibc's mallinfo2() in the process (uordblks + hblkhd,
 # and arena: what its arenas hold from the system), read with gdb; "- -" when unavailable. Only
 # with VS_E2E_SOAK_HEAP=1 (a diagnostic: gdb stops the process for a moment).
@@ -93,6 +103,24 @@ soak_pick() {
 # soak_pod_count NS : pods in NS (being deleted or not).
 soak_pod_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || true; }
 
+# soak_maps_report FILE : per kind of mapping, RSS after wave 1 and the last wave and the
+# least-squares slope over waves 2..N (informational: the thresholds are on VmRSS).
+soak_maps_report() {
+    awk '{ w[NR] = $1; for (k = 2; k <= 5; k++) v[k, NR] = $k }
+        END {
+            if (NR < 3) exit 0
+            split("- heap anon stack file", name, " ")
+            line = "soak: RSS by mapping, KiB after wave 1 -> last (slope over waves 2.." NR " in KiB/wave):"
+            for (k = 2; k <= 5; k++) {
+                n = 0; sx = sy = sxy = sxx = 0
+                for (i = 2; i <= NR; i++) { n++; sx += w[i]; sy += v[k, i]; sxy += w[i] * v[k, i]; sxx += w[i] * w[i] }
+                slope = (n * sxx - sx * sx) ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : 0
+                line = line sprintf(" %s %d -> %d (%.1f)", name[k], v[k, 1], v[k, NR], slope)
+            }
+            print line > "/dev/stderr"
+        }' "$1"
+}
+
 # soak_report FILE : prints the samples and the slope; fails beyond the thresholds.
 soak_report() {
     local file=$1 slope_max=${VS_E2E_SOAK_SLOPE_KIB:-256} growth_max=${VS_E2E_SOAK_GROWTH_KIB:-2048}
@@ -116,6 +144,7 @@ soak_report() {
 scenario_soak() {
     local ns=soak pop=${VS_E2E_SOAK_PODS:-100} minutes=$VS_E2E_SOAK wave=0 end pid t0 out
     local n half missing bound refused rss hwm inuse arena samples="$E2E_CLUSTER/soak-rss.txt" victims=()
+    local mheap manon mstack mfile maps="$E2E_CLUSTER/soak-maps.txt"
     # 3 nodes of 4 x 16 GiB cards shared by 5 and 2 of 4 x 8 GiB shared by 10: 262144 MiB and
     # 140 slots; 100 of these pods (1000..4000 MiB, 2500 on average) do not all fit.
     e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=soak soak-01 soak-02 soak-03
@@ -124,6 +153,7 @@ scenario_soak() {
     vs_namespace "$ns"
     pid="$(vs_pid)"
     : >"$samples"
+    : >"$maps"
     end=$((SECONDS + minutes * 60))
     e2e_log "soak: $minutes min, $pop pods per wave, vgpu-sched pid $pid"
     while ((SECONDS < end || wave < VS_SOAK_MIN_WAVES)); do
@@ -163,10 +193,13 @@ scenario_soak() {
         }
         read -r rss hwm < <(soak_rss_quiet "$pid")
         read -r inuse arena < <(soak_heap "$pid")
+        read -r mheap manon mstack mfile < <(soak_maps "$pid") &&
+            printf '%d %d %d %d %d\n' "$wave" "$mheap" "$manon" "$mstack" "$mfile" >>"$maps"
         printf '%d %d %d %d %d %d %d %s %s\n' "$wave" "$((SECONDS - t0))" "$pop" "$bound" "$refused" \
             "$rss" "$hwm" "$inuse" "$arena" >>"$samples"
         e2e_log "wave $wave: $missing created, $bound bound, $refused refused, $((SECONDS - t0))s; VmRSS $rss KiB, VmHWM $hwm KiB${VS_E2E_SOAK_HEAP:+; heap in use $inuse B, arenas $arena B}"
     done
+    soak_maps_report "$maps"
     soak_report "$samples"
 }
 
