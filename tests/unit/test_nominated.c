@@ -91,18 +91,27 @@ static json_t *victim(const char *name, int mem, bool deleting)
     return p;
 }
 
+/* The GPU pod uid (priority, mem MiB) decoded into pod and filtered on n0 through the store into
+ * r (the caller cleans up both). */
+static void store_filter_n0(const char *uid, int priority, int mem, struct vs_pod *pod,
+                            struct vs_filter_result *r)
+{
+    json_t *o = gpu_pod(uid, priority, mem, NULL, NULL);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_codec_pod_from_json(o, pod, &eb), VS_OK, "%s", eb.msg);
+    json_decref(o);
+    const char *cands[] = {"n0"};
+    struct vs_sched_opts so = {.cfg = &cfg};
+    cr_assert_eq(vs_store_filter(s, pod, cands, 1, &so, 1000, r), VS_OK);
+}
+
 /* Filter of a pod through the store (which adds the holds): "" when it fits on n0, else n0's
  * reason. A fitting pod's reservation is dropped again, so every call sees the same usage. */
 static char *filter_n0(int priority, int mem, const char *uid)
 {
-    json_t *o = gpu_pod(uid, priority, mem, NULL, NULL);
     struct vs_pod pod;
-    struct vs_errbuf eb;
-    cr_assert_eq(vs_codec_pod_from_json(o, &pod, &eb), VS_OK, "%s", eb.msg);
-    const char *cands[] = {"n0"};
-    struct vs_sched_opts so = {.cfg = &cfg};
     struct vs_filter_result r;
-    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &so, 1000, &r), VS_OK);
+    store_filter_n0(uid, priority, mem, &pod, &r);
     cr_assert(r.managed);
     char *out = strdup(r.best == 0 ? "" : r.nodes[0].reason ? r.nodes[0].reason : "?");
     if (r.best == 0) {
@@ -112,7 +121,6 @@ static char *filter_n0(int priority, int mem, const char *uid)
         freed_calls = calls;
         free(alloc);
     }
-    json_decref(o);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&pod);
     return out;
@@ -194,14 +202,9 @@ static void has_pod(void *ctx, const struct vs_model *m)
  * that failed for another decision must not free this one), or for any with NULL. */
 Test(nominated, unreserve_only_the_same_allocation)
 {
-    json_t *o = gpu_pod("uid-r", 0, 1000, NULL, NULL);
     struct vs_pod pod;
-    struct vs_errbuf eb;
-    cr_assert_eq(vs_codec_pod_from_json(o, &pod, &eb), VS_OK, "%s", eb.msg);
-    const char *cands[] = {"n0"};
-    struct vs_sched_opts so = {.cfg = &cfg};
     struct vs_filter_result r;
-    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &so, 1000, &r), VS_OK);
+    store_filter_n0("uid-r", 0, 1000, &pod, &r);
     cr_assert_eq(r.best, 0);
     char *alloc = vs_annot_format_devices(&r.nodes[0].devs);
     bool held = false;
@@ -216,7 +219,8 @@ Test(nominated, unreserve_only_the_same_allocation)
     vs_store_read(s, has_pod, &held);
     cr_assert_not(held);
     vs_filter_result_cleanup(&r);
-    cr_assert_eq(vs_store_filter(s, &pod, cands, 1, &so, 1000, &r), VS_OK);
+    vs_pod_cleanup(&pod);
+    store_filter_n0("uid-r", 0, 1000, &pod, &r);
     vs_store_read(s, has_pod, &held);
     cr_assert(held);
     vs_store_unreserve(s, "uid-r", NULL);
@@ -224,7 +228,6 @@ Test(nominated, unreserve_only_the_same_allocation)
     cr_assert_not(held);
     free(other);
     free(alloc);
-    json_decref(o);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&pod);
 }
