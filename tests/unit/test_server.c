@@ -719,6 +719,19 @@ Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
     json_t *r = filter("m1", only1, 1); /* kube-scheduler gave up on the Bind and filters again */
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
     json_decref(r);
+    /* The new decision's patch (async) lands before the first Bind gets the lock: only then is
+     * the pod changed since that Bind's bind-phase write (else the revert may still find it
+     * unchanged and take the write back, which is as harmless). */
+    bool moved = false;
+    for (int i = 0; i < 250 && !moved; i++) {
+        json_t *p = vs_fakeapi_get(api, "Pod", "default", "m1");
+        const char *on = anno(p, VS_ANNO_VGPU_NODE);
+        moved = on && strcmp(on, "n1") == 0;
+        json_decref(p);
+        if (!moved)
+            usleep(20 * 1000);
+    }
+    cr_assert(moved, "the new decision's patch never landed");
     set_lock("n2", NULL);
     pthread_join(b.t, NULL);
     cr_assert_eq(b.status, 200);
