@@ -298,6 +298,13 @@ vs_burst_report() {
     awk -v s="$settled" -v t="$target" 'BEGIN { exit !(s > t) }' && verdict="MISSED"
     e2e_log "burst ($label): settled in ${settled}s (target ${target}s: $verdict), $bound pods bound, $(awk -v b="$bound" -v s="$settled" 'BEGIN { printf "%.1f", (s > 0 ? b / s : 0) }') pods/s, $contended Binds failed for lock contention"
     e2e_expect_eq "Binds failed for node lock contention" "$contended" 0
+    # Where the API server's work came from: its request counters by verb and resource (the
+    # whole run, set-up included), for reading beside the settle time.
+    e2e_kubectl get --raw /metrics 2>/dev/null | grep '^apiserver_request_total{' |
+        sed -E 's/.*resource="([^"]*)".*subresource="([^"]*)".*verb="([^"]*)".*\} ([0-9]+)$/\4 \3 \1 \2/;
+                s/.*resource="([^"]*)".*verb="([^"]*)".*\} ([0-9]+)$/\3 \2 \1/' |
+        awk '$1 ~ /^[0-9]+$/ { n[$2 " " $3 " " $4] += $1 } END { for (k in n) print n[k], k }' |
+        sort -rn >"$E2E_CLUSTER/apiserver-requests.txt" || true
 }
 
 # vs_bound_at_least N NS : at least N pods of NS have a node.
