@@ -131,6 +131,7 @@ struct vs_async {
     int idle_patch;   /* patch workers waiting for a job */
     int idle_ms;      /* WORKER_IDLE_MS unless a test set it */
     size_t started_n; /* threads started in total (tests) */
+    int fail_starts;  /* the next this many thread starts fail (tests) */
     time_t last_sweep;
     double last_event_us; /* when the last Event POST started (mono_us) */
 };
@@ -527,7 +528,10 @@ static void start_worker(struct vs_async *a, struct worker_ctx *w)
     if (w->started)
         pthread_join(w->thread, NULL); /* it left: it cleared alive, its last act under mu */
     w->started = false;
-    if (pthread_create(&w->thread, NULL, worker, w) != 0) {
+    bool injected = a->fail_starts > 0;
+    if (injected)
+        a->fail_starts--;
+    if (injected || pthread_create(&w->thread, NULL, worker, w) != 0) {
         vs_log(VS_LOG_ERROR, "async_worker_start_failed", "slot=%d", w->slot);
         return;
     }
@@ -653,6 +657,13 @@ void vs_async_set_idle_ms(struct vs_async *a, int ms)
 {
     pthread_mutex_lock(&a->mu);
     a->idle_ms = ms;
+    pthread_mutex_unlock(&a->mu);
+}
+
+void vs_async_fail_thread_starts(struct vs_async *a, int n)
+{
+    pthread_mutex_lock(&a->mu);
+    a->fail_starts = n;
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -867,7 +878,22 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, s
                                  s->err);
             break;
         }
-        if (pthread_cond_timedwait(&a->cv, &a->mu, &deadline) != 0) {
+        /* The patch is queued or being written. If no worker could be started for it
+         * (pthread_create failed: threads or memory short), nobody would wake this wait before
+         * the next job is queued: with no patch worker alive, start one now and then every
+         * second of the wait (a live worker takes every queued job before it leaves). */
+        bool any = false;
+        for (int i = 0; i < PATCH_WORKERS && !any; i++)
+            any = a->w[i].alive;
+        if (!any)
+            ensure_worker(a, false);
+        struct timespec slice;
+        clock_gettime(CLOCK_REALTIME, &slice);
+        slice.tv_sec += 1;
+        bool last = slice.tv_sec > deadline.tv_sec ||
+                    (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec);
+        int rc = pthread_cond_timedwait(&a->cv, &a->mu, last ? &deadline : &slice);
+        if (rc != 0 && last) {
             err = vs_err_set(eb, VS_ERR_TIMEOUT,
                              "timed out waiting for the filter decision to be recorded on the pod");
             break;

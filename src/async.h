@@ -75,6 +75,8 @@ json_t *vs_async_take_pod(struct vs_async *a, const char *uid);
 void vs_async_set_idle_ms(struct vs_async *a, int ms);
 /* Worker threads running now, and (if started is set) started since vs_async_new (tests). */
 size_t vs_async_threads(struct vs_async *a, size_t *started);
+/* The next n worker thread starts fail as if pthread_create had (tests). */
+void vs_async_fail_thread_starts(struct vs_async *a, int n);
 /* Pods kept for vs_async_take_pod (tests). */
 size_t vs_async_pods_kept(struct vs_async *a);
 

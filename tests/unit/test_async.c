@@ -503,3 +503,23 @@ Test(async_order, workers_start_with_work_and_leave_when_idle)
     cr_assert_leq(vs_async_threads(as, &started), 1); /* it may have left already */
     cr_assert_eq(started, 9);
 }
+
+Test(async_order, a_worker_that_could_not_start_is_started_again_by_the_wait)
+{
+    /* pthread_create fails for the first patch's worker: nothing runs the patch and no later
+     * job comes to start one. The Bind waiting for it starts one again (at once, then every
+     * second of its wait), so the patch lands and the wait ends well before its 10 s. */
+    vs_async_fail_thread_starts(as, 1);
+    cr_assert(vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"f0\",\"uid\":\"uf0\"}}"));
+    cr_assert_eq(vs_async_patch_pod(as, "uf0", "/api/v1/namespaces/default/pods/f0",
+                                    annot_patch("v"), "a"),
+                 VS_OK);
+    size_t started = 99;
+    cr_assert_eq(vs_async_threads(as, &started), 0);
+    cr_assert_eq(started, 0);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "uf0", 10000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("f0"), "v");
+    vs_async_threads(as, &started);
+    cr_assert_eq(started, 1);
+}
