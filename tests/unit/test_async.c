@@ -510,10 +510,11 @@ Test(async_order, a_worker_that_could_not_start_is_started_again_by_the_wait)
      * job comes to start one. The Bind waiting for it starts one again (at once, then every
      * second of its wait), so the patch lands and the wait ends well before its 10 s. */
     vs_async_fail_thread_starts(as, 1);
-    cr_assert(vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"f0\",\"uid\":\"uf0\"}}"));
-    cr_assert_eq(vs_async_patch_pod(as, "uf0", "/api/v1/namespaces/default/pods/f0",
-                                    annot_patch("v"), "a"),
-                 VS_OK);
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"f0\",\"uid\":\"uf0\"}}"));
+    cr_assert_eq(
+        vs_async_patch_pod(as, "uf0", "/api/v1/namespaces/default/pods/f0", annot_patch("v"), "a"),
+        VS_OK);
     size_t started = 99;
     cr_assert_eq(vs_async_threads(as, &started), 0);
     cr_assert_eq(started, 0);
