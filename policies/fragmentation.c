@@ -28,7 +28,7 @@ struct vs_frag_stats {
     size_t n_groups;
     /* vs_frag_type_pressure's last card types (copies) and which of them each of the first
      * acc_groups groups accepts (bit t): recomputed only when the types change. */
-    char *acc_type[32];
+    char *acc_type[VS_FRAG_MAX_TYPES];
     size_t acc_n, acc_groups;
     uint32_t acc[VS_FRAG_MAX_GROUPS];
 };
@@ -305,7 +305,7 @@ void vs_frag_type_pressure(struct vs_frag_stats *st, const char *const *types, c
         out[t] = 0;
         c += caps[t];
     }
-    if (n > 32)
+    if (n > VS_FRAG_MAX_TYPES)
         return;
     pthread_mutex_lock(&st->mu);
     double total = st->sum_cards;

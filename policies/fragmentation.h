@@ -81,8 +81,9 @@ bool vs_frag_stats_typed(struct vs_frag_stats *st);
  * cluster), the share of that type's cards the pods naming types would claim if the workload
  * seen so far filled the cluster: each type list's GPU capacity asked, spread over the types
  * it accepts in proportion to their cards, scaled by all cards over all GPU capacity asked,
- * over the type's cards; at most 1. n <= 32 (more: all 0). Which types each list accepts is
- * kept in st between calls with the same types. */
+ * over the type's cards; at most 1. n <= VS_FRAG_MAX_TYPES (more: all 0). Which types each
+ * list accepts is kept in st between calls with the same types. */
+#define VS_FRAG_MAX_TYPES 32 /* card types the type pressure tells apart (bits of a uint32_t) */
 void vs_frag_type_pressure(struct vs_frag_stats *st, const char *const *types, const double *caps,
                            size_t n, double *out);
 

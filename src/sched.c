@@ -66,7 +66,6 @@ struct gone {
 };
 
 /* What one Filter call knows about the pod, shared by all node evaluations. */
-#define VS_TP_TYPES 32 /* card types the type pressure tells apart in one Filter */
 
 struct fit_ctx {
     const struct vs_pod *pod;
@@ -92,7 +91,7 @@ struct fit_ctx {
     int64_t pod_cpu, pod_mem; /* the pod's cpu (milli) and memory (bytes) requests */
     /* The pressure on each card type of the cluster (vs_frag_type_pressure, by vs_card.type_id)
      * for a pod that names no card type while pods that do were seen; tp_n 0 otherwise. */
-    double tp[VS_TP_TYPES];
+    double tp[VS_FRAG_MAX_TYPES];
     size_t tp_n;
 };
 
@@ -400,7 +399,7 @@ static double pod_type_term(const struct fit_ctx *x, const struct vs_node *n)
 
 /* The pressure on the cluster's card types into x->tp (by vs_card.type_id) for a pod that
  * names no card type, once pods naming types were seen; x->tp_n stays 0 otherwise (and when
- * the cluster has more than VS_TP_TYPES types). */
+ * the cluster has more than VS_FRAG_MAX_TYPES types). */
 static void type_pressure(struct fit_ctx *x, struct vs_frag_stats *st, const struct vs_model *m)
 {
     if (x->use_type.n || x->nouse_type.n || !st || !vs_frag_stats_typed(st))
@@ -408,9 +407,9 @@ static void type_pressure(struct fit_ctx *x, struct vs_frag_stats *st, const str
     const char *const *types;
     const int64_t *cards;
     size_t nt = vs_model_card_types(m, &types, &cards);
-    if (nt == 0 || nt > VS_TP_TYPES)
+    if (nt == 0 || nt > VS_FRAG_MAX_TYPES)
         return;
-    double caps[VS_TP_TYPES];
+    double caps[VS_FRAG_MAX_TYPES];
     for (size_t i = 0; i < nt; i++)
         caps[i] = (double)cards[i];
     vs_frag_type_pressure(st, types, caps, nt, x->tp);
