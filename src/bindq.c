@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include <uthash.h>
+#include <utlist.h>
 
 /* The allocation time's moving average: each new sample moves it by this share. */
 #define SERVICE_ALPHA 0.25
@@ -63,6 +64,8 @@ struct qnode {
     size_t expected;  /* expect entries on this node */
     bool busy;        /* expected >= depth, linked in q->busy */
     struct qnode *busy_prev, *busy_next;
+    bool in_locked; /* owner or holder_key set: linked in q->locked */
+    struct qnode *lk_prev, *lk_next;
     UT_hash_handle hh;
 };
 
@@ -73,6 +76,9 @@ struct vs_bindq {
     struct expect *expects, *oldest, *newest;
     struct qnode *busy;
     size_t nbusy;
+    /* Nodes a lock is seen on or held by us: what vs_bindq_pod_allocated looks through (a few
+     * at a time), instead of every node that ever had a Bind. */
+    struct qnode *locked;
     bool closed;
     char close_msg[VS_ERRBUF_SIZE];
     double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
@@ -145,6 +151,19 @@ static void busy_update(struct vs_bindq *q, struct qnode *n)
         n->busy_prev = n->busy_next = NULL;
         q->nbusy--;
     }
+}
+
+/* Caller holds mu: after any change of n->owner or n->holder_key. */
+static void locked_update(struct vs_bindq *q, struct qnode *n)
+{
+    bool want = n->owner || n->holder_key;
+    if (want == n->in_locked)
+        return;
+    n->in_locked = want;
+    if (want)
+        DL_PREPEND2(q->locked, n, lk_prev, lk_next);
+    else
+        DL_DELETE2(q->locked, n, lk_prev, lk_next);
 }
 
 static void expect_del(struct vs_bindq *q, struct expect *e)
@@ -332,6 +351,7 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
     n->holder_uid = n->holder_key = NULL;
     n->holder_seen = false;
     n->done_at = 0;
+    locked_update(q, n);
 }
 
 /* Go's time.Duration.String() of a whole number of milliseconds ("28s", "1m30s", "500ms",
@@ -471,6 +491,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
                 n->holder_key = malloc(kl);
                 if (n->holder_key)
                     snprintf(n->holder_key, kl, "%s/%s", r->ns, r->name);
+                locked_update(q, n);
                 n->holder_seen = n->owner && n->holder_key && strcmp(n->owner, n->holder_key) == 0;
                 double now = mono();
                 /* It queued behind the previous holder (or behind Binds that took the lock
@@ -598,6 +619,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         free(n->owner);
         n->owner = NULL;
         n->owner_done = false;
+        locked_update(q, n);
         n->gen++;
         pthread_cond_broadcast(&n->cv);
         pthread_mutex_unlock(&q->mu);
@@ -610,6 +632,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         bool ours = same(owner, n->holder_key);
         free(n->owner);
         n->owner = owner;
+        locked_update(q, n);
         if (ours)
             n->holder_seen = true; /* our own lock: nothing changed for the waiters */
         if (ours || !relist) {
@@ -634,6 +657,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
     }
     free(n->owner);
     n->owner = owner;
+    locked_update(q, n);
     if (n->holder_uid)
         clear_holder(q, n, true); /* the lock we took is released or replaced */
     n->gen++;
@@ -690,7 +714,7 @@ void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
     pthread_mutex_lock(&q->mu);
     struct qnode *n, *t;
-    HASH_ITER(hh, q->nodes, n, t)
+    DL_FOREACH_SAFE2(q->locked, n, t, lk_next)
     {
         bool owns = n->owner && strcmp(n->owner, key) == 0;
         if (owns)
