@@ -12,10 +12,22 @@
 
 /* ------------------------------------------------------------------ statistics */
 
+/* Shapes are kept for the process's life and made while a Filter's short-lived memory is all
+ * around: one at a time, each would pin a page of the heap that the request's memory leaves
+ * free (the soak's RSS grew while new shapes came). They come SHAPE_BLOCK at a time, and a
+ * shape without type lists copies no string. */
+#define SHAPE_BLOCK 64
+struct shape_block {
+    struct shape_block *next;
+    struct vs_frag_shape s[SHAPE_BLOCK];
+};
+
 struct vs_frag_stats {
     pthread_mutex_t mu;
     struct vs_frag_shape **shapes; /* most frequent first */
     size_t n, cap;
+    struct shape_block *blocks; /* the newest first; its first `block_used` shapes are taken */
+    size_t block_used;
     uint64_t total;            /* all recorded pods (also those past VS_FRAG_MAX_SHAPES) */
     double sum_cpu, sum_cards; /* cpu (milli) and GPU capacity (cards) of all recorded pods */
     /* GPU capacity asked by the pods that name card types, per distinct pair of type lists
@@ -41,15 +53,25 @@ struct vs_frag_stats *vs_frag_stats_new(void)
     return st;
 }
 
-static void shape_free(struct vs_frag_shape *s)
+static char no_types[1]; /* a shape's use_raw/nouse_raw when it names no types: not a copy */
+
+static char *raw_dup(const char *v)
 {
-    if (!s)
-        return;
-    free(s->use_raw);
-    free(s->nouse_raw);
+    return *v ? strdup(v) : no_types;
+}
+
+static void raw_free(char *v)
+{
+    if (v != no_types)
+        free(v);
+}
+
+static void shape_clear(struct vs_frag_shape *s)
+{
+    raw_free(s->use_raw);
+    raw_free(s->nouse_raw);
     vs_strlist_cleanup(&s->use);
     vs_strlist_cleanup(&s->nouse);
-    free(s);
 }
 
 void vs_frag_stats_free(struct vs_frag_stats *st)
@@ -57,8 +79,13 @@ void vs_frag_stats_free(struct vs_frag_stats *st)
     if (!st)
         return;
     for (size_t i = 0; i < st->n; i++)
-        shape_free(st->shapes[i]);
+        shape_clear(st->shapes[i]);
     free(st->shapes);
+    while (st->blocks) {
+        struct shape_block *b = st->blocks;
+        st->blocks = b->next;
+        free(b);
+    }
     for (size_t i = 0; i < st->n_groups; i++) {
         free(st->groups[i].use_raw);
         free(st->groups[i].nouse_raw);
@@ -141,14 +168,26 @@ enum vs_err vs_frag_stats_add(struct vs_frag_stats *st, const struct vs_frag_req
             st->shapes = g;
             st->cap = nc;
         }
-        struct vs_frag_shape *s = calloc(1, sizeof(*s));
-        if (!s || !(s->use_raw = strdup(use)) || !(s->nouse_raw = strdup(nouse)) ||
+        if (!st->blocks || st->block_used == SHAPE_BLOCK) {
+            struct shape_block *b = calloc(1, sizeof(*b));
+            if (!b) {
+                err = VS_ERR_NOMEM;
+                goto out;
+            }
+            b->next = st->blocks;
+            st->blocks = b;
+            st->block_used = 0;
+        }
+        struct vs_frag_shape *s = &st->blocks->s[st->block_used];
+        if (!(s->use_raw = raw_dup(use)) || !(s->nouse_raw = raw_dup(nouse)) ||
             vs_annot_parse_list(use, &s->use) || vs_annot_parse_list(nouse, &s->nouse)) {
-            shape_free(s);
+            shape_clear(s);
+            memset(s, 0, sizeof(*s));
             err = VS_ERR_NOMEM;
             goto out;
         }
         s->r = *r;
+        st->block_used++;
         st->shapes[st->n++] = s;
     }
     /* Keep the array sorted by count, most frequent first (earlier shapes win ties). */
