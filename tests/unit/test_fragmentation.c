@@ -246,6 +246,36 @@ Test(frag, stats_keep_the_top_shapes)
     vs_frag_stats_free(st);
 }
 
+Test(frag, stats_keep_shapes_over_many_blocks)
+{
+    /* 300 distinct shapes (the store keeps them 64 to a block): 1-3 cards x 100 core shares.
+     * Shape 250 (3 cards, 51 % cores) naming "A100,H100" is seen 5 times and 130 (2 cards, 31 %)
+     * 3 times, the rest once: the context puts them first with their counts and lists. */
+    struct vs_frag_stats *st = vs_frag_stats_new();
+    for (int i = 0; i < 300; i++) {
+        struct vs_frag_req r = share(1 + i / 100, 1 + i % 100);
+        const char *use = i == 250 ? "A100,H100" : NULL;
+        int times = i == 250 ? 5 : i == 130 ? 3 : 1;
+        for (int k = 0; k < times; k++)
+            cr_assert_eq(vs_frag_stats_add(st, &r, use, NULL), VS_OK);
+    }
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, st);
+    cr_assert_eq(x.k, VS_FRAG_K);
+    cr_assert_eq(x.s[0].r.nums, 3);
+    cr_assert_eq(x.s[0].r.cores, 51);
+    cr_assert_eq(x.s[0].use->n, 2);
+    cr_assert_str_eq(x.s[0].use->items[1], "H100");
+    cr_assert_eq(x.s[1].r.nums, 2);
+    cr_assert_eq(x.s[1].r.cores, 31);
+    cr_assert_eq(x.s[1].use->n, 0);
+    /* The first 14 shapes seen once follow in the order they came: 1 card, 1 % ... 14 %. */
+    cr_assert_eq(x.s[2].r.nums, 1);
+    cr_assert_eq(x.s[2].r.cores, 1);
+    cr_assert_eq(x.s[15].r.cores, 14);
+    vs_frag_stats_free(st);
+}
+
 /* The cpu-stranding term: 10 cpus per card of GPU capacity. */
 Test(frag, strand_is_the_idle_cpu_cannot_feed)
 {
