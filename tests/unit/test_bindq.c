@@ -541,6 +541,38 @@ Test(bindq, allocated_holder_hands_its_lock_over_at_the_watched_version)
     cr_assert_str_eq(order[2], "c");
 }
 
+/* Several nodes locked at once: an allocated pod wakes only the node its lock is on, and a node
+ * whose lock went away is no longer looked at. */
+Test(bindq, allocated_owner_wakes_only_its_node)
+{
+    hold(0, "ns/x");
+    watch(0);
+    hold(1, "ns/y");
+    watch(1);
+    hold(2, "ns/z");
+    watch(2);
+    struct bind b = {.node = "n1", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    wait_tries(1, 1);
+    pthread_mutex_lock(&api_mu);
+    owner_dead[1] = true; /* y carries bind-phase=success: nodelock breaks its lock */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_pod_allocated(q, "ns", "x"); /* n0's owner: b does not try again */
+    vs_bindq_pod_allocated(q, "ns", "z");
+    release(2);
+    vs_bindq_pod_allocated(q, "ns", "z"); /* n2 unlocked now: nothing to wake */
+    usleep(50 * 1000);
+    cr_assert_eq(atomic_load(&tries[1]), 1);
+    cr_assert_eq(vs_bindq_waiting(q), 1);
+    vs_bindq_pod_allocated(q, "ns", "y");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[1], "ns/b");
+    cr_assert_eq(atomic_load(&tries[1]), 2);
+    cr_assert_str_eq(owner[0], "ns/x");
+}
+
 Test(bindq, shutdown_fails_waiters_and_later_binds)
 {
     hold(0, "other/x");
