@@ -3,7 +3,8 @@
 #   etcd, kube-apiserver, kube-scheduler, kubectl  (pinned in versions.env)
 #   helm                                           (chart rendering / lint)
 #   vs-e2e                                         (tests/e2e/tools: fake nodes, device-plugin emulation)
-#   verb: kube-scheduler K8S_VERSION_VERB          (the verb-mode preemption scenario; Go >= 1.27)
+#   verb: kube-apiserver, kube-scheduler K8S_VERSION_VERB  (the verb-mode preemption scenario;
+#         Go >= 1.27)
 #
 # usage: tests/e2e/build.sh [all|k8s|etcd|helm|tools|verb]...  (default: all = tools etcd k8s helm
 #        verb)
@@ -140,12 +141,12 @@ k8s_build() {
 
 build_k8s() { k8s_build "$E2E_BIN" "$K8S_VERSION" "" "" kube-apiserver kube-scheduler kubectl; }
 
-# The verb-mode kube-scheduler, with its own Go toolchain (set only for this build).
+# The verb-mode control plane, with its own Go toolchain (set only for this build).
 build_verb() {
     export GOTOOLCHAIN="$K8S_VERB_GOTOOLCHAIN"
     GO_ID="$(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)"
     k8s_build "$E2E_BIN_VERB" "$K8S_VERSION_VERB" "$K8S_VERB_EMPTY_MODULES" "$K8S_VERB_REPLACES" \
-        kube-scheduler
+        kube-apiserver kube-scheduler
 }
 
 build_etcd() {

@@ -28,6 +28,7 @@
 #   VS_E2E_APISERVER_FLAGS                    more kube-apiserver flags (words), e.g. --runtime-config=...
 #   VS_E2E_KUBE_SCHEDULER                     the kube-scheduler binary (default: the pinned one;
 #                                             the preemption-verb scenario runs K8S_VERSION_VERB's)
+#   VS_E2E_KUBE_APISERVER                     the kube-apiserver binary (the same)
 #   VS_E2E_PRIORITIZE=1  a second extender entry (same URL) with only prioritizeVerb and no
 #                        managedResources: vgpu-sched also scores the pods without a GPU
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
@@ -243,7 +244,7 @@ start_apiserver() {
     # --endpoint-reconciler-type=none: the "kubernetes" Endpoints would be 127.0.0.1, which
     # Endpoints validation refuses; nothing here needs it. MutatingAdmissionWebhook is in the
     # default admission chain; it is named to make the dependency visible.
-    spawn kube-apiserver "$E2E_BIN/kube-apiserver" \
+    spawn kube-apiserver "$E2E_KUBE_APISERVER" \
         --bind-address=127.0.0.1 \
         --advertise-address=127.0.0.1 \
         --secure-port="$API_PORT" \
@@ -378,6 +379,7 @@ up_failed() {
 cmd_up() {
     e2e_need_bins etcd kube-apiserver kube-scheduler kubectl vs-e2e
     [[ -x "$E2E_KUBE_SCHEDULER" ]] || e2e_die "$E2E_KUBE_SCHEDULER missing: run tests/e2e/build.sh"
+    [[ -x "$E2E_KUBE_APISERVER" ]] || e2e_die "$E2E_KUBE_APISERVER missing: run tests/e2e/build.sh"
     e2e_need_cmds openssl curl base64 awk
     if [[ -e "$DIR" ]]; then
         if [[ -f "$DIR/$MARKER" ]]; then
@@ -406,9 +408,13 @@ cmd_up() {
     bootstrap_objects
     start_scheduler
     trap - EXIT
-    local sv=""
-    [[ "$E2E_KUBE_SCHEDULER" == "$E2E_BIN/kube-scheduler" ]] || sv=" (kube-scheduler: $E2E_KUBE_SCHEDULER)"
-    e2e_log "control plane $K8S_VERSION$sv up in $((SECONDS - t0))s: export KUBECONFIG=$DIR/kubeconfig"
+    local sv="" ver=$K8S_VERSION
+    if [[ "$E2E_KUBE_APISERVER" != "$E2E_BIN/kube-apiserver" ]]; then
+        ver="$("$E2E_KUBE_APISERVER" --version | awk '{ print $2 }')"
+        sv=" (kube-apiserver: $E2E_KUBE_APISERVER)"
+    fi
+    [[ "$E2E_KUBE_SCHEDULER" == "$E2E_BIN/kube-scheduler" ]] || sv+=" (kube-scheduler: $E2E_KUBE_SCHEDULER)"
+    e2e_log "control plane $ver$sv up in $((SECONDS - t0))s: export KUBECONFIG=$DIR/kubeconfig"
 }
 
 cmd_down() {

@@ -15,11 +15,14 @@ E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 K8S_STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 E2E_CACHE="${VS_E2E_CACHE:-$HOME/.cache/vgpu-sched-e2e}"
 E2E_BIN="$E2E_CACHE/bin-$K8S_VERSION"
-# kube-scheduler K8S_VERSION_VERB (build.sh verb), for the verb-mode preemption scenario.
+# kube-apiserver and kube-scheduler K8S_VERSION_VERB (build.sh verb), for the verb-mode
+# preemption scenario.
 E2E_BIN_VERB="$E2E_CACHE/bin-$K8S_VERSION_VERB"
 # The kube-scheduler binary cluster.sh starts (VS_E2E_KUBE_SCHEDULER overrides; a scenario's
 # pre_up hook may export it).
 E2E_KUBE_SCHEDULER="${VS_E2E_KUBE_SCHEDULER:-$E2E_BIN/kube-scheduler}"
+# The kube-apiserver binary cluster.sh starts (VS_E2E_KUBE_APISERVER overrides, as above).
+E2E_KUBE_APISERVER="${VS_E2E_KUBE_APISERVER:-$E2E_BIN/kube-apiserver}"
 E2E_SRC="$E2E_CACHE/src"
 
 e2e_log() { printf '%s [e2e] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# preemption-verb: verb-mode GPU preemption with kube-scheduler K8S_VERSION_VERB (v1.38.0-beta.0,
-# built by `build.sh verb`), which hands nodes short only of extender resources to the
-# extender's preemptVerb as placeholder candidates. kube-apiserver and etcd are the pinned
-# v1.36.3 ones: kube-apiserver v1.38.0-beta.0 cannot be built from the module proxy (see
-# versions.env), so vgpu-sched runs with --gpu-preemption=verb (auto would see a v1.36 API
-# server and pick filter) under the chart's RBAC for that mode (no pods/eviction).
+# preemption-verb: verb-mode GPU preemption on a v1.38 control plane: kube-apiserver and
+# kube-scheduler K8S_VERSION_VERB (v1.38.0-beta.0, built by `build.sh verb`; etcd is the pinned
+# one). That kube-scheduler hands nodes short only of extender resources to the extender's
+# preemptVerb as placeholder candidates. vgpu-sched runs as the chart deploys it
+# (--gpu-preemption=auto, the chart's RBAC for auto) and must pick verb itself from the API
+# server's version.
 #
 # Same cluster as `preemption`: PriorityClasses low (100), high (1000), high-never (1000,
 # Never); two fake nodes of 2 cards (8192 MiB, 100 cores) filled with 8 low pods (4096 MiB, 50
@@ -22,25 +22,18 @@
 . "$E2E_DIR/scenarios/preemption.sh" # its helpers: pre_pod, pre_metric, pre_low_pods, ...
 
 scenario_preemption_verb_pre_up() {
-    # Opt-in: in 4 of 9 runs on a loaded machine kube-scheduler preempted a second time on the
-    # other node (PDB-protected pods) right after the first victims were deleted; see
-    # tests/e2e/README.md, "The verb-mode control plane". Not in the default suite until fixed.
-    [[ "${VS_E2E_PREEMPT_VERB:-0}" == 1 ]] ||
-        e2e_skip "opt-in (VS_E2E_PREEMPT_VERB=1): a second preemption is still seen in some runs"
-    [[ -x "$E2E_BIN_VERB/kube-scheduler" ]] ||
-        e2e_skip "$E2E_BIN_VERB/kube-scheduler missing (tests/e2e/build.sh verb)"
+    [[ "${VS_E2E_PREEMPT_VERB:-1}" != 0 ]] || e2e_skip "VS_E2E_PREEMPT_VERB=0"
+    local b
+    for b in kube-apiserver kube-scheduler; do
+        [[ -x "$E2E_BIN_VERB/$b" ]] || e2e_skip "$E2E_BIN_VERB/$b missing (tests/e2e/build.sh verb)"
+    done
     vs_pre_up
+    export VS_E2E_KUBE_APISERVER="$E2E_BIN_VERB/kube-apiserver"
     export VS_E2E_KUBE_SCHEDULER="$E2E_BIN_VERB/kube-scheduler"
+    E2E_KUBE_APISERVER=$VS_E2E_KUBE_APISERVER
     E2E_KUBE_SCHEDULER=$VS_E2E_KUBE_SCHEDULER
     # -v=5: the preemption dry run and the candidates are logged (what the README reports).
     export VS_E2E_SCHEDULER_V="${VS_E2E_SCHEDULER_V:-5}"
-    # v1.38 locks DRADeviceTaintRules on, whose informer lists resource.k8s.io/v1 DeviceTaintRules,
-    # which a v1.36 API server does not serve: kube-scheduler's caches would never sync. Emulating
-    # v1.37 (compatibility versions) lets the gate be turned off; the preemption code this
-    # scenario exercises (PR #135486) is not behind any gate.
-    export VS_E2E_SCHEDULER_FLAGS="--emulated-version=1.37 --feature-gates=DRADeviceTaintRules=false"
-    export VS_E2E_SERVE_FLAGS="--gpu-preemption=verb"
-    export VS_E2E_HELM_FLAGS="--set scheduler.gpuPreemption=verb"
 }
 
 # prv_preempt_calls POD : lines "candidates=N kept=M" of vgpu-sched's /preempt answers for pre/POD.
@@ -58,12 +51,13 @@ scenario_preemption_verb() {
     local t0 t1 i
     "$E2E_KUBE_SCHEDULER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
         e2e_fail "kube-scheduler is not $K8S_VERSION_VERB: $("$E2E_KUBE_SCHEDULER" --version)"
+    "$E2E_KUBE_APISERVER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
+        e2e_fail "kube-apiserver is not $K8S_VERSION_VERB: $("$E2E_KUBE_APISERVER" --version)"
     pre_cluster
-    grep -q 'event=gpu_preemption mode=verb source=flag' "$E2E_CLUSTER/vgpu-sched.log" ||
-        e2e_fail "vgpu-sched is not in verb mode: $(grep gpu_preemption "$E2E_CLUSTER/vgpu-sched.log")"
-    # The chart's RBAC for verb mode: PDBs are read, pods/eviction is not granted.
-    grep -q 'poddisruptionbudgets' "$E2E_CLUSTER/rbac.yaml" || e2e_fail "verb-mode RBAC lacks PDBs"
-    if grep -q 'pods/eviction' "$E2E_CLUSTER/rbac.yaml"; then e2e_fail "verb-mode RBAC grants pods/eviction"; fi
+    # --gpu-preemption=auto (the default) read the API server's version and chose verb.
+    grep -q 'event=gpu_preemption mode=verb apiserver=1.38' "$E2E_CLUSTER/vgpu-sched.log" ||
+        e2e_fail "vgpu-sched did not choose verb mode: $(grep gpu_preemption "$E2E_CLUSTER/vgpu-sched.log")"
+    grep -q 'poddisruptionbudgets' "$E2E_CLUSTER/rbac.yaml" || e2e_fail "the chart's RBAC lacks PDBs"
 
     # Step 1: fill both nodes, two low pods per card.
     pre_fill
