@@ -546,6 +546,8 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         s->o.threads = 8;
     if (!s->o.max_own_threads)
         s->o.max_own_threads = 4096;
+    if (!s->o.idle_timeout_s)
+        s->o.idle_timeout_s = VS_SERVER_IDLE_TIMEOUT_S;
     pthread_mutex_init(&s->tls_mu, NULL);
     pthread_mutex_init(&s->job_mu, NULL);
     pthread_cond_init(&s->job_cv, NULL);
@@ -571,7 +573,8 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     size_t n = 0;
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->o.idle_timeout_s, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};

@@ -48,10 +48,22 @@ struct vs_server_opts {
     size_t max_body;               /* default 8 MiB */
     unsigned threads;              /* thread pool size, default 8 */
     unsigned max_own_threads; /* own_thread handlers running at once (default 4096); 503 past it */
+    /* Seconds a connection may sit idle (or stall) before the server closes it; 0 =
+     * VS_SERVER_IDLE_TIMEOUT_S. */
+    unsigned idle_timeout_s;
     const struct vs_route *routes;
     size_t n_routes;
     const char *name; /* for logs: "main" / "metrics" */
 };
+
+/* Longer than the 90 s after which Go's HTTP clients (kube-apiserver calling the webhook,
+ * kube-scheduler calling the extender: IdleConnTimeout of k8s.io/apimachinery's transport
+ * defaults) drop an idle keep-alive connection themselves. A server that closes first races the
+ * client reusing that connection: a POST written into it fails with "broken pipe" and is not
+ * retried (not idempotent) — a pod creation refused by the webhook's failurePolicy, a failed
+ * Filter or Bind. With 60 s, an e2e soak whose waves came every 30 s hit it after 72 waves. */
+#define VS_SERVER_IDLE_TIMEOUT_S 120
+_Static_assert(VS_SERVER_IDLE_TIMEOUT_S > 90, "idle timeout must outlast Go clients' 90 s");
 
 struct vs_server;
 

@@ -254,3 +254,56 @@ Test(tls, priority_strings)
         vs_tlsconf_allows(&c, GNUTLS_KX_ECDHE_RSA, GNUTLS_CIPHER_AES_256_CBC, GNUTLS_MAC_SHA1));
     vs_tlsconf_cleanup(&c);
 }
+
+/* A plain keep-alive connection: one GET, then whether the server still answers a second GET on
+ * it after `idle_ms` of silence (1: answered; 0: the server had closed it). */
+static int answers_after_idle(int idle_ms)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)vs_server_port(srv))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    char buf[512];
+    int answered = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1)
+            usleep((useconds_t)idle_ms * 1000);
+        if (send(fd, get, strlen(get), MSG_NOSIGNAL) != (ssize_t)strlen(get))
+            break;
+        ssize_t got = recv(fd, buf, sizeof(buf) - 1, 0);
+        if (got <= 0)
+            break;
+        buf[got] = '\0';
+        cr_assert(strstr(buf, "200") != NULL, "%s", buf);
+        answered = round;
+    }
+    close(fd);
+    return answered;
+}
+
+static void start_plain(unsigned idle_timeout_s)
+{
+    struct vs_server_opts o = {.bind = "127.0.0.1:0",
+                               .threads = 2,
+                               .idle_timeout_s = idle_timeout_s,
+                               .routes = routes,
+                               .n_routes = 1,
+                               .name = "main"};
+    struct vs_errbuf eb = {{0}};
+    srv = vs_server_start(&o, &eb);
+    cr_assert_not_null(srv, "%s", eb.msg);
+}
+
+/* The server closes a connection idle past its timeout (1 s here), and by default keeps it well
+ * past that (VS_SERVER_IDLE_TIMEOUT_S, longer than Go clients' own 90 s; server.h). */
+Test(tls, idle_connection_closed_only_after_the_timeout)
+{
+    start_plain(1);
+    cr_assert_eq(answers_after_idle(3000), 0);
+    vs_server_stop(srv);
+    start_plain(0);
+    cr_assert_eq(answers_after_idle(3000), 1);
+}
