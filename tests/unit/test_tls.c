@@ -40,21 +40,26 @@ static void teardown(void)
 
 TestSuite(tls, .init = setup, .fini = teardown);
 
-static void start(const char *min_version, const char *suites, const char *client_ca)
+/* Starts srv with o and the suite's one route on a free loopback port. */
+static void start_opts(struct vs_server_opts o)
 {
-    struct vs_server_opts o = {.bind = "127.0.0.1:0",
-                               .cert_file = h.cert,
-                               .key_file = h.key,
-                               .client_ca_file = client_ca,
-                               .tls_min_version = min_version,
-                               .tls_cipher_suites = suites,
-                               .threads = 2,
-                               .routes = routes,
-                               .n_routes = 1,
-                               .name = "main"};
+    o.bind = "127.0.0.1:0";
+    o.threads = 2;
+    o.routes = routes;
+    o.n_routes = 1;
+    o.name = "main";
     struct vs_errbuf eb = {{0}};
     srv = vs_server_start(&o, &eb);
     cr_assert_not_null(srv, "%s", eb.msg);
+}
+
+static void start(const char *min_version, const char *suites, const char *client_ca)
+{
+    start_opts((struct vs_server_opts){.cert_file = h.cert,
+                                       .key_file = h.key,
+                                       .client_ca_file = client_ca,
+                                       .tls_min_version = min_version,
+                                       .tls_cipher_suites = suites});
 }
 
 struct probe {
@@ -286,15 +291,7 @@ static int answers_after_idle(int idle_ms)
 
 static void start_plain(unsigned idle_timeout_s)
 {
-    struct vs_server_opts o = {.bind = "127.0.0.1:0",
-                               .threads = 2,
-                               .idle_timeout_s = idle_timeout_s,
-                               .routes = routes,
-                               .n_routes = 1,
-                               .name = "main"};
-    struct vs_errbuf eb = {{0}};
-    srv = vs_server_start(&o, &eb);
-    cr_assert_not_null(srv, "%s", eb.msg);
+    start_opts((struct vs_server_opts){.idle_timeout_s = idle_timeout_s});
 }
 
 /* The server closes a connection idle past its timeout (1 s here), and by default keeps it well
