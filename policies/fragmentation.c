@@ -12,10 +12,10 @@
 
 /* ------------------------------------------------------------------ statistics */
 
-/* Shapes are kept for the process's life and made while a Filter's short-lived memory is all
- * around: one at a time, each would pin a page of the heap that the request's memory leaves
- * free (the soak's RSS grew while new shapes came). They come SHAPE_BLOCK at a time, and a
- * shape without type lists copies no string. */
+/* Shapes are kept for the process's life and made in the middle of a Filter's short-lived
+ * memory: they come SHAPE_BLOCK at a time (one allocation for 64 shapes, not three per shape),
+ * and a shape without type lists copies no string. (Tried as the cause of the soak's early RSS
+ * rise, which it did not change: docs/reliability.md, session 10.) */
 #define SHAPE_BLOCK 64
 struct shape_block {
     struct shape_block *next;
