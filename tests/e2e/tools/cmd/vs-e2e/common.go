@@ -31,7 +31,9 @@ const (
 	annoHandoff = "e2e.vgpu-sched/handoff"
 )
 
-var logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmsgprefix)
+// Milliseconds and below: the burst scenarios read hand-off steps (Bind, Allocate, release)
+// from this log beside vgpu-sched's.
+var logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds|log.Lmsgprefix)
 
 type kubeClient = kubernetes.Interface
 
