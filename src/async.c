@@ -193,16 +193,20 @@ static struct posted_pod *posted_pod_of(struct vs_async *a, const char *key)
     return pp;
 }
 
-/* Caller holds mu. Whether the key (uid, reason, shape) was posted before. */
+/* Caller holds mu. Whether a Warning of the key's pod and reason was posted before, in any
+ * wording: HAMi reports one refusal as several FilteringFailed Events (one per reason word and
+ * a summary), and only the first of them is what the pod's user waits for. */
 static bool posted_has(struct vs_async *a, const char *key)
 {
     struct posted_pod *pp = posted_pod_of(a, key);
     if (!pp)
         return false;
-    const char *rest = key + key_uid_len(key);
-    struct posted *p = NULL;
-    HASH_FIND_STR(pp->keys, rest, p);
-    return p != NULL;
+    const char *reason = key + key_uid_len(key), *bar = strchr(reason + 1, '|');
+    size_t n = bar ? (size_t)(bar - reason) + 1 : strlen(reason); /* "|reason|" */
+    for (struct posted *p = pp->keys; p; p = p->hh.next)
+        if (strncmp(p->key, reason, n) == 0)
+            return true;
+    return false;
 }
 
 static void sweep(struct vs_async *a, time_t now)
@@ -254,20 +258,48 @@ static struct job *take_patch(struct vs_async *a, int slot)
     return NULL;
 }
 
+static void queue_push(struct queue *q, struct job *j)
+{
+    j->next = NULL;
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->len++;
+}
+
+static struct job *queue_pop(struct queue *q)
+{
+    struct job *j = q->head;
+    if (j) {
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->len--;
+        j->next = NULL;
+    }
+    return j;
+}
+
+/* Caller holds mu. A new Warning whose pod and reason were posted while it waited (another
+ * wording of the same refusal, queued with it) is new no more: it goes behind the Normal
+ * Events, so every refused pod's first Warning is out before any pod's second. */
+static void demote_posted(struct vs_async *a)
+{
+    struct job *j;
+    while ((j = a->q[Q_EV_NEW_WARNING].head) && posted_has(a, j->key))
+        queue_push(&a->q[Q_EV_WARNING_AGAIN], queue_pop(&a->q[Q_EV_NEW_WARNING]));
+}
+
 static struct job *take_event(struct vs_async *a, size_t *left)
 {
     *left = 0;
     struct job *j = NULL;
     for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++) {
         struct queue *q = &a->q[c];
-        if (!j && q->head) {
-            j = q->head;
-            q->head = j->next;
-            if (!q->head)
-                q->tail = NULL;
-            q->len--;
-            j->next = NULL;
-        }
+        if (!j)
+            j = queue_pop(q);
         *left += q->len;
     }
     return j;
@@ -295,6 +327,7 @@ static double mono_us(void)
 static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
 {
     *wait_us = 0;
+    demote_posted(a);
     if (!a->q[Q_EV_NEW_WARNING].head && patches_busy(a)) {
         double rest = a->last_event_us + EVENT_BUSY_PACE_US - mono_us();
         if (rest > 0 && (a->q[Q_EV_NORMAL].head || a->q[Q_EV_WARNING_AGAIN].head)) {
@@ -559,7 +592,8 @@ static void ensure_worker(struct vs_async *a, bool event)
     }
 }
 
-/* Events: the class (queue) by kind and by whether the key was posted before. */
+/* Events: the class (queue) by kind and by whether a Warning of the pod and reason was posted
+ * before (demote_posted moves the ones that became so while queued). */
 static void enqueue(struct vs_async *a, struct job *j)
 {
     int c = Q_PATCH;
@@ -567,13 +601,7 @@ static void enqueue(struct vs_async *a, struct job *j)
         c = !j->warning             ? Q_EV_NORMAL
             : posted_has(a, j->key) ? Q_EV_WARNING_AGAIN
                                     : Q_EV_NEW_WARNING;
-    struct queue *q = &a->q[c];
-    if (q->tail)
-        q->tail->next = j;
-    else
-        q->head = j;
-    q->tail = j;
-    q->len++;
+    queue_push(&a->q[c], j);
     ensure_worker(a, j->is_event);
     pthread_cond_broadcast(&a->cv);
 }

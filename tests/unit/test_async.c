@@ -266,12 +266,18 @@ Test(async_order, a_waited_for_pods_patches_jump_the_queue)
     cr_assert_lt(before, 8, "%d of the 20 earlier pods were written before t", before);
 }
 
-static void post(const char *name, const char *uid, const char *type, const char *reason)
+static void post_msg(const char *name, const char *uid, const char *type, const char *reason,
+                     const char *msg)
 {
     json_t *e =
         json_pack("{s:s,s:{s:s},s:{s:s},s:s,s:s,s:s}", "kind", "Event", "metadata", "name", name,
-                  "involvedObject", "uid", uid, "reason", reason, "type", type, "message", "m");
+                  "involvedObject", "uid", uid, "reason", reason, "type", type, "message", msg);
     vs_async_event(as, "default", e);
+}
+
+static void post(const char *name, const char *uid, const char *type, const char *reason)
+{
+    post_msg(name, uid, type, reason, "m");
 }
 
 /* The resourceVersion the fake gave the posted Event `name` (waits for it to be stored). */
@@ -318,6 +324,36 @@ Test(async_order, new_warnings_first_then_normal_then_repeated_warnings)
     cr_assert_lt(posted_rv("n3"), posted_rv("w3"));
     cr_assert_lt(posted_rv("w3"), posted_rv("n4"));
     cr_assert_lt(posted_rv("n4"), posted_rv("w1-again"));
+}
+
+Test(async_order, a_refusals_other_wordings_wait_behind_other_pods_first_warnings)
+{
+    /* HAMi reports one refusal as several FilteringFailed Events (one per reason word, then a
+     * summary). Pod a's three and pod b's two are queued while another Event is on the wire
+     * (300 ms each): b's first goes right after a's first, and the other wordings of both after
+     * the Normal Event queued last. */
+    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 300);
+    post("n0", "uid-x", "Normal", "BindingSucceed");
+    wait_taken();
+    post_msg("a1", "uid-a", "Warning", "FilteringFailed", "1 nodes CardInsufficientMemory(n1)");
+    post_msg("a2", "uid-a", "Warning", "FilteringFailed",
+             "2 nodes CardTimeSlicingExhausted(n1,n2)");
+    post_msg("a3", "uid-a", "Warning", "FilteringFailed", "no available node, 2 nodes do not meet");
+    post_msg("b1", "uid-b", "Warning", "FilteringFailed", "1 nodes CardInsufficientMemory(n2)");
+    post_msg("b2", "uid-b", "Warning", "FilteringFailed", "no available node, 2 nodes do not meet");
+    post("n1", "uid-n", "Normal", "BindingSucceed");
+    cr_assert_gt(posted_rv("b2"), 0); /* the last of them */
+    const char *order[] = {"n0", "a1", "b1", "n1", "a2", "a3", "b2"};
+    for (size_t i = 1; i < sizeof(order) / sizeof(order[0]); i++)
+        cr_assert_lt(posted_rv(order[i - 1]), posted_rv(order[i]), "%s before %s", order[i - 1],
+                     order[i]);
+    /* A later refusal of a in a new wording is a repeated Warning too: it waits behind a
+     * Normal Event queued after it. */
+    post("n2", "uid-y", "Normal", "BindingSucceed");
+    wait_taken();
+    post_msg("a4", "uid-a", "Warning", "FilteringFailed", "3 nodes CardInsufficientCore(n1,n2,n3)");
+    post("n3", "uid-z", "Normal", "BindingSucceed");
+    cr_assert_lt(posted_rv("n3"), posted_rv("a4"));
 }
 
 /* Waits for the fake to hold Event `name` and returns the number of remembered Warning keys
