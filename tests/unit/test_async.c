@@ -230,10 +230,12 @@ static uint64_t pod_rv(const char *pod)
 
 Test(async_order, a_waited_for_pods_patches_jump_the_queue)
 {
-    /* 8 slow patches occupy the 8 workers for 2 s; 20 pods' patches queue behind them, then
-     * t's. A Bind waiting for t moves t's patch to the front: it is written as soon as a worker
-     * frees, before most of the 20 (at most the 7 other freed workers take one each meanwhile;
-     * in queue order it would be the last of the 21). */
+    /* 8 slow patches occupy the 8 workers for 2 s; 20 pods' patches (300 ms each) queue behind
+     * them, then t's. A Bind waiting for t moves t's patch to the front: it is written as soon
+     * as a worker frees, before most of the 20 (the 7 other freed workers' first ones are still
+     * held 300 ms when it lands, unless t's worker is kept off the CPU that long; in queue
+     * order it would be the last of the 21, after at least 16 of them). */
+    vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/q", 300);
     char name[16], uid[16], path[64];
     for (int i = 0; i < 8 + 20 + 1; i++) {
         if (i < 8)
