@@ -288,7 +288,9 @@ vs_random_pods() {
 }
 
 # vs_burst_report SETTLE-JSON TARGET-SECONDS LABEL : prints the settle time and bound pods/s
-# against the target, and fails when a Bind failed for node lock contention (vgpu-sched's log).
+# against the target and the Binds failed for node lock contention (vgpu-sched's log); the
+# scenario asserts that count with vs_burst_no_contention after its other checks, so a failing
+# run still shows them.
 vs_burst_report() {
     local out=$1 target=$2 label=$3 settled bound contended verdict
     settled="$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")"
@@ -297,7 +299,7 @@ vs_burst_report() {
     verdict="met"
     awk -v s="$settled" -v t="$target" 'BEGIN { exit !(s > t) }' && verdict="MISSED"
     e2e_log "burst ($label): settled in ${settled}s (target ${target}s: $verdict), $bound pods bound, $(awk -v b="$bound" -v s="$settled" 'BEGIN { printf "%.1f", (s > 0 ? b / s : 0) }') pods/s, $contended Binds failed for lock contention"
-    e2e_expect_eq "Binds failed for node lock contention" "$contended" 0
+    VS_BURST_CONTENDED=$contended
     # Where the API server's work came from: its request counters by verb and resource (the
     # whole run, set-up included), for reading beside the settle time.
     e2e_kubectl get --raw /metrics 2>/dev/null | grep '^apiserver_request_total{' |
@@ -305,6 +307,11 @@ vs_burst_report() {
                 s/.*resource="([^"]*)".*verb="([^"]*)".*\} ([0-9]+)$/\3 \2 \1/' |
         awk '$1 ~ /^[0-9]+$/ { n[$2 " " $3 " " $4] += $1 } END { for (k in n) print n[k], k }' |
         sort -rn >"$E2E_CLUSTER/apiserver-requests.txt" || true
+}
+
+# vs_burst_no_contention : no Bind failed for node lock contention (counted by vs_burst_report).
+vs_burst_no_contention() {
+    e2e_expect_eq "Binds failed for node lock contention" "${VS_BURST_CONTENDED:-unknown}" 0
 }
 
 # vs_bound_at_least N NS : at least N pods of NS have a node.

@@ -50,4 +50,5 @@ scenario_burst_large() {
         e2e_fail "capacity check failed"
     }
     e2e_log "capacity: no card over-committed, vgpu-sched metrics agree (table in capacity.txt)"
+    vs_burst_no_contention
 }
