@@ -325,10 +325,13 @@ CURL *vs_kube_handle_get(struct vs_kube *k)
 {
     CURL *h = NULL;
     pthread_mutex_lock(&k->pool_mu);
-    if (k->n_pool > 0)
+    if (k->n_pool > 0) {
         h = k->pool[--k->n_pool];
+    } else if ((h = curl_easy_init()) && k->n_owned < POOL_MAX) {
+        k->owned[k->n_owned++] = h; /* one of the first POOL_MAX: pooled for good */
+    }
     pthread_mutex_unlock(&k->pool_mu);
-    return h ? h : curl_easy_init();
+    return h;
 }
 
 void vs_kube_handle_put(struct vs_kube *k, CURL *h)
@@ -337,13 +340,16 @@ void vs_kube_handle_put(struct vs_kube *k, CURL *h)
         return;
     curl_easy_reset(h); /* drops every pointer into our buffers, keeps the connections */
     pthread_mutex_lock(&k->pool_mu);
-    if (k->n_pool < POOL_MAX) {
-        k->pool[k->n_pool++] = h;
-        h = NULL;
+    for (int i = 0; i < k->n_owned; i++) {
+        if (k->owned[i] == h) {
+            k->pool[k->n_pool++] = h;
+            h = NULL;
+            break;
+        }
     }
     pthread_mutex_unlock(&k->pool_mu);
     if (h)
-        curl_easy_cleanup(h);
+        curl_easy_cleanup(h); /* made while every owned handle was out: this request's only */
 }
 
 void vs_kube_free_headers(struct curl_slist *l)

@@ -16,7 +16,13 @@
 #include "err.h"
 #include "kube_internal.h"
 
-#define POOL_MAX 8 /* idle curl handles kept for connection reuse */
+/* The client owns the first POOL_MAX curl handles it makes and keeps them (and their
+ * connections) for good; a handle made while all of them are out serves one request and is
+ * cleaned up. Keeping the first ones rather than whichever comes back first means the
+ * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
+ * once at start and never re-made among a burst's short-lived memory, where its chunks would
+ * keep pages resident after the burst is freed (docs/reliability.md, session 12). */
+#define POOL_MAX 8
 
 /* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
 enum vs_kube_verb {
@@ -44,8 +50,10 @@ struct vs_kube {
 
     struct vs_kube_limiter lim;
 
-    pthread_mutex_t pool_mu; /* guards pool and n_pool */
-    CURL *pool[POOL_MAX];
+    pthread_mutex_t pool_mu; /* guards owned, n_owned, pool and n_pool */
+    CURL *owned[POOL_MAX];   /* the handles kept for good, idle or out */
+    int n_owned;
+    CURL *pool[POOL_MAX]; /* the idle ones among them */
     int n_pool;
 
     /* Counters, updated and read with __atomic builtins. */

@@ -2,6 +2,7 @@
  * and Status error mapping with exact messages, Retry-After, token-file rotation after a 401,
  * TLS material in memory, and query escaping. Never asserts wall time. */
 #include "kubetest.h"
+#include "kube_http.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* requests                                                                                   */
@@ -286,6 +287,41 @@ Test(request, new_rejects_bad_server)
     cr_assert_null(vs_kube_new(&cfg, NULL, &eb));
     cr_assert_str_eq(eb.msg, "token file /nonexistent/token: No such file or directory");
     vs_kube_free(NULL);
+}
+
+/* The first POOL_MAX handles are kept for good, whichever order they come back in; a handle made
+ * while they are all out is cleaned up when it comes back (the old pool kept the first ones
+ * returned, so a burst's extra handles replaced the long-lived ones). */
+Test(request, pool_keeps_the_first_handles_made)
+{
+    struct vs_kube_config cfg = {.server = "http://127.0.0.1:1"};
+    struct vs_errbuf eb = {{0}};
+    struct vs_kube *k = vs_kube_new(&cfg, NULL, &eb);
+    cr_assert_not_null(k, "%s", eb.msg);
+    enum { N = POOL_MAX + 4 };
+    CURL *h[N];
+    for (int i = 0; i < N; i++)
+        cr_assert_not_null(h[i] = vs_kube_handle_get(k));
+    for (int i = N - 1; i >= 0; i--) /* the extra ones come back first */
+        vs_kube_handle_put(k, h[i]);
+    cr_assert_eq(k->n_owned, POOL_MAX);
+    cr_assert_eq(k->n_pool, POOL_MAX);
+    CURL *g[POOL_MAX];
+    for (int i = 0; i < POOL_MAX; i++) {
+        g[i] = vs_kube_handle_get(k);
+        cr_assert_eq(g[i], h[i], "get %d: not the %d-th handle made", i, i);
+    }
+    CURL *extra = vs_kube_handle_get(k); /* all owned ones are out: a new one */
+    cr_assert_not_null(extra);
+    for (int i = 0; i < POOL_MAX; i++)
+        cr_assert_neq(extra, g[i]);
+    vs_kube_handle_put(k, extra);
+    cr_assert_eq(k->n_pool, 0);
+    for (int i = 0; i < POOL_MAX; i++)
+        vs_kube_handle_put(k, g[i]);
+    cr_assert_eq(k->n_pool, POOL_MAX);
+    cr_assert_eq(k->n_owned, POOL_MAX);
+    vs_kube_free(k);
 }
 
 /* ------------------------------------------------------------------------------------------ */
