@@ -1,8 +1,9 @@
 /* kube_watch: WATCH streams (spec/k8s-protocols.md §5): the incremental decoder of
  * newline-delimited events (split anywhere, one event capped at VS_WATCH_MAX_EVENT) and one
- * watch request run on a private multi handle so a stop flag ends even an idle stream. */
+ * watch request run on the thread's own multi handle so a stop flag ends even an idle stream. */
 #include <curl/curl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,21 +192,53 @@ static size_t on_watch_data(char *p, size_t sz, size_t nm, void *ud)
     return w->dec_rc == VS_OK ? n : 0;
 }
 
-/* Runs the transfer on a private multi handle so *stop is looked at every STOP_POLL_MS even
+/* Each thread that watches keeps one multi handle for good (cleaned up when the thread exits),
+ * so a watch that ends at its timeoutSeconds leaves its connection in that multi's cache and the
+ * next watch of the same informer reuses it. A multi made per watch closed the connection with
+ * it: every watch restart (each 5-10 minutes per informer) made a new TLS connection, whose
+ * ~500 small OpenSSL allocations then sat among a burst's short-lived memory and kept its pages
+ * resident (docs/reliability.md, session 12). */
+static pthread_key_t watch_multi_key;
+static pthread_once_t watch_multi_once = PTHREAD_ONCE_INIT;
+static bool watch_multi_keyed;
+
+static void watch_multi_free(void *m)
+{
+    curl_multi_cleanup(m);
+}
+
+static void watch_multi_key_make(void)
+{
+    watch_multi_keyed = pthread_key_create(&watch_multi_key, watch_multi_free) == 0;
+}
+
+/* The calling thread's multi handle, made on first use; NULL when out of memory. */
+static CURLM *watch_multi(void)
+{
+    pthread_once(&watch_multi_once, watch_multi_key_make);
+    if (!watch_multi_keyed)
+        return NULL;
+    CURLM *m = pthread_getspecific(watch_multi_key);
+    if (!m && (m = curl_multi_init()) && pthread_setspecific(watch_multi_key, m) != 0) {
+        curl_multi_cleanup(m);
+        m = NULL;
+    }
+    return m;
+}
+
+/* Runs the transfer on the thread's multi handle so *stop is looked at every STOP_POLL_MS even
  * when the stream is idle. Returns the transfer's result; *was_stopped when *stop ended it. */
 static CURLcode run_stoppable(CURL *h, volatile int *stop, bool *was_stopped)
 {
-    CURLM *m = curl_multi_init();
+    CURLM *m = watch_multi();
     CURLcode cc = CURLE_OK;
     int running = 1;
 
     *was_stopped = false;
     if (!m)
         return CURLE_OUT_OF_MEMORY;
-    if (curl_multi_add_handle(m, h) != CURLM_OK) {
-        curl_multi_cleanup(m);
+    if (curl_multi_add_handle(m, h) != CURLM_OK)
         return CURLE_FAILED_INIT;
-    }
     for (;;) {
         if (curl_multi_perform(m, &running) != CURLM_OK) {
             cc = CURLE_RECV_ERROR;
@@ -228,8 +261,7 @@ static CURLcode run_stoppable(CURL *h, volatile int *stop, bool *was_stopped)
             break;
         }
     }
-    curl_multi_remove_handle(m, h);
-    curl_multi_cleanup(m);
+    curl_multi_remove_handle(m, h); /* a stream cut short closes its connection */
     return cc;
 }
 

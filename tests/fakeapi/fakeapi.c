@@ -141,6 +141,8 @@ struct vs_fakeapi {
     bool quiet;
     bool no_request_log;
 
+    unsigned connections; /* TCP connections accepted, read and written with __atomic builtins */
+
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
     bool stopping;
@@ -1674,6 +1676,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return dispatch(cls, c, url, method, r);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)c;
+    (void)socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        __atomic_add_fetch(&((struct vs_fakeapi *)cls)->connections, 1, __ATOMIC_RELAXED);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -1754,13 +1765,15 @@ struct vs_fakeapi *vs_fakeapi_start(const struct vs_fakeapi_opts *o)
     if (tls)
         api->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, api, MHD_OPTION_SOCK_ADDR,
                                   (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                                  NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
+                                  NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, api,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
                                   MHD_OPTION_HTTPS_MEM_CERT, api->cert_pem,
                                   MHD_OPTION_HTTPS_MEM_KEY, api->key_pem, MHD_OPTION_END);
     else
         api->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, api, MHD_OPTION_SOCK_ADDR,
                                   (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                                  NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
+                                  NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, api,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
                                   MHD_OPTION_END);
     if (!api->d) {
         warn(api, "cannot start the daemon on 127.0.0.1:%d", o->port);
@@ -1951,6 +1964,11 @@ static int live_watchers(struct vs_fakeapi *api)
         if (!w->ending && w->gen == api->drop_gen)
             n++;
     return n;
+}
+
+unsigned vs_fakeapi_connections(struct vs_fakeapi *api)
+{
+    return __atomic_load_n(&api->connections, __ATOMIC_RELAXED);
 }
 
 int vs_fakeapi_watchers(struct vs_fakeapi *api)

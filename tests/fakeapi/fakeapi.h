@@ -52,6 +52,8 @@ uint64_t vs_fakeapi_rv(struct vs_fakeapi *api);
  * "*" for any. */
 unsigned vs_fakeapi_count(struct vs_fakeapi *api, const char *method, const char *path_prefix);
 void vs_fakeapi_reset_counts(struct vs_fakeapi *api);
+/* TCP connections accepted so far. */
+unsigned vs_fakeapi_connections(struct vs_fakeapi *api);
 /* Open watch streams that have not been dropped or ended. */
 int vs_fakeapi_watchers(struct vs_fakeapi *api);
 /* Waits until at least n watch streams are open; false after timeout_ms. */

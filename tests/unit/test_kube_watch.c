@@ -141,6 +141,29 @@ Test(watch, bookmarks_advance_the_resource_version, .timeout = 30)
     vs_fakeapi_stop(api);
 }
 
+/* A watch that ends at its timeoutSeconds leaves its connection to the thread's next watch (a
+ * multi handle made per watch closed it, so every restart made a new TLS connection). */
+Test(watch, the_next_watch_reuses_the_connection, .timeout = 30)
+{
+    struct vs_fakeapi_opts o = {.quiet = true, .bookmark_ms = 50};
+    struct vs_fakeapi *api = fake(&o);
+    struct vs_kube *k = client(api, NULL, NULL);
+    struct vs_errbuf eb = {{0}};
+
+    unsigned before = vs_fakeapi_connections(api);
+    for (int i = 0; i < 3; i++) {
+        char *rvs = NULL;
+        cr_assert_eq(vs_kube_watch(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL, &eb),
+                     VS_OK, "%s", eb.msg);
+        free(rvs);
+        cr_assert_eq(vs_fakeapi_connections(api), before + 1, "after watch %d: %u connections",
+                     i + 1, vs_fakeapi_connections(api) - before);
+    }
+    cr_assert_eq(vs_fakeapi_count(api, "WATCH", "/api/v1/pods"), 3);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
 static void expect_gone(bool as_event)
 {
     struct vs_fakeapi *api = fake(NULL);
