@@ -140,11 +140,17 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
                             const char *body, json_t **out, struct vs_kube_raw *raw,
                             struct vs_errbuf *eb);
 
-/* vs_kube_watch that also counts the events decoded (bookmarks included) into *events_out. */
+/* vs_kube_watch that also counts the events decoded (bookmarks included) into *events_out,
+ * and runs on the caller's curl multi handle *multi (made on first use; the caller frees it
+ * with curl_multi_cleanup and uses it from one thread at a time). A watch that ends cleanly
+ * leaves its connection in that multi for the next watch; a multi made per watch (multi NULL)
+ * closes it, so every restart of a long-running watch would make a new TLS connection, whose
+ * ~500 small OpenSSL allocations then sit among a burst's short-lived memory and keep its pages
+ * resident (docs/reliability.md, session 12). */
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, volatile int *stop, uint64_t *events_out,
-                                  struct vs_errbuf *eb);
+                                  void *ctx, volatile int *stop, CURLM **multi,
+                                  uint64_t *events_out, struct vs_errbuf *eb);
 
 #endif

@@ -72,6 +72,7 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
     bool need_list = true;
     int watch_failures = 0;
     char *rv = NULL;
+    CURLM *multi = NULL; /* the watches' connection outlives each watch (vs_kube_watch_counted) */
 
     bo.seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&bo ^ (unsigned)(uintptr_t)pthread_self();
     while (!vs_kube_stopped(stop)) {
@@ -102,7 +103,7 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
         uint64_t events = 0;
         double t0 = vs_kube_now();
         enum vs_err rc = vs_kube_watch_counted(k, path, label_selector, &rv, timeout_s,
-                                               informer_event, &in, stop, &events, &eb);
+                                               informer_event, &in, stop, &multi, &events, &eb);
         if (vs_kube_stopped(stop))
             break;
         if (events > 0) {
@@ -130,5 +131,7 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
             need_list = true;
         backoff_sleep(&bo, stop);
     }
+    if (multi)
+        curl_multi_cleanup(multi);
     free(rv);
 }

@@ -1,9 +1,8 @@
 /* kube_watch: WATCH streams (spec/k8s-protocols.md §5): the incremental decoder of
  * newline-delimited events (split anywhere, one event capped at VS_WATCH_MAX_EVENT) and one
- * watch request run on the thread's own multi handle so a stop flag ends even an idle stream. */
+ * watch request run on a multi handle so a stop flag ends even an idle stream. */
 #include <curl/curl.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,53 +191,26 @@ static size_t on_watch_data(char *p, size_t sz, size_t nm, void *ud)
     return w->dec_rc == VS_OK ? n : 0;
 }
 
-/* Each thread that watches keeps one multi handle for good (cleaned up when the thread exits),
- * so a watch that ends at its timeoutSeconds leaves its connection in that multi's cache and the
- * next watch of the same informer reuses it. A multi made per watch closed the connection with
- * it: every watch restart (each 5-10 minutes per informer) made a new TLS connection, whose
- * ~500 small OpenSSL allocations then sat among a burst's short-lived memory and kept its pages
- * resident (docs/reliability.md, session 12). */
-static pthread_key_t watch_multi_key;
-static pthread_once_t watch_multi_once = PTHREAD_ONCE_INIT;
-static bool watch_multi_keyed;
-
-static void watch_multi_free(void *m)
+/* Runs the transfer on a multi handle so *stop is looked at every STOP_POLL_MS even when the
+ * stream is idle: the caller's *keep (made here on first use) or, when keep is NULL, one for
+ * this transfer only, which closes the connection with it. Returns the transfer's result;
+ * *was_stopped when *stop ended it. */
+static CURLcode run_stoppable(CURL *h, CURLM **keep, volatile int *stop, bool *was_stopped)
 {
-    curl_multi_cleanup(m);
-}
-
-static void watch_multi_key_make(void)
-{
-    watch_multi_keyed = pthread_key_create(&watch_multi_key, watch_multi_free) == 0;
-}
-
-/* The calling thread's multi handle, made on first use; NULL when out of memory. */
-static CURLM *watch_multi(void)
-{
-    pthread_once(&watch_multi_once, watch_multi_key_make);
-    if (!watch_multi_keyed)
-        return NULL;
-    CURLM *m = pthread_getspecific(watch_multi_key);
-    if (!m && (m = curl_multi_init()) && pthread_setspecific(watch_multi_key, m) != 0) {
-        curl_multi_cleanup(m);
-        m = NULL;
-    }
-    return m;
-}
-
-/* Runs the transfer on the thread's multi handle so *stop is looked at every STOP_POLL_MS even
- * when the stream is idle. Returns the transfer's result; *was_stopped when *stop ended it. */
-static CURLcode run_stoppable(CURL *h, volatile int *stop, bool *was_stopped)
-{
-    CURLM *m = watch_multi();
+    CURLM *m = keep ? *keep : NULL;
     CURLcode cc = CURLE_OK;
     int running = 1;
 
     *was_stopped = false;
-    if (!m)
+    if (!m && !(m = curl_multi_init()))
         return CURLE_OUT_OF_MEMORY;
-    if (curl_multi_add_handle(m, h) != CURLM_OK)
+    if (keep)
+        *keep = m;
+    if (curl_multi_add_handle(m, h) != CURLM_OK) {
+        if (!keep)
+            curl_multi_cleanup(m);
         return CURLE_FAILED_INIT;
+    }
     for (;;) {
         if (curl_multi_perform(m, &running) != CURLM_OK) {
             cc = CURLE_RECV_ERROR;
@@ -262,14 +234,16 @@ static CURLcode run_stoppable(CURL *h, volatile int *stop, bool *was_stopped)
         }
     }
     curl_multi_remove_handle(m, h); /* a stream cut short closes its connection */
+    if (!keep)
+        curl_multi_cleanup(m);
     return cc;
 }
 
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, volatile int *stop, uint64_t *events_out,
-                                  struct vs_errbuf *eb)
+                                  void *ctx, volatile int *stop, CURLM **multi,
+                                  uint64_t *events_out, struct vs_errbuf *eb)
 {
     char who[320];
     bool auth_retried = false;
@@ -336,7 +310,7 @@ enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const cha
         if (timeout_s > 0)
             curl_easy_setopt(w.h, CURLOPT_TIMEOUT, (long)(timeout_s + WATCH_GRACE_S));
 
-        cc = run_stoppable(w.h, stop, &was_stopped);
+        cc = run_stoppable(w.h, multi, stop, &was_stopped);
         __atomic_add_fetch(&k->requests, 1, __ATOMIC_RELAXED);
         curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &status);
         vs_kube_free_headers(hdrs);
@@ -393,5 +367,5 @@ enum vs_err vs_kube_watch(struct vs_kube *k, const char *path, const char *label
                           volatile int *stop, struct vs_errbuf *eb)
 {
     return vs_kube_watch_counted(k, path, label_selector, rv_io, timeout_s, on_event, ctx, stop,
-                                 NULL, eb);
+                                 NULL, NULL, eb);
 }

@@ -2,6 +2,7 @@
  * event, stop, dropped streams) and the incremental event decoder fed split anywhere. Waits for
  * asynchronous effects with generous deadlines; never asserts wall time. */
 #include "kubetest.h"
+#include "kube_http.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* WATCH                                                                                      */
@@ -141,25 +142,36 @@ Test(watch, bookmarks_advance_the_resource_version, .timeout = 30)
     vs_fakeapi_stop(api);
 }
 
-/* A watch that ends at its timeoutSeconds leaves its connection to the thread's next watch (a
- * multi handle made per watch closed it, so every restart made a new TLS connection). */
+/* A watch that ends at its timeoutSeconds leaves its connection in the caller's multi handle
+ * for the next watch (the informer's case); without one, each watch makes its own connection. */
 Test(watch, the_next_watch_reuses_the_connection, .timeout = 30)
 {
     struct vs_fakeapi_opts o = {.quiet = true, .bookmark_ms = 50};
     struct vs_fakeapi *api = fake(&o);
     struct vs_kube *k = client(api, NULL, NULL);
     struct vs_errbuf eb = {{0}};
+    CURLM *multi = NULL;
 
     unsigned before = vs_fakeapi_connections(api);
     for (int i = 0; i < 3; i++) {
         char *rvs = NULL;
-        cr_assert_eq(vs_kube_watch(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL, &eb),
+        cr_assert_eq(vs_kube_watch_counted(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL,
+                                           &multi, NULL, &eb),
                      VS_OK, "%s", eb.msg);
         free(rvs);
         cr_assert_eq(vs_fakeapi_connections(api), before + 1, "after watch %d: %u connections",
                      i + 1, vs_fakeapi_connections(api) - before);
     }
-    cr_assert_eq(vs_fakeapi_count(api, "WATCH", "/api/v1/pods"), 3);
+    cr_assert_not_null(multi);
+    curl_multi_cleanup(multi);
+    for (int i = 0; i < 2; i++) { /* no multi kept: a connection per watch */
+        char *rvs = NULL;
+        cr_assert_eq(vs_kube_watch(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL, &eb), VS_OK,
+                     "%s", eb.msg);
+        free(rvs);
+    }
+    cr_assert_eq(vs_fakeapi_connections(api), before + 3);
+    cr_assert_eq(vs_fakeapi_count(api, "WATCH", "/api/v1/pods"), 5);
     vs_kube_free(k);
     vs_fakeapi_stop(api);
 }
