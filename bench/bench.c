@@ -680,7 +680,7 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
                             &fr))
             die("filter: out of memory");
         vs_filter_result_cleanup(&fr);
-        vs_store_unreserve(s, pod.uid, NULL);
+        vs_store_unreserve(s, pod.uid, 0);
         vs_pod_cleanup(&pod);
         vs_frag_stats_free(frag);
         free_names(names, o->nodes);
@@ -817,7 +817,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     for (long i = -WARMUP; i < o->iters; i++) {
         int slot = (int)((i + WARMUP) % RING);
         if (held[slot])
-            vs_store_unreserve(s, uids[slot], NULL);
+            vs_store_unreserve(s, uids[slot], 0);
         held[slot] = false;
         pod->uid = uids[slot];
         struct vs_filter_result r;
@@ -847,7 +847,7 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     }
     for (int k = 0; k < RING; k++)
         if (held[k])
-            vs_store_unreserve(s, uids[k], NULL);
+            vs_store_unreserve(s, uids[k], 0);
     pod->uid = own_uid;
     vs_frag_stats_free(frag);
     free(held);

@@ -96,7 +96,7 @@ struct job {
     void (*build_free)(void *ctx);
     char *uid;
     char *path;
-    char *alloc;
+    uint64_t reservation; /* the Filter decision the patch writes (on_failed) */
     json_t *body;
     struct job *next;
 };
@@ -114,7 +114,7 @@ struct state {
 
 struct vs_async {
     struct vs_kube *k;
-    void (*on_failed)(void *ctx, const char *uid, const char *alloc);
+    void (*on_failed)(void *ctx, const char *uid, uint64_t reservation);
     void *ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -143,7 +143,6 @@ static void job_free(struct job *j)
     free(j->key);
     free(j->uid);
     free(j->path);
-    free(j->alloc);
     json_decref(j->body);
     free(j);
 }
@@ -440,7 +439,7 @@ static void *worker(void *arg)
                    j->is_event ? "event_post_failed" : "pod_patch_failed", "path=%s error=%s",
                    j->path, vs_log_quote(eb.msg, qt, sizeof(qt)));
             if (!j->is_event && j->uid && a->on_failed)
-                a->on_failed(a->ctx, j->uid, j->alloc);
+                a->on_failed(a->ctx, j->uid, j->reservation);
         }
         if (events) {
             /* The pace bounds the rate, not the gap: a slow POST counts toward it. */
@@ -486,7 +485,7 @@ static void *worker(void *arg)
 
 struct vs_async *
 vs_async_new(struct vs_kube *k,
-             void (*on_patch_failed)(void *ctx, const char *uid, const char *alloc), void *ctx)
+             void (*on_patch_failed)(void *ctx, const char *uid, uint64_t reservation), void *ctx)
 {
     struct vs_async *a = calloc(1, sizeof(*a));
     if (!a)
@@ -607,7 +606,7 @@ static void enqueue(struct vs_async *a, struct job *j)
 }
 
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
-                               const char *alloc)
+                               uint64_t reservation)
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j) {
@@ -616,9 +615,9 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
     }
     j->uid = strdup(uid);
     j->path = strdup(path);
-    j->alloc = strdup(alloc ? alloc : "");
+    j->reservation = reservation;
     j->body = patch;
-    if (!j->uid || !j->path || !j->alloc) {
+    if (!j->uid || !j->path) {
         job_free(j);
         return VS_ERR_NOMEM;
     }

@@ -15,21 +15,21 @@
 
 struct vs_async;
 
-/* on_patch_failed(ctx, uid, alloc) runs on the worker when a pod patch failed (the caller
- * drops the reservation). */
+/* on_patch_failed(ctx, uid, reservation) runs on the worker when a pod patch failed (the caller
+ * drops that reservation). */
 struct vs_async *
 vs_async_new(struct vs_kube *k,
-             void (*on_patch_failed)(void *ctx, const char *uid, const char *alloc), void *ctx);
+             void (*on_patch_failed)(void *ctx, const char *uid, uint64_t reservation), void *ctx);
 /* Stops the workers (a patch in progress finishes; on_patch_failed is not called after this
  * returns); vs_async_forget still works. vs_async_free stops them too. */
 void vs_async_stop(struct vs_async *a);
 void vs_async_free(struct vs_async *a); /* drains nothing: pending jobs are dropped */
 
 /* Queues a merge patch of path for pod uid. Takes ownership of patch (also on failure): the
- * caller must not touch it afterwards. `alloc` is the allocation string the patch writes (for
- * on_patch_failed). */
+ * caller must not touch it afterwards. `reservation` names the Filter decision the patch
+ * writes (vs_filter_result.reservation, handed to on_patch_failed). */
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
-                               const char *alloc);
+                               uint64_t reservation);
 /* Pod uid was deleted: its patch state (kept STATE_TTL for a Bind that asks for the patch's
  * outcome) is dropped now, or when its last queued patch is done, so the states never outnumber
  * the pods that exist plus those deleted in the last STATE_TTL whose patches were still queued.

@@ -556,7 +556,7 @@ static void filter_preempt(struct vs_app *a, const struct vs_pod *pod, const cha
             break;
         }
         /* Refused or failed: give the capacity back and try the next node. */
-        vs_store_unreserve(a->store, pod->uid, plan.alloc);
+        vs_store_unreserve(a->store, pod->uid, plan.reservation);
         char q[VS_ERRBUF_SIZE + 8];
         vs_log(VS_LOG_WARN, "preempt_eviction_failed", "pod=%s/%s node=%s error=%s", pod->ns,
                pod->name, plan.node, vs_log_quote(eb.msg, q, sizeof(q)));
@@ -706,12 +706,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     char *path = pod_path(fa.pod.ns, fa.pod.name);
     enum vs_err qerr = VS_ERR_NOMEM;
     if (patch && path)
-        qerr = vs_async_patch_pod(a->async, fa.pod.uid, path, patch, alloc); /* takes ownership */
+        qerr =
+            vs_async_patch_pod(a->async, fa.pod.uid, path, patch, r.reservation); /* owns patch */
     else
         json_decref(patch);
     patch = NULL;
     if (qerr) {
-        vs_store_unreserve(a->store, fa.pod.uid, alloc);
+        vs_store_unreserve(a->store, fa.pod.uid, r.reservation);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
     } else {
         outcome = VS_FILTER_SCHEDULED;
@@ -1267,7 +1268,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     t_get = mono();
     if (err) {
         if (err == VS_ERR_NOTFOUND && *uid)
-            vs_store_unreserve(a->store, uid, NULL);
+            vs_store_unreserve(a->store, uid, 0);
         snprintf(msg, sizeof(msg), "get pod %s/%s: %s", ns, name, eb.msg);
         goto fail;
     }
@@ -1484,8 +1485,8 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     resp->body = rc.out;
 }
 
-void vs_ext_patch_failed(void *ctx, const char *uid, const char *alloc)
+void vs_ext_patch_failed(void *ctx, const char *uid, uint64_t reservation)
 {
     struct vs_app *a = ctx;
-    vs_store_unreserve(a->store, uid, alloc);
+    vs_store_unreserve(a->store, uid, reservation);
 }

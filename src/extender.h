@@ -96,6 +96,6 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
                               size_t n_pdbs);
 
 /* Drops a reservation whose pod patch failed (async callback). */
-void vs_ext_patch_failed(void *app, const char *uid, const char *alloc);
+void vs_ext_patch_failed(void *app, const char *uid, uint64_t reservation);
 
 #endif

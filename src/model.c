@@ -43,6 +43,7 @@ struct vs_model {
     size_t n_qobjs;
     size_t n_present;
     size_t n_reservations;
+    uint64_t resv_seq;         /* the last vs_podent.resv_id handed out */
     struct vs_podent *unbound; /* pods that may still expire */
     int32_t memory_factor;
     struct res_slot *res; /* accounted pods, open addressing by uid hash (see res_slot) */
@@ -1131,6 +1132,7 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     if (!pe)
         return VS_ERR_NOMEM;
     pe->reservation = true;
+    pe->resv_id = ++m->resv_seq;
     pe->filtered_at = now;
     char *alloc = vs_annot_format_devices(devs);
     bool formatted = alloc != NULL;

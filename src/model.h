@@ -102,6 +102,8 @@ struct vs_podent {
     struct vs_node *on;            /* node entry the usage is applied to */
     struct vs_podent *prev, *next; /* list of pods on `on` */
     uint64_t alloc_fp; /* vs_model_alloc_fp of the allocation string the usage came from */
+    uint64_t resv_id;  /* which vs_model_reserve made it (unique in the model; 0: from the API):
+                        * a failed patch of an earlier, identical decision must not drop it */
 };
 
 struct vs_node {

@@ -88,8 +88,9 @@ struct vs_filter_result {
     char *error;  /* pod-level problem no node could fix (bad annotation or quantity) */
     struct vs_node_fit *nodes; /* one per candidate, in candidate order */
     size_t n;
-    long best;        /* index into nodes of the chosen node, -1 when none fits */
-    bool any_regular; /* a regular container asks for a GPU (Bind takes the node lock) */
+    long best;            /* index into nodes of the chosen node, -1 when none fits */
+    bool any_regular;     /* a regular container asks for a GPU (Bind takes the node lock) */
+    uint64_t reservation; /* vs_store_filter: the vs_podent.resv_id its commit made */
     /* namespace quota usage the decision relied on (compared at commit) */
     bool quota_checked;
     int64_t quota_mem_used;

@@ -906,6 +906,8 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
         err = vs_sched_commit(s->model, pod, r, now, &eb);
+        if (err == VS_OK)
+            r->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
         pthread_rwlock_unlock(&s->mu);
         if (err != VS_ERR_CONFLICT)
             return err;
@@ -995,7 +997,6 @@ void vs_store_plan_cleanup(struct vs_store_plan *p)
     }
     free(p->victims);
     free(p->node);
-    free(p->alloc);
     memset(p, 0, sizeof(*p));
 }
 
@@ -1004,8 +1005,7 @@ static enum vs_err plan_copy(const struct vs_preempt_plan *pl, struct vs_store_p
     memset(out, 0, sizeof(*out));
     out->node = strdup(pl->node);
     out->victims = calloc(pl->n ? pl->n : 1, sizeof(*out->victims));
-    out->alloc = vs_annot_format_devices(&pl->fit.nodes[0].devs);
-    if (!out->node || !out->victims || !out->alloc)
+    if (!out->node || !out->victims)
         return VS_ERR_NOMEM;
     for (size_t i = 0; i < pl->n; i++) {
         struct vs_store_victim *v = &out->victims[out->n++];
@@ -1053,6 +1053,8 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
         err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
+        if (err == VS_OK)
+            out->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
         pthread_rwlock_unlock(&s->mu);
         vs_preempt_plans_free(plans, np);
         if (err == VS_OK) {
@@ -1066,11 +1068,11 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
     }
 }
 
-void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc)
+void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation)
 {
     pthread_rwlock_wrlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    bool freed = pe && pe->reservation && (!alloc || pe->alloc_fp == vs_model_alloc_fp(alloc));
+    bool freed = pe && pe->reservation && (!reservation || pe->resv_id == reservation);
     if (freed)
         vs_model_remove_pod(s->model, uid);
     pthread_rwlock_unlock(&s->mu);

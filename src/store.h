@@ -87,7 +87,7 @@ struct vs_store_plan {
     char *node;
     struct vs_store_victim *victims;
     size_t n;
-    char *alloc; /* the devices held for the preemptor on node */
+    uint64_t reservation; /* the vs_podent.resv_id of what is held for the preemptor on node */
 };
 void vs_store_plan_cleanup(struct vs_store_plan *p);
 
@@ -99,8 +99,11 @@ void vs_store_plan_cleanup(struct vs_store_plan *p);
 enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                              size_t n, const struct vs_sched_opts *o, int64_t now,
                              struct vs_store_plan *out, bool *found);
-/* Drops the pod's reservation if it is still the unconfirmed one with allocation `alloc`. */
-void vs_store_unreserve(struct vs_store *s, const char *uid, const char *alloc);
+/* Drops the pod's reservation if it is still unconfirmed and is the one Filter's commit named
+ * `reservation` (vs_filter_result.reservation, vs_store_plan.reservation); 0 = whichever. A
+ * later Filter of the same pod may make an identical decision (same node, same cards), so the
+ * allocation string does not tell an earlier decision's failed patch from the current one. */
+void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
 
 enum vs_reservation_state {
     VS_RES_OK,

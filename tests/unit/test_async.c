@@ -6,6 +6,7 @@
 #include "kube.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,8 +108,7 @@ static void patch(const char *uid, const char *name)
 {
     char path[128];
     snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", name);
-    cr_assert_eq(vs_async_patch_pod(as, uid, path, json_pack("{s:{}}", "metadata"), "alloc"),
-                 VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, uid, path, json_pack("{s:{}}", "metadata"), 1), VS_OK);
 }
 
 Test(async, deleted_pods_patch_states_are_dropped)
@@ -200,9 +200,9 @@ Test(async_order, patches_of_other_pods_overlap_and_one_pods_stay_in_order)
     vs_fakeapi_delay(api, "PATCH", "/api/v1/namespaces/default/pods/p0", 3000);
     const char *p0 = "/api/v1/namespaces/default/pods/p0",
                *p1 = "/api/v1/namespaces/default/pods/p1";
-    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), "a"), VS_OK);
-    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), "a"), VS_OK);
-    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), 1), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), 1), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), 1), VS_OK);
     struct vs_errbuf eb;
     cr_assert_eq(vs_async_wait(as, "u1", 20000, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(annot_of("p1"), "one");
@@ -252,7 +252,7 @@ Test(async_order, a_waited_for_pods_patches_jump_the_queue)
         snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", name);
         if (i < 8)
             vs_fakeapi_delay(api, "PATCH", path, 2000);
-        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), 1), VS_OK);
     }
     struct vs_errbuf eb;
     cr_assert_eq(vs_async_wait(as, "u-t", 20000, &eb), VS_OK, "%s", eb.msg);
@@ -411,7 +411,7 @@ Test(async_order, normal_events_slow_down_while_patches_are_pending)
                *ev = "/api/v1/namespaces/default/events";
     /* p0's patch stays in flight for 3 s: the burst is on. */
     vs_fakeapi_delay(api, "PATCH", p0, 3000);
-    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("v"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("v"), 1), VS_OK);
     while (vs_fakeapi_count(api, "PATCH", p0) < 1)
         usleep(1000);
     for (int i = 0; i < 6; i++) {
@@ -445,8 +445,8 @@ Test(async_order, a_patchs_answer_is_given_out_once)
         vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"uid\":\"u1\"}}"));
     const char *p0 = "/api/v1/namespaces/default/pods/p0",
                *p1 = "/api/v1/namespaces/default/pods/p1";
-    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), "a"), VS_OK);
-    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("first"), 1), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u1", p1, annot_patch("one"), 1), VS_OK);
     struct vs_errbuf eb;
     cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
     cr_assert_eq(vs_async_wait(as, "u1", 20000, &eb), VS_OK, "%s", eb.msg);
@@ -464,7 +464,7 @@ Test(async_order, a_patchs_answer_is_given_out_once)
     cr_assert_null(vs_async_take_pod(as, "u1"));
     /* A failed patch leaves nothing to take. */
     vs_fakeapi_fault(api, "PATCH", p0, 500, 1);
-    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), "a"), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), 1), VS_OK);
     cr_assert_neq(vs_async_wait(as, "u0", 20000, &eb), VS_OK);
     cr_assert_null(vs_async_take_pod(as, "u0"));
 }
@@ -485,7 +485,7 @@ Test(async_order, waited_for_patches_go_in_the_order_of_their_waits)
         snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", names[i]);
         if (i < 8)
             vs_fakeapi_delay(api, "PATCH", path, i == 0 ? 1000 : 6000);
-        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), 1), VS_OK);
     }
     /* Every worker holds its b patch before the waits (no free worker meanwhile). */
     for (int i = 0; i < 8; i++) {
@@ -522,7 +522,7 @@ Test(async_order, workers_start_with_work_and_leave_when_idle)
                  "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}", name, uid);
         cr_assert(vs_fakeapi_put(api, pod));
         vs_fakeapi_delay(api, "PATCH", path, 1000);
-        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), "a"), VS_OK);
+        cr_assert_eq(vs_async_patch_pod(as, uid, path, annot_patch("v"), 1), VS_OK);
     }
     cr_assert_eq(vs_async_threads(as, &started), 8);
     cr_assert_eq(started, 8);
@@ -534,7 +534,7 @@ Test(async_order, workers_start_with_work_and_leave_when_idle)
     cr_assert_eq(started, 8);
     cr_assert_str_eq(annot_of("w8"), "v");
     cr_assert_eq(vs_async_patch_pod(as, "uw0", "/api/v1/namespaces/default/pods/w0",
-                                    annot_patch("again"), "a"),
+                                    annot_patch("again"), 1),
                  VS_OK);
     cr_assert_eq(vs_async_wait(as, "uw0", 20000, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(annot_of("w0"), "again");
@@ -551,7 +551,7 @@ Test(async_order, a_worker_that_could_not_start_is_started_again_by_the_wait)
     cr_assert(
         vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"f0\",\"uid\":\"uf0\"}}"));
     cr_assert_eq(
-        vs_async_patch_pod(as, "uf0", "/api/v1/namespaces/default/pods/f0", annot_patch("v"), "a"),
+        vs_async_patch_pod(as, "uf0", "/api/v1/namespaces/default/pods/f0", annot_patch("v"), 1),
         VS_OK);
     size_t started = 99;
     cr_assert_eq(vs_async_threads(as, &started), 0);
@@ -561,4 +561,57 @@ Test(async_order, a_worker_that_could_not_start_is_started_again_by_the_wait)
     cr_assert_str_eq(annot_of("f0"), "v");
     vs_async_threads(as, &started);
     cr_assert_eq(started, 1);
+}
+
+struct failed_rec {
+    pthread_mutex_t mu;
+    char uids[256];
+    uint64_t reservations[8];
+    int n;
+};
+
+static void record_failed(void *ctx, const char *uid, uint64_t reservation)
+{
+    struct failed_rec *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    if (f->n < 8) {
+        f->reservations[f->n++] = reservation;
+        strncat(f->uids, uid, sizeof(f->uids) - strlen(f->uids) - 2);
+        strcat(f->uids, ";");
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* A failed patch hands back the reservation it was queued with (the store drops only that one);
+ * a patch that lands calls nothing. */
+Test(async_failed, the_failed_patch_names_its_reservation, .timeout = 60)
+{
+    struct vs_fakeapi_opts o = {.quiet = true};
+    api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
+    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 10};
+    struct vs_errbuf eb;
+    k = vs_kube_new(&cfg, &ko, &eb);
+    cr_assert_not_null(k, "%s", eb.msg);
+    struct failed_rec f = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    as = vs_async_new(k, record_failed, &f);
+    cr_assert_not_null(as);
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    cr_assert_eq(
+        vs_async_patch_pod(as, "u0", "/api/v1/namespaces/default/pods/p0", annot_patch("v"), 41),
+        VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "ugone", "/api/v1/namespaces/default/pods/gone",
+                                    annot_patch("v"), 42),
+                 VS_OK);
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_neq(vs_async_wait(as, "ugone", 20000, &eb), VS_OK);
+    vs_async_free(as); /* joins the workers: the callback has run */
+    as = NULL;
+    cr_assert_eq(f.n, 1);
+    cr_assert_str_eq(f.uids, "ugone;");
+    cr_assert_eq(f.reservations[0], 42);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
 }

@@ -115,11 +115,9 @@ static char *filter_n0(int priority, int mem, const char *uid)
     cr_assert(r.managed);
     char *out = strdup(r.best == 0 ? "" : r.nodes[0].reason ? r.nodes[0].reason : "?");
     if (r.best == 0) {
-        char *alloc = vs_annot_format_devices(&r.nodes[0].devs);
         int calls = freed_calls; /* the unreservation's own call is not the nominations' */
-        vs_store_unreserve(s, uid, alloc);
+        vs_store_unreserve(s, uid, r.reservation);
         freed_calls = calls;
-        free(alloc);
     }
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&pod);
@@ -198,24 +196,31 @@ static void has_pod(void *ctx, const struct vs_model *m)
     *b = vs_model_pod(m, "uid-r") != NULL;
 }
 
-/* vs_store_unreserve drops a reservation only for the allocation it was made with (a patch
- * that failed for another decision must not free this one), or for any with NULL. */
-Test(nominated, unreserve_only_the_same_allocation)
+/* vs_store_unreserve drops a reservation only when it is the one named (a patch that failed for
+ * an earlier Filter decision must not free the current one, even when both decisions are the
+ * same devices on the same node: the soak double-booked a card that way), or any with 0. */
+Test(nominated, unreserve_only_the_same_reservation)
 {
     struct vs_pod pod;
     struct vs_filter_result r;
     store_filter_n0("uid-r", 0, 1000, &pod, &r);
     cr_assert_eq(r.best, 0);
+    cr_assert_neq(r.reservation, 0);
+    char *first_alloc = vs_annot_format_devices(&r.nodes[0].devs);
+    uint64_t first = r.reservation;
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&pod);
+    /* kube-scheduler filters the pod again (its Bind timed out): the same decision */
+    store_filter_n0("uid-r", 0, 1000, &pod, &r);
+    cr_assert_eq(r.best, 0);
     char *alloc = vs_annot_format_devices(&r.nodes[0].devs);
+    cr_assert_str_eq(alloc, first_alloc);
+    cr_assert_neq(r.reservation, first);
     bool held = false;
+    vs_store_unreserve(s, "uid-r", first); /* the first decision's patch failed late */
     vs_store_read(s, has_pod, &held);
-    cr_assert(held);
-    char *other = strdup(alloc);
-    other[strlen(other) - 3] = other[strlen(other) - 3] == '9' ? '8' : '9';
-    vs_store_unreserve(s, "uid-r", other);
-    vs_store_read(s, has_pod, &held);
-    cr_assert(held, "another allocation (%s for %s) freed the reservation", other, alloc);
-    vs_store_unreserve(s, "uid-r", alloc);
+    cr_assert(held, "the first decision's failure freed the second one (%s)", alloc);
+    vs_store_unreserve(s, "uid-r", r.reservation);
     vs_store_read(s, has_pod, &held);
     cr_assert_not(held);
     vs_filter_result_cleanup(&r);
@@ -223,10 +228,10 @@ Test(nominated, unreserve_only_the_same_allocation)
     store_filter_n0("uid-r", 0, 1000, &pod, &r);
     vs_store_read(s, has_pod, &held);
     cr_assert(held);
-    vs_store_unreserve(s, "uid-r", NULL);
+    vs_store_unreserve(s, "uid-r", 0);
     vs_store_read(s, has_pod, &held);
     cr_assert_not(held);
-    free(other);
+    free(first_alloc);
     free(alloc);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&pod);

@@ -829,3 +829,39 @@ Test(server_config, kube_qps_must_be_a_number)
         cr_assert_str_eq(eb.msg, want[i]);
     }
 }
+
+/* kube-scheduler filters a pod again while the patch of its first decision is still out (its
+ * Bind timed out waiting for it), and the second decision is the same card. When the first
+ * patch then fails, only the first reservation may go: the second still holds the card, so
+ * another pod is refused it (the soak double-booked a card when the failure dropped both). */
+Test(server, a_failed_patch_of_an_earlier_identical_decision_keeps_the_current_one)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("a", "uid-a", "15000", "10"));
+    put(vs_harness_pod("b", "uid-b", "1000", "10"));
+    const char *only2[] = {"n2"};
+    const char *path = "/api/v1/namespaces/default/pods/a";
+    vs_fakeapi_fault(api, "PATCH", path, 500, 1);
+    vs_fakeapi_delay(api, "PATCH", path, 4000);
+    json_t *r = filter("a", only2, 1);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n2");
+    json_decref(r);
+    r = filter("a", only2, 1); /* the same decision again */
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n2");
+    json_decref(r);
+    /* The second patch reaches the API once the first has failed (one pod's patches go in
+     * order); it is then held 4 s, and the pod shows no allocation yet. */
+    for (int i = 0; i < 200 && vs_fakeapi_count(api, "PATCH", path) < 2; i++)
+        usleep(50 * 1000);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", path), 2);
+    usleep(500 * 1000); /* the first failure's callback has run */
+    r = filter("b", only2, 1);
+    char *text = json_dumps(json_object_get(r, "NodeNames"), JSON_ENCODE_ANY);
+    cr_assert_str_eq(text, "null", "b was given n2 (%s): a's card was freed", text);
+    free(text);
+    json_decref(r);
+    usleep(4000 * 1000); /* the second patch lands */
+    json_t *pod = wait_anno("Pod", "default", "a", VS_ANNO_ALLOCATED);
+    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), "n2-gpu0,NVIDIA,15000,10:;");
+    json_decref(pod);
+}
