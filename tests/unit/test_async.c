@@ -16,20 +16,27 @@ static struct vs_fakeapi *api;
 static struct vs_kube *k;
 static struct vs_async *as;
 
-static void setup(void)
+/* The fake API, a client of it with this request timeout, and `as` with this failure hook. */
+static void start(int timeout_s, void (*on_failed)(void *ctx, const char *uid, uint64_t r),
+                  void *ctx)
 {
     struct vs_fakeapi_opts o = {.quiet = true};
     api = vs_fakeapi_start(&o);
     cr_assert_not_null(api);
-    /* The worker's first POST blocks for 2 s: everything else stays queued. */
-    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 2000);
     struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
-    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 10};
+    struct vs_kube_opts ko = {.qps = 0, .timeout_s = timeout_s};
     struct vs_errbuf eb;
     k = vs_kube_new(&cfg, &ko, &eb);
     cr_assert_not_null(k, "%s", eb.msg);
-    as = vs_async_new(k, NULL, NULL);
+    as = vs_async_new(k, on_failed, ctx);
     cr_assert_not_null(as);
+}
+
+static void setup(void)
+{
+    start(10, NULL, NULL);
+    /* The worker's first POST blocks for 2 s: everything else stays queued. */
+    vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 2000);
 }
 
 static void teardown(void)
@@ -159,16 +166,7 @@ Test(async, pod_deleted_while_its_patch_is_in_flight)
 
 static void setup_order(void)
 {
-    struct vs_fakeapi_opts o = {.quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
-    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 30};
-    struct vs_errbuf eb;
-    k = vs_kube_new(&cfg, &ko, &eb);
-    cr_assert_not_null(k, "%s", eb.msg);
-    as = vs_async_new(k, NULL, NULL);
-    cr_assert_not_null(as);
+    start(30, NULL, NULL);
 }
 
 TestSuite(async_order, .init = setup_order, .fini = teardown, .timeout = 60);
@@ -586,17 +584,9 @@ static void record_failed(void *ctx, const char *uid, uint64_t reservation)
  * a patch that lands calls nothing. */
 Test(async_failed, the_failed_patch_names_its_reservation, .timeout = 60)
 {
-    struct vs_fakeapi_opts o = {.quiet = true};
-    api = vs_fakeapi_start(&o);
-    cr_assert_not_null(api);
-    struct vs_kube_config cfg = {.server = (char *)vs_fakeapi_url(api)};
-    struct vs_kube_opts ko = {.qps = 0, .timeout_s = 10};
-    struct vs_errbuf eb;
-    k = vs_kube_new(&cfg, &ko, &eb);
-    cr_assert_not_null(k, "%s", eb.msg);
     struct failed_rec f = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    as = vs_async_new(k, record_failed, &f);
-    cr_assert_not_null(as);
+    start(10, record_failed, &f);
+    struct vs_errbuf eb;
     cr_assert(
         vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
     cr_assert_eq(
@@ -612,6 +602,5 @@ Test(async_failed, the_failed_patch_names_its_reservation, .timeout = 60)
     cr_assert_eq(f.n, 1);
     cr_assert_str_eq(f.uids, "ugone;");
     cr_assert_eq(f.reservations[0], 42);
-    vs_kube_free(k);
-    vs_fakeapi_stop(api);
+    teardown();
 }
