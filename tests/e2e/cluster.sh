@@ -10,6 +10,9 @@
 #   cluster.sh restart-apiserver DIR [SECONDS]  kill kube-apiserver (SIGKILL: its graceful
 #                                     SIGTERM shutdown drains for more than 15 s mid-burst), wait
 #                                     SECONDS (default 0) and start it again on the same port
+#   cluster.sh pause-apiserver DIR SECONDS  stop kube-apiserver (SIGSTOP) for SECONDS, then SIGCONT:
+#                                     connections stay open, requests hang, new TLS handshakes
+#                                     time out
 #   cluster.sh spawn DIR NAME CMD...  start CMD in the background, log DIR/NAME.log, PID in DIR/pids
 #   cluster.sh stop DIR NAME          stop the processes recorded as NAME (SIGTERM, SIGKILL after 15 s)
 #   cluster.sh env DIR                print DIR/env (KUBECONFIG=..., ports; `source` it)
@@ -441,6 +444,18 @@ cmd_restart_apiserver() {
     start_apiserver
 }
 
+cmd_pause_apiserver() {
+    local pid
+    load_env
+    pid="$(awk '$1 == "kube-apiserver" { p = $2 } END { print p }' "$DIR/pids")"
+    [[ -n "$pid" ]] || e2e_die "no kube-apiserver recorded in $DIR/pids"
+    kill -STOP "$pid" || e2e_die "cannot stop kube-apiserver (pid $pid)"
+    e2e_log "kube-apiserver (pid $pid) stopped (SIGSTOP) for ${1:?seconds}s"
+    sleep "$1"
+    kill -CONT "$pid" || e2e_die "cannot continue kube-apiserver (pid $pid)"
+    e2e_log "kube-apiserver (pid $pid) continued (SIGCONT)"
+}
+
 main() {
     (($# >= 2)) || usage
     local cmd=$1
@@ -452,6 +467,7 @@ main() {
     down) cmd_down ;;
     restart-scheduler) cmd_restart_scheduler ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
+    pause-apiserver) cmd_pause_apiserver "$@" ;;
     spawn)
         (($# >= 2)) || usage
         [[ -f "$DIR/$MARKER" ]] || e2e_die "$DIR is not an e2e cluster directory"
