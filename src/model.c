@@ -10,6 +10,7 @@
 
 #include "hash.h"
 #include "quantity.h"
+#include "slab.h"
 
 #include <stdio.h>
 
@@ -56,6 +57,9 @@ struct vs_model {
     size_t n_ctypes, cap_ctypes;
     char **cmodes; /* card modes, one copy each (vs_card.mode points here) */
     size_t n_cmodes;
+    /* tracked pods' entries, their uid/name/node and collapsed usage (slab.h: they live for
+     * minutes and would otherwise keep the arenas' pages from the trim) */
+    struct vs_slab *slab;
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
@@ -70,8 +74,13 @@ struct res_slot {
 struct vs_model *vs_model_new(int32_t memory_factor)
 {
     struct vs_model *m = calloc(1, sizeof(*m));
-    if (m)
-        m->memory_factor = memory_factor > 1 ? memory_factor : 1;
+    if (!m)
+        return NULL;
+    if (!(m->slab = vs_slab_new())) {
+        free(m);
+        return NULL;
+    }
+    m->memory_factor = memory_factor > 1 ? memory_factor : 1;
     return m;
 }
 
@@ -872,16 +881,52 @@ static void labels_put(struct vs_model *m, struct vs_labelset *ls)
     free(ls);
 }
 
+/* Frees a usage array made by usage_adopt. */
+static void usage_put(struct vs_model *m, struct vs_usage *u, size_t n)
+{
+    for (size_t i = 0; u && i < n; i++)
+        vs_slab_put(m->slab, u[i].uuid);
+    vs_slab_put(m->slab, u);
+}
+
+/* Moves pe's usage (as vs_usage_collapse made it, with malloc) into the model's slab. Out of
+ * memory: pe has no usage left. */
+static enum vs_err usage_adopt(struct vs_model *m, struct vs_podent *pe)
+{
+    struct vs_usage *from = pe->usage, *to = NULL;
+    size_t n = pe->n_usage;
+    pe->usage = NULL;
+    pe->n_usage = 0;
+    if (!from)
+        return VS_OK;
+    enum vs_err err = VS_ERR_NOMEM;
+    if (!(to = vs_slab_calloc(m->slab, n * sizeof(*to))))
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        to[i] = from[i];
+        if (!(to[i].uuid = vs_slab_strdup(m->slab, from[i].uuid))) {
+            usage_put(m, to, i);
+            goto out;
+        }
+    }
+    pe->usage = to;
+    pe->n_usage = n;
+    err = VS_OK;
+out:
+    vs_usage_free(from, n);
+    return err;
+}
+
 static void podent_free(struct vs_model *m, struct vs_podent *pe)
 {
-    free(pe->uid);
-    free(pe->name);
-    free(pe->node);
+    vs_slab_put(m->slab, pe->uid);
+    vs_slab_put(m->slab, pe->name);
+    vs_slab_put(m->slab, pe->node);
     free(pe->error);
     labels_put(m, pe->labels);
     vs_mig_allocs_cleanup(&pe->mig);
-    vs_usage_free(pe->usage, pe->n_usage);
-    free(pe);
+    usage_put(m, pe->usage, pe->n_usage);
+    vs_slab_put(m->slab, pe);
 }
 
 static void ub_add(struct vs_model *m, struct vs_podent *pe)
@@ -961,16 +1006,16 @@ static enum vs_err pod_link(struct vs_model *m, struct vs_podent *pe)
 
 static struct vs_podent *podent_new(struct vs_model *m, const struct vs_pod *p, const char *node)
 {
-    struct vs_podent *pe = calloc(1, sizeof(*pe));
+    struct vs_podent *pe = vs_slab_calloc(m->slab, sizeof(*pe));
     if (!pe)
         return NULL;
-    pe->uid = strdup(p->uid ? p->uid : "");
+    pe->uid = vs_slab_strdup(m->slab, p->uid ? p->uid : "");
     /* The namespace's quota entry stays until the model is freed: its copy of the name is
      * shared by all the namespace's pods. */
     struct vs_quota *q = quota_for(m, p->ns ? p->ns : "", true);
     pe->ns = q ? q->ns : NULL;
-    pe->name = strdup(p->name ? p->name : "");
-    pe->node = strdup(node);
+    pe->name = vs_slab_strdup(m->slab, p->name ? p->name : "");
+    pe->node = vs_slab_strdup(m->slab, node);
     pe->n_init = p->n_init;
     pe->priority = p->priority;
     pe->start_time = p->start_time;
@@ -995,7 +1040,8 @@ static bool init_done(const struct vs_pod *p)
 }
 
 /* Decodes allocation + MIG annotations into pe; a malformed value marks pe malformed. */
-static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const char *mig)
+static enum vs_err podent_decode(struct vs_model *m, struct vs_podent *pe, const char *alloc,
+                                 const char *mig)
 {
     struct vs_errbuf e;
     enum vs_err err;
@@ -1016,7 +1062,7 @@ static enum vs_err podent_decode(struct vs_podent *pe, const char *alloc, const 
     }
     err = vs_usage_collapse(&devs, pe->n_init, pe->released, &pe->usage, &pe->n_usage);
     vs_pod_devs_cleanup(&devs);
-    return err;
+    return err ? err : usage_adopt(m, pe);
 }
 
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
@@ -1080,7 +1126,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
     pe->released = release;
     pe->bound = bound;
     pe->filtered_at = old && old->reservation ? old->filtered_at : filtered_at;
-    enum vs_err err = podent_decode(pe, alloc, mig);
+    enum vs_err err = podent_decode(m, pe, alloc, mig);
     if (err) {
         podent_free(m, pe);
         return vs_err_set(eb, err, "out of memory");
@@ -1139,7 +1185,8 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     pe->alloc_fp = fingerprint(alloc);
     free(alloc);
     if (!formatted || mig_copy(&pe->mig, mig) ||
-        vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage)) {
+        vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage) ||
+        usage_adopt(m, pe)) {
         podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
@@ -1168,7 +1215,7 @@ size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl)
             continue;
         }
         apply_usage(m, pe, -1);
-        vs_usage_free(pe->usage, pe->n_usage);
+        usage_put(m, pe->usage, pe->n_usage);
         pe->usage = NULL;
         pe->n_usage = 0;
         pe->expired = true;
@@ -1574,5 +1621,6 @@ void vs_model_free(struct vs_model *m)
     for (size_t i = 0; i < m->n_cmodes; i++)
         free(m->cmodes[i]);
     free(m->cmodes);
+    vs_slab_free(m->slab);
     free(m);
 }
