@@ -13,6 +13,7 @@
 #include "async.h"
 
 #include "log.h"
+#include "slab.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -134,6 +135,9 @@ struct vs_async {
     int fail_starts;  /* the next this many thread starts fail (tests) */
     time_t last_sweep;
     double last_event_us; /* when the last Event POST started (mono_us) */
+    /* states and posted keys with their strings: they outlive the requests (slab.h); used
+     * under mu */
+    struct vs_slab *slab;
 };
 
 static void job_free(struct job *j)
@@ -152,8 +156,8 @@ static void state_del(struct vs_async *a, struct state *s)
 {
     HASH_DEL(a->states, s);
     json_decref(s->pod);
-    free(s->uid);
-    free(s);
+    vs_slab_put(a->slab, s->uid);
+    vs_slab_put(a->slab, s);
 }
 
 /* Caller holds mu. Drops the pod's posted keys older than STATE_TTL at `now` (all of them with
@@ -165,15 +169,15 @@ static void posted_drop(struct vs_async *a, struct posted_pod *pp, bool all, tim
     {
         if (all || now - p->at > STATE_TTL) {
             HASH_DEL(pp->keys, p);
-            free(p->key);
-            free(p);
+            vs_slab_put(a->slab, p->key);
+            vs_slab_put(a->slab, p);
             a->n_posted--;
         }
     }
     if (!pp->keys) {
         HASH_DEL(a->posted, pp);
-        free(pp->uid);
-        free(pp);
+        vs_slab_put(a->slab, pp->uid);
+        vs_slab_put(a->slab, pp);
     }
 }
 
@@ -343,9 +347,9 @@ static void remember_posted(struct vs_async *a, const char *key, time_t now)
     struct posted_pod *pp = posted_pod_of(a, key);
     if (!pp) {
         size_t n = key_uid_len(key);
-        pp = calloc(1, sizeof(*pp));
-        if (!pp || !(pp->uid = strndup(key, n))) {
-            free(pp);
+        pp = vs_slab_calloc(a->slab, sizeof(*pp));
+        if (!pp || !(pp->uid = vs_slab_strndup(a->slab, key, n))) {
+            vs_slab_put(a->slab, pp);
             return; /* only the Event's class later depends on it */
         }
         HASH_ADD_KEYPTR(hh, a->posted, pp->uid, n, pp);
@@ -354,9 +358,9 @@ static void remember_posted(struct vs_async *a, const char *key, time_t now)
     struct posted *p = NULL;
     HASH_FIND_STR(pp->keys, rest, p);
     if (!p) {
-        p = calloc(1, sizeof(*p));
-        if (!p || !(p->key = strdup(rest))) {
-            free(p);
+        p = vs_slab_calloc(a->slab, sizeof(*p));
+        if (!p || !(p->key = vs_slab_strdup(a->slab, rest))) {
+            vs_slab_put(a->slab, p);
             if (!pp->keys)
                 posted_drop(a, pp, true, now);
             return;
@@ -490,6 +494,10 @@ vs_async_new(struct vs_kube *k,
     struct vs_async *a = calloc(1, sizeof(*a));
     if (!a)
         return NULL;
+    if (!(a->slab = vs_slab_new())) {
+        free(a);
+        return NULL;
+    }
     a->k = k;
     a->on_failed = on_patch_failed;
     a->ctx = ctx;
@@ -543,6 +551,7 @@ void vs_async_free(struct vs_async *a)
     }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
+    vs_slab_free(a->slab);
     free(a);
 }
 
@@ -625,9 +634,9 @@ enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *
     struct state *s = NULL;
     HASH_FIND_STR(a->states, uid, s);
     if (!s) {
-        s = calloc(1, sizeof(*s));
-        if (!s || !(s->uid = strdup(uid))) {
-            free(s);
+        s = vs_slab_calloc(a->slab, sizeof(*s));
+        if (!s || !(s->uid = vs_slab_strdup(a->slab, uid))) {
+            vs_slab_put(a->slab, s);
             pthread_mutex_unlock(&a->mu);
             job_free(j);
             return VS_ERR_NOMEM;
