@@ -26,6 +26,7 @@
 #include <time.h>
 
 #define DEFAULT_MAX_BODY (8u << 20)
+#define CONN_POOL_BYTES  (36u << 10) /* over 32 KiB: libmicrohttpd maps the pool (see vs_server_start) */
 
 struct creds {
     gnutls_pcert_st pcert[8];
@@ -579,6 +580,12 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+    /* Each connection's memory pool (headers, read buffer) lives as long as the connection.
+     * libmicrohttpd mallocs a pool of up to 32 KiB (its default size) and maps a larger one
+     * with mmap: at 36 KiB the pools stay out of malloc's arenas, where connections opened and
+     * closed by kube-scheduler left 32 KiB chunks the trim could not give back around
+     * (docs/reliability.md, session 13). */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_POOL_BYTES, NULL};
 #ifdef MHD_USE_EPOLL
     /* Waiting Binds keep their connections open: with epoll there is no FD_SETSIZE cap. */
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 16384, NULL};
