@@ -1466,6 +1466,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     struct vs_kube_stats ks;
     vs_kube_stats(a->kube, &ks);
     x.api_requests = ks.requests;
+    x.api_connections = ks.connections;
     memcpy(x.api_errors, ks.errors_by_verb, sizeof(x.api_errors));
     struct vs_store_stats ss;
     vs_store_stats(a->store, &ss);

@@ -274,8 +274,17 @@ void vs_kube_free(struct vs_kube *k)
 void vs_kube_stats(const struct vs_kube *k, struct vs_kube_stats *out)
 {
     out->requests = __atomic_load_n(&k->requests, __ATOMIC_RELAXED);
+    out->connections = __atomic_load_n(&k->connections, __ATOMIC_RELAXED);
     for (int i = 0; i < 6; i++)
         out->errors_by_verb[i] = __atomic_load_n(&k->errors[i], __ATOMIC_RELAXED);
+}
+
+void vs_kube_count_request(struct vs_kube *k, CURL *h)
+{
+    long made = 0;
+    __atomic_add_fetch(&k->requests, 1, __ATOMIC_RELAXED);
+    if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK && made > 0)
+        __atomic_add_fetch(&k->connections, (uint64_t)made, __ATOMIC_RELAXED);
 }
 
 void vs_kube_count_error(struct vs_kube *k, enum vs_kube_verb v)
@@ -583,7 +592,7 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
         }
 
         cc = curl_easy_perform(h);
-        __atomic_add_fetch(&k->requests, 1, __ATOMIC_RELAXED);
+        vs_kube_count_request(k, h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         vs_kube_free_headers(hdrs);
         vs_kube_handle_put(k, h);

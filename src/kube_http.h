@@ -58,6 +58,7 @@ struct vs_kube {
 
     /* Counters, updated and read with __atomic builtins. */
     uint64_t requests;
+    uint64_t connections;
     uint64_t errors[6];
 };
 
@@ -105,6 +106,8 @@ enum vs_err vs_kube_curl_error(const char *who, CURLcode cc, const char *errbuf,
                                struct vs_errbuf *eb);
 
 void vs_kube_count_error(struct vs_kube *k, enum vs_kube_verb v);
+/* Counts a finished transfer of h: one request, and the connections it opened. */
+void vs_kube_count_request(struct vs_kube *k, CURL *h);
 
 /* Returns a copy of the current token (NULL when there is none), re-reading the token file
  * when it is older than TOKEN_MAX_AGE or `force`. *changed tells whether a forced re-read

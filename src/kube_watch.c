@@ -311,7 +311,7 @@ enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const cha
             curl_easy_setopt(w.h, CURLOPT_TIMEOUT, (long)(timeout_s + WATCH_GRACE_S));
 
         cc = run_stoppable(w.h, multi, stop, &was_stopped);
-        __atomic_add_fetch(&k->requests, 1, __ATOMIC_RELAXED);
+        vs_kube_count_request(k, w.h);
         curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &status);
         vs_kube_free_headers(hdrs);
         vs_kube_handle_put(k, w.h);

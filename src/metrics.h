@@ -68,7 +68,7 @@ void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds);
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;
-    uint64_t api_requests, api_errors[6];
+    uint64_t api_requests, api_connections, api_errors[6];
     uint64_t malformed_pods, malformed_nodes, reservations_expired, commit_conflicts, relists;
     uint64_t binds_waiting; /* Binds waiting in a node's bind queue now */
     double allocation_s;    /* the bind queue's moving average of one allocation (0: none yet) */

@@ -324,6 +324,40 @@ Test(request, pool_keeps_the_first_handles_made)
     vs_kube_free(k);
 }
 
+/* The client counts the connections it opens (vgpu_sched_api_connections_total): requests on a
+ * kept handle share one; a handle made while every kept one is out opens its own. */
+Test(request, connections_opened_are_counted, .timeout = 30)
+{
+    struct vs_fakeapi_opts o = {.quiet = true};
+    struct vs_fakeapi *api = fake(&o);
+    struct vs_kube *k = client(api, NULL, NULL);
+    struct vs_errbuf eb = {{0}};
+    json_t *out = NULL;
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(vs_kube_get(k, "/api/v1/nodes", &out, &eb), VS_OK, "%s", eb.msg);
+        json_decref(out);
+    }
+    struct vs_kube_stats st;
+    vs_kube_stats(k, &st);
+    cr_assert_eq(st.requests, 3);
+    cr_assert_eq(st.connections, 1);
+    cr_assert_eq(vs_fakeapi_connections(api), 1);
+
+    CURL *held[POOL_MAX];
+    for (int i = 0; i < POOL_MAX; i++)
+        cr_assert_not_null(held[i] = vs_kube_handle_get(k));
+    cr_assert_eq(vs_kube_get(k, "/api/v1/nodes", &out, &eb), VS_OK, "%s", eb.msg);
+    json_decref(out);
+    for (int i = 0; i < POOL_MAX; i++)
+        vs_kube_handle_put(k, held[i]);
+    vs_kube_stats(k, &st);
+    cr_assert_eq(st.requests, 4);
+    cr_assert_eq(st.connections, 2);
+    cr_assert_eq(vs_fakeapi_connections(api), 2);
+    vs_kube_free(k);
+    vs_fakeapi_stop(api);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* bearer tokens                                                                              */
 

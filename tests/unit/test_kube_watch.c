@@ -172,6 +172,10 @@ Test(watch, the_next_watch_reuses_the_connection, .timeout = 30)
     }
     cr_assert_eq(vs_fakeapi_connections(api), before + 3);
     cr_assert_eq(vs_fakeapi_count(api, "WATCH", "/api/v1/pods"), 5);
+    struct vs_kube_stats st; /* the client's own count agrees */
+    vs_kube_stats(k, &st);
+    cr_assert_eq(st.connections, vs_fakeapi_connections(api));
+    cr_assert_eq(st.requests, 5);
     vs_kube_free(k);
     vs_fakeapi_stop(api);
 }

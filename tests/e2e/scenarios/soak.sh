@@ -92,6 +92,13 @@ soak_heap() {
     fi
 }
 
+# soak_conns : the API connections vgpu-sched has opened so far (its
+# vgpu_sched_api_connections_total), "-" when the metrics do not answer.
+soak_conns() {
+    curl -s --max-time 5 "$(vs_metrics_url)" |
+        awk '$1 == "vgpu_sched_api_connections_total" { print $2; found = 1 } END { if (!found) print "-" }'
+}
+
 # soak_pick SEED COUNT : COUNT of the lines on stdin, picked at random (Fisher-Yates, SEED).
 soak_pick() {
     awk -v seed="$1" -v k="$2" '{ a[NR] = $0 }
@@ -143,7 +150,7 @@ soak_report() {
 
 scenario_soak() {
     local ns=soak pop=${VS_E2E_SOAK_PODS:-100} minutes=$VS_E2E_SOAK wave=0 end pid t0 out
-    local n half missing bound refused rss hwm inuse arena samples="$E2E_CLUSTER/soak-rss.txt" victims=()
+    local n half missing bound refused rss hwm inuse arena conns samples="$E2E_CLUSTER/soak-rss.txt" victims=()
     local mheap manon mstack mfile maps="$E2E_CLUSTER/soak-maps.txt"
     # 3 nodes of 4 x 16 GiB cards shared by 5 and 2 of 4 x 8 GiB shared by 10: 262144 MiB and
     # 140 slots; 100 of these pods (1000..4000 MiB, 2500 on average) do not all fit.
@@ -193,11 +200,12 @@ scenario_soak() {
         }
         read -r rss hwm < <(soak_rss_quiet "$pid")
         read -r inuse arena < <(soak_heap "$pid")
+        conns="$(soak_conns)"
         read -r mheap manon mstack mfile < <(soak_maps "$pid") &&
             printf '%d %d %d %d %d\n' "$wave" "$mheap" "$manon" "$mstack" "$mfile" >>"$maps"
         printf '%d %d %d %d %d %d %d %s %s\n' "$wave" "$((SECONDS - t0))" "$pop" "$bound" "$refused" \
             "$rss" "$hwm" "$inuse" "$arena" >>"$samples"
-        e2e_log "wave $wave: $missing created, $bound bound, $refused refused, $((SECONDS - t0))s; VmRSS $rss KiB, VmHWM $hwm KiB${VS_E2E_SOAK_HEAP:+; heap in use $inuse B, arenas $arena B}"
+        e2e_log "wave $wave: $missing created, $bound bound, $refused refused, $((SECONDS - t0))s; VmRSS $rss KiB, VmHWM $hwm KiB; API connections opened $conns${VS_E2E_SOAK_HEAP:+; heap in use $inuse B, arenas $arena B}"
     done
     soak_maps_report "$maps"
     soak_report "$samples"
