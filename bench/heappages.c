@@ -15,8 +15,8 @@
 #define MMAP_MIN  (4u << 20) /* serve.c's M_MMAP_THRESHOLD: larger chunks are not in a heap */
 
 struct chunk {
-    uint64_t ptr, size;
-    int born; /* marks passed when it was allocated */
+    uint64_t ptr, size, trace; /* trace: heaptrack's index of the allocating stack */
+    int born;                  /* marks passed when it was allocated */
 };
 
 struct table {
@@ -33,7 +33,7 @@ static uint64_t mix(uint64_t p)
 
 static void grow(struct table *t);
 
-static void put(struct table *t, uint64_t ptr, uint64_t size, int born)
+static void put(struct table *t, uint64_t ptr, uint64_t size, uint64_t trace, int born)
 {
     if ((t->n + 1) * 2 > t->cap)
         grow(t);
@@ -42,7 +42,7 @@ static void put(struct table *t, uint64_t ptr, uint64_t size, int born)
         i = (i + 1) & (t->cap - 1);
     if (!t->s[i].ptr)
         t->n++;
-    t->s[i] = (struct chunk){ptr, size, born};
+    t->s[i] = (struct chunk){ptr, size, trace, born};
 }
 
 static void grow(struct table *t)
@@ -55,7 +55,7 @@ static void grow(struct table *t)
     }
     for (uint64_t i = 0; i < t->cap; i++)
         if (t->s[i].ptr)
-            put(&g, t->s[i].ptr, t->s[i].size, t->s[i].born);
+            put(&g, t->s[i].ptr, t->s[i].size, t->s[i].trace, t->s[i].born);
     free(t->s);
     *t = g;
 }
@@ -90,6 +90,24 @@ static int cmp_u64(const void *a, const void *b)
 
 /* One line per mark: the live heap chunks, the pages they touch, and how many of those pages
  * hold a chunk born after mark 1 and before the previous mark. */
+static bool older(const struct chunk *c, int mark)
+{
+    return c->born >= 1 && c->born < mark - 1;
+}
+
+/* Every heap chunk live at this mark, one line each ("TRACE SIZE PTR BORN": hex as heaptrack
+ * writes them, then the marks passed when it was allocated), for attributing them to the
+ * stacks of RAW's "t" lines. */
+static void dump_live(const struct table *t, FILE *out)
+{
+    for (uint64_t i = 0; i < t->cap; i++) {
+        const struct chunk *c = &t->s[i];
+        if (c->ptr && c->size < MMAP_MIN)
+            fprintf(out, "%" PRIx64 " %" PRIx64 " %" PRIx64 " %d\n", c->trace, c->size, c->ptr,
+                    c->born);
+    }
+}
+
 static void report(const struct table *t, int mark)
 {
     uint64_t *pg = NULL, n = 0, cap = 0, live = 0, chunks = 0;
@@ -111,7 +129,7 @@ static void report(const struct table *t, int mark)
                 pg = g;
             }
             /* the low bit says "born in an earlier wave" */
-            pg[n++] = q << 1 | (uint64_t)(c->born >= 1 && c->born < mark - 1);
+            pg[n++] = q << 1 | (uint64_t)older(c, mark);
         }
     }
     qsort(pg, n, sizeof(*pg), cmp_u64);
@@ -132,12 +150,15 @@ static void report(const struct table *t, int mark)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
+    if (argc != 3 && argc != 5) {
         fprintf(stderr,
-                "usage: %s RAW MARKS\n"
+                "usage: %s RAW MARKS [N OUT]\n"
                 "  RAW    heaptrack's raw output (before heaptrack_interpret)\n"
                 "  MARKS  lines \"LABEL OFFSET\": report when RAW has been read up to "
-                "OFFSET bytes\n",
+                "OFFSET bytes\n"
+                "  N OUT  also write to OUT every heap chunk live at mark N (\"TRACE SIZE PTR\"\n"
+                "         in hex, TRACE indexing RAW's \"t\" lines from 1, then BORN: the marks\n"
+                "         passed when it was allocated)\n",
                 argv[0]);
         return 2;
     }
@@ -154,6 +175,13 @@ int main(int argc, char **argv)
             nm++;
     fclose(mf);
 
+    int dump_at = argc == 5 ? atoi(argv[3]) : 0;
+    FILE *dump = argc == 5 ? fopen(argv[4], "w") : NULL;
+    if (argc == 5 && !dump) {
+        fprintf(stderr, "heappages: cannot write %s\n", argv[4]);
+        return 1;
+    }
+
     struct table t = {0};
     long long pos = 0;
     int passed = 0;
@@ -162,12 +190,17 @@ int main(int argc, char **argv)
         uint64_t size, trace, ptr;
         if (line[0] == '+' &&
             sscanf(line + 1, "%" SCNx64 " %" SCNx64 " %" SCNx64, &size, &trace, &ptr) == 3)
-            put(&t, ptr, size, passed);
+            put(&t, ptr, size, trace, passed);
         else if (line[0] == '-' && sscanf(line + 1, "%" SCNx64, &ptr) == 1)
             del(&t, ptr);
-        while (passed < nm && pos >= marks[passed])
+        while (passed < nm && pos >= marks[passed]) {
             report(&t, ++passed);
+            if (dump && passed == dump_at)
+                dump_live(&t, dump);
+        }
     }
+    if (dump)
+        fclose(dump);
     fclose(raw);
     free(t.s);
     return 0;
