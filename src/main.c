@@ -1,8 +1,10 @@
 /* main: the vgpu-sched command line — subcommands `serve` (the default when the first argument
  * is a flag), `simulate` and `version`. */
+#include "mtune.h"
 #include "serve.h"
 #include "simulate.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,10 +28,14 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (cmd[0] == '-' && strcmp(cmd, "--help") != 0 && strcmp(cmd, "-h") != 0 &&
-        strcmp(cmd, "--version") != 0)
+    bool serve = strcmp(cmd, "serve") == 0 || (cmd[0] == '-' && strcmp(cmd, "--help") != 0 &&
+                                               strcmp(cmd, "-h") != 0 &&
+                                               strcmp(cmd, "--version") != 0);
+    if (serve)
+        vs_mtune_exec(argv); /* a long-running service: malloc's per-thread caches off */
+    if (strcmp(cmd, "serve") != 0 && serve)
         return vs_serve_main(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0)
+    if (serve)
         return vs_serve_main(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("vgpu-sched %s (HAMi protocol %s)\n", VS_VERSION, VS_HAMI_PROTOCOL);

@@ -163,6 +163,15 @@ scenario_soak() {
     : >"$maps"
     end=$((SECONDS + minutes * 60))
     e2e_log "soak: $minutes min, $pop pods per wave, vgpu-sched pid $pid"
+    # serve re-executes itself with malloc's per-thread caches off (mtune.c) unless
+    # GLIBC_TUNABLES already sets them: the soak measures the service as it runs by default.
+    local tunables
+    tunables="$(tr '\0' '\n' <"/proc/$pid/environ" | sed -n 's/^GLIBC_TUNABLES=//p')"
+    e2e_log "soak: vgpu-sched runs with GLIBC_TUNABLES=${tunables:-(unset)}"
+    [[ ":$tunables:" == *":glibc.malloc.tcache_count="* ]] || {
+        e2e_fail "vgpu-sched runs without glibc.malloc.tcache_count in GLIBC_TUNABLES (\"$tunables\")"
+        return 1
+    }
     while ((SECONDS < end || wave < VS_SOAK_MIN_WAVES)); do
         wave=$((wave + 1))
         t0=$SECONDS

@@ -1,0 +1,49 @@
+/* mtune: glibc malloc's per-thread caches off for `serve` (see mtune.h). */
+#include "mtune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TCACHE_KEY "glibc.malloc.tcache_count"
+
+/* Whether the colon-separated list sets key (as "key=..."). */
+static int sets(const char *list, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=')
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+char *vs_mtune_tunables(const char *current)
+{
+    if (sets(current, TCACHE_KEY))
+        return NULL;
+    const char *add = TCACHE_KEY "=0";
+    size_t n = (current ? strlen(current) : 0) + strlen(add) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return NULL;
+    if (current && *current)
+        snprintf(v, n, "%s:%s", current, add);
+    else
+        snprintf(v, n, "%s", add);
+    return v;
+}
+
+void vs_mtune_exec(char **argv)
+{
+    char *v = vs_mtune_tunables(getenv("GLIBC_TUNABLES"));
+    if (!v)
+        return;
+    if (setenv("GLIBC_TUNABLES", v, 1) == 0)
+        execv("/proc/self/exe", argv); /* returns only on failure */
+    free(v);
+}
