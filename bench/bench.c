@@ -12,6 +12,7 @@
 #include "kube_internal.h"
 #include "log.h"
 #include "model.h"
+#include "slab.h"
 #include "sched.h"
 #include "serve.h"
 #include "store.h"
@@ -625,10 +626,11 @@ struct mem_result {
     size_t heap_bytes, heap_nodes_bytes; /* malloc'd bytes in use at the end, after nodes */
     size_t heap_filter_bytes;            /* what one Filter over all nodes left (--policy) */
     size_t model_pods, model_nodes;
+    size_t slab_bytes; /* the model's slab (tracked pods' entries and usage), mapped */
 };
 
 struct count_ctx {
-    size_t pods, nodes;
+    size_t pods, nodes, slab_blocks;
 };
 
 static void count_model(void *ctx, const struct vs_model *m)
@@ -636,6 +638,9 @@ static void count_model(void *ctx, const struct vs_model *m)
     struct count_ctx *c = ctx;
     c->pods = vs_model_pod_count(m);
     c->nodes = vs_model_node_count(m);
+    struct vs_slab_stats st;
+    vs_model_slab_stats(m, &st);
+    c->slab_blocks = st.blocks;
 }
 
 /* Runs in a child forked before the benchmark holds any large buffer: builds only the store
@@ -690,6 +695,7 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
     vs_store_read(s, count_model, &cc);
     r.model_pods = cc.pods;
     r.model_nodes = cc.nodes;
+    r.slab_bytes = cc.slab_blocks * (64u << 10);
     r.hwm_kib = status_kib("VmHWM");
     r.rss_kib = status_kib("VmRSS");
     r.heap_bytes = mallinfo2().uordblks;
@@ -1654,15 +1660,15 @@ int main(int argc, char **argv)
             printf("memory: one Filter over all nodes with policy %s left %.1f MiB (%.0f B/node)\n",
                    o.policy, (double)mem.heap_filter_bytes / 1048576.0,
                    (double)mem.heap_filter_bytes / (double)o.nodes);
-        printf("memory: heap in use %.1f MiB: nodes %.1f MiB (%.0f B/node), tracked pods %.1f MiB "
-               "(%.0f B/pod)\n",
-               (double)mem.heap_bytes / 1048576.0, (double)mem.heap_nodes_bytes / 1048576.0,
+        /* tracked pods: what malloc handed out after the nodes, and the model's slab */
+        double pods_bytes = (double)(mem.heap_bytes - mem.heap_nodes_bytes -
+                                     mem.heap_filter_bytes + mem.slab_bytes);
+        printf("memory: heap in use %.1f MiB + slab %.1f MiB: nodes %.1f MiB (%.0f B/node), "
+               "tracked pods %.1f MiB (%.0f B/pod)\n",
+               (double)mem.heap_bytes / 1048576.0, (double)mem.slab_bytes / 1048576.0,
+               (double)mem.heap_nodes_bytes / 1048576.0,
                mem.model_nodes ? (double)mem.heap_nodes_bytes / (double)mem.model_nodes : 0.0,
-               (double)(mem.heap_bytes - mem.heap_nodes_bytes - mem.heap_filter_bytes) / 1048576.0,
-               mem.model_pods
-                   ? (double)(mem.heap_bytes - mem.heap_nodes_bytes - mem.heap_filter_bytes) /
-                         (double)mem.model_pods
-                   : 0.0);
+               pods_bytes / 1048576.0, mem.model_pods ? pods_bytes / (double)mem.model_pods : 0.0);
     }
 
     /* 4. Ingest: the pages of the initial lists, as the informer receives them. */

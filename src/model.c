@@ -1581,6 +1581,11 @@ size_t vs_model_node_count(const struct vs_model *m)
     return m->n_present;
 }
 
+void vs_model_slab_stats(const struct vs_model *m, struct vs_slab_stats *out)
+{
+    vs_slab_stats(m->slab, out);
+}
+
 size_t vs_model_pod_count(const struct vs_model *m)
 {
     return m->pidx.n;

@@ -259,6 +259,9 @@ size_t vs_model_node_count(const struct vs_model *m);
 size_t vs_model_card_types(const struct vs_model *m, const char *const **types,
                            const int64_t **cards);
 size_t vs_model_pod_count(const struct vs_model *m);
+struct vs_slab_stats;
+/* The slab holding the tracked pods' entries and usage (slab.h): blocks mapped, objects. */
+void vs_model_slab_stats(const struct vs_model *m, struct vs_slab_stats *out);
 
 /* Collapses a decoded device list into per-card usage (spec §3.2 step 5): init part by max,
  * app part by sum, slots = max(init, app, 1). With released, only the app part. Result is
