@@ -1661,8 +1661,8 @@ int main(int argc, char **argv)
                    o.policy, (double)mem.heap_filter_bytes / 1048576.0,
                    (double)mem.heap_filter_bytes / (double)o.nodes);
         /* tracked pods: what malloc handed out after the nodes, and the model's slab */
-        double pods_bytes = (double)(mem.heap_bytes - mem.heap_nodes_bytes -
-                                     mem.heap_filter_bytes + mem.slab_bytes);
+        double pods_bytes = (double)(mem.heap_bytes - mem.heap_nodes_bytes - mem.heap_filter_bytes +
+                                     mem.slab_bytes);
         printf("memory: heap in use %.1f MiB + slab %.1f MiB: nodes %.1f MiB (%.0f B/node), "
                "tracked pods %.1f MiB (%.0f B/pod)\n",
                (double)mem.heap_bytes / 1048576.0, (double)mem.slab_bytes / 1048576.0,

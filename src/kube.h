@@ -52,7 +52,7 @@ void vs_kube_free(struct vs_kube *k);
 /* Counters for metrics (monotonic, thread-safe reads). */
 struct vs_kube_stats {
     uint64_t requests;
-    uint64_t connections; /* TCP (and TLS) connections opened to the API server */
+    uint64_t connections;       /* TCP (and TLS) connections opened to the API server */
     uint64_t errors_by_verb[6]; /* GET LIST WATCH PATCH POST PUT */
 };
 void vs_kube_stats(const struct vs_kube *k, struct vs_kube_stats *out);

@@ -28,15 +28,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    bool serve = strcmp(cmd, "serve") == 0 || (cmd[0] == '-' && strcmp(cmd, "--help") != 0 &&
-                                               strcmp(cmd, "-h") != 0 &&
-                                               strcmp(cmd, "--version") != 0);
-    if (serve)
+    bool flag_first = cmd[0] == '-' && strcmp(cmd, "--help") != 0 && strcmp(cmd, "-h") != 0 &&
+                      strcmp(cmd, "--version") != 0;
+    if (flag_first || strcmp(cmd, "serve") == 0) {
         vs_mtune_exec(argv); /* a long-running service: malloc's per-thread caches off */
-    if (strcmp(cmd, "serve") != 0 && serve)
-        return vs_serve_main(argc - 1, argv + 1);
-    if (serve)
-        return vs_serve_main(argc - 2, argv + 2);
+        return flag_first ? vs_serve_main(argc - 1, argv + 1) : vs_serve_main(argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("vgpu-sched %s (HAMi protocol %s)\n", VS_VERSION, VS_HAMI_PROTOCOL);
         return 0;

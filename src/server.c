@@ -26,7 +26,8 @@
 #include <time.h>
 
 #define DEFAULT_MAX_BODY (8u << 20)
-#define CONN_POOL_BYTES  (36u << 10) /* over 32 KiB: libmicrohttpd maps the pool (see vs_server_start) */
+/* Each connection's memory: over 32 KiB libmicrohttpd maps it (see vs_server_start). */
+#define CONN_POOL_BYTES (36u << 10)
 
 struct creds {
     gnutls_pcert_st pcert[8];
