@@ -630,7 +630,7 @@ struct mem_result {
 };
 
 struct count_ctx {
-    size_t pods, nodes, slab_blocks;
+    size_t pods, nodes, slab_bytes;
 };
 
 static void count_model(void *ctx, const struct vs_model *m)
@@ -640,7 +640,7 @@ static void count_model(void *ctx, const struct vs_model *m)
     c->nodes = vs_model_node_count(m);
     struct vs_slab_stats st;
     vs_model_slab_stats(m, &st);
-    c->slab_blocks = st.blocks;
+    c->slab_bytes = st.mapped;
 }
 
 /* Runs in a child forked before the benchmark holds any large buffer: builds only the store
@@ -695,7 +695,7 @@ static void mem_child(const struct opts *o, const struct vs_devcfg *cfg, int fd)
     vs_store_read(s, count_model, &cc);
     r.model_pods = cc.pods;
     r.model_nodes = cc.nodes;
-    r.slab_bytes = cc.slab_blocks * (64u << 10);
+    r.slab_bytes = cc.slab_bytes;
     r.hwm_kib = status_kib("VmHWM");
     r.rss_kib = status_kib("VmRSS");
     r.heap_bytes = mallinfo2().uordblks;

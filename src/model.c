@@ -86,11 +86,17 @@ struct vs_model *vs_model_new(int32_t memory_factor)
 
 /* ------------------------------------------------------------------ usage collapse */
 
-void vs_usage_free(struct vs_usage *u, size_t n)
+/* A usage array and its UUIDs come from slab, or from malloc when slab is NULL. */
+static void usage_release(struct vs_slab *slab, struct vs_usage *u, size_t n)
 {
     for (size_t i = 0; u && i < n; i++)
-        free(u[i].uuid);
-    free(u);
+        slab ? vs_slab_put(slab, u[i].uuid) : free(u[i].uuid);
+    slab ? vs_slab_put(slab, u) : free(u);
+}
+
+void vs_usage_free(struct vs_usage *u, size_t n)
+{
+    usage_release(NULL, u, n);
 }
 
 static int usage_cmp(const void *a, const void *b)
@@ -98,8 +104,8 @@ static int usage_cmp(const void *a, const void *b)
     return strcmp(((const struct vs_usage *)a)->uuid, ((const struct vs_usage *)b)->uuid);
 }
 
-enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
-                              struct vs_usage **out, size_t *n_out)
+static enum vs_err collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
+                            struct vs_slab *slab, struct vs_usage **out, size_t *n_out)
 {
     /* Per card: init max (mem, cores, slot 1) and app sum (mem, cores, slots = entries). */
     struct acc {
@@ -149,15 +155,15 @@ enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, boo
         free(acc);
         return VS_OK;
     }
-    struct vs_usage *u = calloc(n, sizeof(*u));
+    struct vs_usage *u = slab ? vs_slab_calloc(slab, n * sizeof(*u)) : calloc(n, sizeof(*u));
     if (!u) {
         free(acc);
         return VS_ERR_NOMEM;
     }
     for (size_t k = 0; k < n; k++) {
-        u[k].uuid = strdup(acc[k].uuid);
+        u[k].uuid = slab ? vs_slab_strdup(slab, acc[k].uuid) : strdup(acc[k].uuid);
         if (!u[k].uuid) {
-            vs_usage_free(u, n);
+            usage_release(slab, u, n);
             free(acc);
             return VS_ERR_NOMEM;
         }
@@ -171,6 +177,12 @@ enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, boo
     *out = u;
     *n_out = n;
     return VS_OK;
+}
+
+enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
+                              struct vs_usage **out, size_t *n_out)
+{
+    return collapse(devs, n_init, released, NULL, out, n_out);
 }
 
 /* ------------------------------------------------------------------ nodes */
@@ -881,42 +893,6 @@ static void labels_put(struct vs_model *m, struct vs_labelset *ls)
     free(ls);
 }
 
-/* Frees a usage array made by usage_adopt. */
-static void usage_put(struct vs_model *m, struct vs_usage *u, size_t n)
-{
-    for (size_t i = 0; u && i < n; i++)
-        vs_slab_put(m->slab, u[i].uuid);
-    vs_slab_put(m->slab, u);
-}
-
-/* Moves pe's usage (as vs_usage_collapse made it, with malloc) into the model's slab. Out of
- * memory: pe has no usage left. */
-static enum vs_err usage_adopt(struct vs_model *m, struct vs_podent *pe)
-{
-    struct vs_usage *from = pe->usage, *to = NULL;
-    size_t n = pe->n_usage;
-    pe->usage = NULL;
-    pe->n_usage = 0;
-    if (!from)
-        return VS_OK;
-    enum vs_err err = VS_ERR_NOMEM;
-    if (!(to = vs_slab_calloc(m->slab, n * sizeof(*to))))
-        goto out;
-    for (size_t i = 0; i < n; i++) {
-        to[i] = from[i];
-        if (!(to[i].uuid = vs_slab_strdup(m->slab, from[i].uuid))) {
-            usage_put(m, to, i);
-            goto out;
-        }
-    }
-    pe->usage = to;
-    pe->n_usage = n;
-    err = VS_OK;
-out:
-    vs_usage_free(from, n);
-    return err;
-}
-
 static void podent_free(struct vs_model *m, struct vs_podent *pe)
 {
     vs_slab_put(m->slab, pe->uid);
@@ -925,7 +901,7 @@ static void podent_free(struct vs_model *m, struct vs_podent *pe)
     free(pe->error);
     labels_put(m, pe->labels);
     vs_mig_allocs_cleanup(&pe->mig);
-    usage_put(m, pe->usage, pe->n_usage);
+    usage_release(m->slab, pe->usage, pe->n_usage);
     vs_slab_put(m->slab, pe);
 }
 
@@ -1060,9 +1036,9 @@ static enum vs_err podent_decode(struct vs_model *m, struct vs_podent *pe, const
             return err;
         }
     }
-    err = vs_usage_collapse(&devs, pe->n_init, pe->released, &pe->usage, &pe->n_usage);
+    err = collapse(&devs, pe->n_init, pe->released, m->slab, &pe->usage, &pe->n_usage);
     vs_pod_devs_cleanup(&devs);
-    return err ? err : usage_adopt(m, pe);
+    return err;
 }
 
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
@@ -1185,8 +1161,7 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     pe->alloc_fp = fingerprint(alloc);
     free(alloc);
     if (!formatted || mig_copy(&pe->mig, mig) ||
-        vs_usage_collapse(devs, pe->n_init, false, &pe->usage, &pe->n_usage) ||
-        usage_adopt(m, pe)) {
+        collapse(devs, pe->n_init, false, m->slab, &pe->usage, &pe->n_usage)) {
         podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
@@ -1215,7 +1190,7 @@ size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl)
             continue;
         }
         apply_usage(m, pe, -1);
-        usage_put(m, pe->usage, pe->n_usage);
+        usage_release(m->slab, pe->usage, pe->n_usage);
         pe->usage = NULL;
         pe->n_usage = 0;
         pe->expired = true;

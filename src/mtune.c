@@ -1,6 +1,7 @@
 /* mtune: glibc malloc's per-thread caches off for `serve` (see mtune.h). */
 #include "mtune.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +10,17 @@
 #define TCACHE_KEY "glibc.malloc.tcache_count"
 
 /* Whether the colon-separated list sets key (as "key=..."). */
-static int sets(const char *list, const char *key)
+static bool sets(const char *list, const char *key)
 {
     size_t kl = strlen(key);
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, ':');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=')
-            return 1;
+            return true;
         p = end ? end + 1 : NULL;
     }
-    return 0;
+    return false;
 }
 
 char *vs_mtune_tunables(const char *current)
@@ -40,10 +41,16 @@ char *vs_mtune_tunables(const char *current)
 
 void vs_mtune_exec(char **argv)
 {
-    char *v = vs_mtune_tunables(getenv("GLIBC_TUNABLES"));
-    if (!v)
-        return;
-    if (setenv("GLIBC_TUNABLES", v, 1) == 0)
+    const char *cur = getenv("GLIBC_TUNABLES");
+    char *was = cur ? strdup(cur) : NULL, *v = vs_mtune_tunables(cur);
+    if (v && (!cur || was) && setenv("GLIBC_TUNABLES", v, 1) == 0) {
         execv("/proc/self/exe", argv); /* returns only on failure */
+        /* not re-executed: the environment must not claim a setting glibc never read */
+        if (was)
+            setenv("GLIBC_TUNABLES", was, 1);
+        else
+            unsetenv("GLIBC_TUNABLES");
+    }
+    free(was);
     free(v);
 }

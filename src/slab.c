@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define VS_SLAB_ASAN 1
@@ -23,18 +24,22 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define BLOCK     ((size_t)64 << 10) /* size and alignment of a block */
+#define BLOCK     VS_SLAB_BLOCK /* size and alignment of a block */
 #define N_CLASSES 16
 #define MAX_SMALL 512
+#define LARGE     N_CLASSES /* the class of a mapping that holds one larger object */
 
 static const uint16_t class_size[N_CLASSES] = {16,  32,  48,  64,  80,  96,  112, 128,
                                                160, 192, 224, 256, 320, 384, 448, 512};
 
-/* The head of every block; its slots follow. */
+/* The head of every mapping, at its start (aligned to BLOCK, so any object's head is its
+ * address rounded down to BLOCK); its slots, or its one larger object, follow. */
 struct block {
     struct block *prev, *next; /* the class's blocks with a free slot */
-    void *free;                /* freed slots, linked through their first word */
-    char *fresh, *end;         /* slots never handed out: [fresh, end) */
+    struct block *all_prev, *all_next;
+    void *free;        /* freed slots, linked through their first word */
+    char *fresh, *end; /* slots never handed out: [fresh, end) */
+    size_t mapped;     /* bytes */
     uint32_t cls, used, cap;
     bool listed;
 };
@@ -44,8 +49,8 @@ struct block {
 struct vs_slab {
     struct block *partial[N_CLASSES]; /* blocks with a free slot, the last one freed into first */
     size_t empty[N_CLASSES];          /* blocks with no object (one is kept per class) */
-    uintptr_t *set;                   /* block addresses, open addressing, 0 = empty */
-    size_t set_cap, blocks, objects, large;
+    struct block *all;                /* every mapping, for vs_slab_free */
+    size_t blocks, objects, large, mapped;
 };
 
 static int class_of(size_t n)
@@ -55,67 +60,6 @@ static int class_of(size_t n)
     if (n <= 256)
         return 8 + (int)((n - 129) / 32);
     return 12 + (int)((n - 257) / 64);
-}
-
-static size_t set_home(const struct vs_slab *s, uintptr_t b)
-{
-    uint64_t h = (uint64_t)(b / BLOCK) * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 32) & (s->set_cap - 1);
-}
-
-static bool set_has(const struct vs_slab *s, uintptr_t b)
-{
-    if (!s->set_cap)
-        return false;
-    for (size_t i = set_home(s, b);; i = (i + 1) & (s->set_cap - 1)) {
-        if (s->set[i] == b)
-            return true;
-        if (!s->set[i])
-            return false;
-    }
-}
-
-static void set_put(struct vs_slab *s, uintptr_t b)
-{
-    size_t i = set_home(s, b);
-    while (s->set[i])
-        i = (i + 1) & (s->set_cap - 1);
-    s->set[i] = b;
-}
-
-/* Room for one more block address (load at most 1/2). */
-static bool set_room(struct vs_slab *s)
-{
-    if ((s->blocks + 1) * 2 <= s->set_cap)
-        return true;
-    size_t cap = s->set_cap ? s->set_cap * 2 : 64;
-    uintptr_t *old = s->set, *g = calloc(cap, sizeof(*g));
-    if (!g)
-        return false;
-    size_t old_cap = s->set_cap;
-    s->set = g;
-    s->set_cap = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i])
-            set_put(s, old[i]);
-    free(old);
-    return true;
-}
-
-/* Removes b (backward-shift deletion keeps every probe chain whole). */
-static void set_del(struct vs_slab *s, uintptr_t b)
-{
-    size_t m = s->set_cap - 1, i = set_home(s, b);
-    while (s->set[i] != b)
-        i = (i + 1) & m;
-    for (size_t j = (i + 1) & m; s->set[j]; j = (j + 1) & m) {
-        size_t home = set_home(s, s->set[j]);
-        if (((j - home) & m) >= ((j - i) & m)) {
-            s->set[i] = s->set[j];
-            i = j;
-        }
-    }
-    s->set[i] = 0;
 }
 
 static void list_add(struct vs_slab *s, struct block *b)
@@ -139,26 +83,52 @@ static void list_del(struct vs_slab *s, struct block *b)
     b->listed = false;
 }
 
-/* A block aligned to its size: map twice the size and give back the ends. */
-static struct block *block_new(struct vs_slab *s, int cls)
+/* `bytes` (a multiple of the page size) mapped at an address aligned to BLOCK: map BLOCK more
+ * and give back the ends. The head is set up for class cls and linked into s->all. */
+static struct block *map_aligned(struct vs_slab *s, size_t bytes, uint32_t cls)
 {
-    if (!set_room(s))
-        return NULL;
-    char *raw = mmap(NULL, 2 * BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *raw =
+        mmap(NULL, bytes + BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
     uintptr_t base = ((uintptr_t)raw + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1);
     size_t head = base - (uintptr_t)raw;
     if (head)
         munmap(raw, head);
-    munmap((char *)base + BLOCK, BLOCK - head);
+    munmap((char *)base + bytes, BLOCK - head);
     struct block *b = (struct block *)base;
-    b->cls = (uint32_t)cls;
-    b->fresh = (char *)base + FIRST_SLOT;
-    b->end = (char *)base + BLOCK;
+    b->cls = cls;
+    b->mapped = bytes;
+    b->all_next = s->all;
+    if (s->all)
+        s->all->all_prev = b;
+    s->all = b;
+    s->mapped += bytes;
+    return b;
+}
+
+static void unmap(struct vs_slab *s, struct block *b)
+{
+    if (b->all_prev)
+        b->all_prev->all_next = b->all_next;
+    else
+        s->all = b->all_next;
+    if (b->all_next)
+        b->all_next->all_prev = b->all_prev;
+    s->mapped -= b->mapped;
+    UNPOISON(b, b->mapped);
+    munmap(b, b->mapped);
+}
+
+static struct block *block_new(struct vs_slab *s, int cls)
+{
+    struct block *b = map_aligned(s, BLOCK, (uint32_t)cls);
+    if (!b)
+        return NULL;
+    b->fresh = (char *)b + FIRST_SLOT;
+    b->end = (char *)b + BLOCK;
     b->cap = (uint32_t)((BLOCK - FIRST_SLOT) / class_size[cls]);
     POISON(b->fresh, (size_t)(b->end - b->fresh));
-    set_put(s, base);
     s->blocks++;
     s->empty[cls]++;
     list_add(s, b);
@@ -174,23 +144,29 @@ void vs_slab_free(struct vs_slab *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->set_cap; i++)
-        if (s->set[i]) {
-            UNPOISON((void *)s->set[i], BLOCK);
-            munmap((void *)s->set[i], BLOCK);
-        }
-    free(s->set);
+    while (s->all)
+        unmap(s, s->all);
     free(s);
+}
+
+/* One larger object in a mapping of its own (fresh anonymous pages are zero). */
+static void *large_new(struct vs_slab *s, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (n > SIZE_MAX - FIRST_SLOT - page - BLOCK)
+        return NULL;
+    size_t bytes = (FIRST_SLOT + n + page - 1) / page * page;
+    struct block *b = map_aligned(s, bytes, LARGE);
+    if (!b)
+        return NULL;
+    s->large++;
+    return (char *)b + FIRST_SLOT;
 }
 
 void *vs_slab_calloc(struct vs_slab *s, size_t n)
 {
-    if (n > MAX_SMALL) {
-        void *p = calloc(1, n);
-        if (p)
-            s->large++;
-        return p;
-    }
+    if (n > MAX_SMALL)
+        return large_new(s, n);
     int cls = class_of(n ? n : 1);
     struct block *b = s->partial[cls];
     if (!b && !(b = block_new(s, cls)))
@@ -218,13 +194,12 @@ void vs_slab_put(struct vs_slab *s, void *p)
 {
     if (!p)
         return;
-    uintptr_t base = (uintptr_t)p & ~(uintptr_t)(BLOCK - 1);
-    if (!set_has(s, base)) {
+    struct block *b = (struct block *)((uintptr_t)p & ~(uintptr_t)(BLOCK - 1));
+    if (b->cls == LARGE) {
         s->large--;
-        free(p);
+        unmap(s, b);
         return;
     }
-    struct block *b = (struct block *)base;
     int cls = (int)b->cls;
     POISON(p, class_size[cls]);
     UNPOISON(p, sizeof(void *));
@@ -241,10 +216,8 @@ void vs_slab_put(struct vs_slab *s, void *p)
         return;
     }
     list_del(s, b);
-    set_del(s, base);
     s->blocks--;
-    UNPOISON(b, BLOCK);
-    munmap(b, BLOCK);
+    unmap(s, b);
 }
 
 static char *copy(struct vs_slab *s, const char *str, size_t len)
@@ -270,4 +243,5 @@ void vs_slab_stats(const struct vs_slab *s, struct vs_slab_stats *out)
     out->blocks = s->blocks;
     out->objects = s->objects;
     out->large = s->large;
+    out->mapped = s->mapped;
 }

@@ -8,22 +8,24 @@
  * classes up to 512 bytes; a freed slot is reused by the next object of its class, so the
  * blocks touched follow the most objects alive at once, not how long the service has run. A
  * block whose objects are all freed is unmapped unless it is its class's only empty one.
- * Larger requests go to malloc.
+ * A larger object (rare: a long posted-Event key, a pod on more than 16 cards) gets a mapping
+ * of its own, aligned like a block, so every object's block head is found from its address.
  *
  * Not thread-safe: the owner's lock serialises every call (the model's write lock, the async
- * patcher's mutex). Under AddressSanitizer free slots are poisoned, so a use after
- * vs_slab_free is reported as in malloc's memory. */
+ * patcher's mutex). Under AddressSanitizer free slots and the bytes of a slot past the size
+ * asked for are poisoned, so ASan reports their use as it does in malloc's memory. */
 #ifndef VS_SLAB_H
 #define VS_SLAB_H
 
 #include <stddef.h>
 
+#define VS_SLAB_BLOCK ((size_t)64 << 10) /* bytes of a block */
+
 struct vs_slab;
 
 /* A new, empty slab; NULL when out of memory. */
 struct vs_slab *vs_slab_new(void);
-/* Unmaps every block (objects still allocated go with them; malloc'd large ones do not: free
- * them first). Accepts NULL. */
+/* Unmaps every block and larger object (objects still allocated go with them). Accepts NULL. */
 void vs_slab_free(struct vs_slab *s);
 
 /* n zeroed bytes (n 0 counts as 1); free with vs_slab_put on the same slab. NULL when out of
@@ -36,9 +38,10 @@ char *vs_slab_strndup(struct vs_slab *s, const char *str, size_t n);
 void vs_slab_put(struct vs_slab *s, void *p);
 
 struct vs_slab_stats {
-    size_t blocks;  /* mapped (64 KiB each) */
-    size_t objects; /* allocated in the blocks */
-    size_t large;   /* allocated with malloc (over 512 bytes) */
+    size_t blocks;  /* of small objects, VS_SLAB_BLOCK bytes each */
+    size_t objects; /* small objects allocated in them */
+    size_t large;   /* larger objects (over 512 bytes), each in a mapping of its own */
+    size_t mapped;  /* bytes mapped in all (blocks and larger objects' mappings) */
 };
 void vs_slab_stats(const struct vs_slab *s, struct vs_slab_stats *out);
 

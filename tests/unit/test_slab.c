@@ -1,5 +1,5 @@
 /* test_slab: the long-lived object slab — contents kept, slots reused within their class,
- * blocks given back when empty (one kept per class), large objects through malloc. */
+ * blocks given back when empty (one kept per class), larger objects in mappings of their own. */
 #include "slab.h"
 
 #include <criterion/criterion.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK (64u << 10)
+#define BLOCK VS_SLAB_BLOCK
 
 static struct vs_slab_stats stats(const struct vs_slab *s)
 {
@@ -90,23 +90,34 @@ Test(slab, blocks_follow_the_most_objects_alive_not_the_churn)
     vs_slab_free(s);
 }
 
-Test(slab, over_512_bytes_goes_to_malloc)
+Test(slab, over_512_bytes_gets_a_mapping_of_its_own)
 {
     struct vs_slab *s = vs_slab_new();
-    char *big = vs_slab_calloc(s, 513), *edge = vs_slab_calloc(s, 512);
-    cr_assert(big && edge);
+    char *edge = vs_slab_calloc(s, 512), *big = vs_slab_calloc(s, 513);
+    char *huge = vs_slab_calloc(s, 3 * BLOCK); /* spans several block sizes */
+    cr_assert(edge && big && huge);
+    cr_assert_eq((uintptr_t)big % 16, 0);
     for (size_t k = 0; k < 513; k++)
         cr_assert_eq(big[k], 0);
+    for (size_t k = 0; k < 3 * BLOCK; k++)
+        cr_assert_eq(huge[k], 0, "byte %zu", k);
+    memset(big, 'b', 513);
+    memset(huge, 'h', 3 * BLOCK);
+    cr_assert_eq(edge[0], 0, "the 512-byte object is apart from the larger ones");
     struct vs_slab_stats st = stats(s);
-    cr_assert_eq(st.large, 1);
+    cr_assert_eq(st.large, 2);
     cr_assert_eq(st.objects, 1);
     cr_assert_eq(st.blocks, 1);
+    cr_assert_eq(st.mapped, BLOCK + 4096 /* the head and 513 bytes */ + 3 * BLOCK + 4096,
+                 "mapped %zu", st.mapped);
     vs_slab_put(s, big);
+    vs_slab_put(s, huge);
     vs_slab_put(s, edge);
     vs_slab_put(s, NULL);
     st = stats(s);
     cr_assert_eq(st.large, 0);
     cr_assert_eq(st.objects, 0);
+    cr_assert_eq(st.mapped, BLOCK, "the class's one empty block stays");
     vs_slab_free(s);
 }
 

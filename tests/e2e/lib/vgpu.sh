@@ -334,6 +334,22 @@ vs_no_node_locks() {
     }
 }
 
+# vs_chaos_nodes : the chaos scenarios' 10 fake nodes, label pool=chaos: chaos-01..05 with 4
+# cards of 16 GiB shared by 5, chaos-06..10 with 4 of 8 GiB shared by 10.
+vs_chaos_nodes() {
+    e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=chaos \
+        chaos-01 chaos-02 chaos-03 chaos-04 chaos-05
+    e2e_fake_nodes --cards 4 --devmem 8192 --split 10 --label pool=chaos \
+        chaos-06 chaos-07 chaos-08 chaos-09 chaos-10
+}
+
+# vs_chaos_burst NS : creates the chaos scenarios' 200 random pods (the burst mix, a fixed
+# seed, pool=chaos) in NS, 20 requests at a time; they are in chaos-pods.yaml.
+vs_chaos_burst() {
+    vs_random_pods k 200 20260101 '{pool: chaos}' "$1" >"$E2E_CLUSTER/chaos-pods.yaml"
+    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$E2E_CLUSTER/chaos-pods.yaml"
+}
+
 # vs_chaos_end NS COUNT [CAPACITY FLAGS] : the end of a chaos scenario: every one of the COUNT pods
 # of NS bound and Running or refused with a reason (vs-e2e settle; VS_CHAOS_SETTLE_FLAGS adds
 # settle flags, e.g. --allow-failed: then pods Failed by the device plugin count too), no card

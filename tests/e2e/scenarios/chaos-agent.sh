@@ -27,15 +27,11 @@ scenario_chaos_agent_pre_up() {
 
 scenario_chaos_agent() {
     local ns=chaos t0 out failed delayed logged contended faults=(--fail-rate 0.1 --delay-rate 0.1 --seed 14)
-    e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=chaos \
-        chaos-01 chaos-02 chaos-03 chaos-04 chaos-05
-    e2e_fake_nodes --cards 4 --devmem 8192 --split 10 --label pool=chaos \
-        chaos-06 chaos-07 chaos-08 chaos-09 chaos-10
+    vs_chaos_nodes
     vs_setup "${faults[@]}" --delay 3s
     vs_namespace "$ns"
-    vs_random_pods k 200 20260101 '{pool: chaos}' "$ns" >"$E2E_CLUSTER/chaos-pods.yaml"
     t0=$EPOCHREALTIME
-    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$E2E_CLUSTER/chaos-pods.yaml"
+    vs_chaos_burst "$ns"
 
     VS_CHAOS_SETTLE_FLAGS="--allow-failed --started $t0" vs_chaos_end "$ns" 200 || return 1
 

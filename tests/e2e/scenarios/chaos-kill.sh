@@ -20,14 +20,10 @@ scenario_chaos_kill_pre_up() {
 
 scenario_chaos_kill() {
     local ns=chaos pid binds_before repairs_before t_kill
-    e2e_fake_nodes --cards 4 --devmem 16384 --split 5 --label pool=chaos \
-        chaos-01 chaos-02 chaos-03 chaos-04 chaos-05
-    e2e_fake_nodes --cards 4 --devmem 8192 --split 10 --label pool=chaos \
-        chaos-06 chaos-07 chaos-08 chaos-09 chaos-10
+    vs_chaos_nodes
     vs_setup
     vs_namespace "$ns"
-    vs_random_pods k 200 20260101 '{pool: chaos}' "$ns" >"$E2E_CLUSTER/chaos-pods.yaml"
-    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$E2E_CLUSTER/chaos-pods.yaml"
+    vs_chaos_burst "$ns"
 
     e2e_wait 120 "20 pods bound" vs_bound_at_least 20 "$ns" || return 1
     pid="$(vs_pid)"
