@@ -566,9 +566,11 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     if (vs_tlsconf_build(o->tls_min_version, o->tls_cipher_suites, &s->tlsc, eb))
         goto fail;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-#ifdef MHD_USE_EPOLL
-    flags |= MHD_USE_EPOLL;
-#endif
+    /* Never select(): it cannot watch a descriptor >= FD_SETSIZE (1024), and libmicrohttpd
+     * closes such a connection at once, before the TLS handshake. MHD_USE_EPOLL is an enum
+     * constant, not a macro, so the library is asked at run time. */
+    bool epoll = MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES;
+    flags |= epoll ? MHD_USE_EPOLL : MHD_USE_POLL;
     if (((struct sockaddr *)&ss)->sa_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_OptionItem opts[16];
@@ -587,10 +589,10 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
      * closed by kube-scheduler left 32 KiB chunks the trim could not give back around
      * (docs/reliability.md, session 13). */
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_POOL_BYTES, NULL};
-#ifdef MHD_USE_EPOLL
-    /* Waiting Binds keep their connections open: with epoll there is no FD_SETSIZE cap. */
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 16384, NULL};
-#endif
+    /* Waiting Binds keep their connections open: with epoll or poll there is no FD_SETSIZE cap
+     * (the process's descriptor limit still is one: `serve` raises it to the hard limit). */
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, VS_SERVER_MAX_CONNECTIONS, NULL};
     if (s->tls) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, s->tlsc.priority};

@@ -13,6 +13,8 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 static struct vs_harness h;
@@ -340,4 +342,39 @@ Test(tls, connection_pools_are_not_malloc_chunks)
     long long grown = (long long)after - (long long)before;
     cr_assert_lt(grown, N * 16 * 1024, "%d connections added %lld bytes of malloc'd memory", N,
                  grown);
+}
+
+/* A connection whose descriptor is past FD_SETSIZE (1024) is served: the listener polls with
+ * epoll (or poll), never select(), with which libmicrohttpd closes such a connection before
+ * reading it (a burst's waiting Binds, API connections and watches can pass 1,024). */
+Test(tls, connection_past_fd_setsize_is_served)
+{
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1100)
+        cr_skip_test("descriptor hard limit %llu is below 1,100", (unsigned long long)rl.rlim_max);
+    if (rl.rlim_cur < 1100) {
+        rl.rlim_cur = 1100;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    int fill;
+    do {
+        fill = open("/dev/null", O_RDONLY);
+        cr_assert_geq(fill, 0);
+    } while (fill < 1040);
+    start_plain(0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 1024);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)vs_server_port(srv))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    cr_assert_eq(send(fd, get, strlen(get), MSG_NOSIGNAL), (ssize_t)strlen(get));
+    char buf[512];
+    ssize_t got = recv(fd, buf, sizeof(buf) - 1, 0);
+    cr_assert_gt(got, 0, "the server closed the connection unanswered");
+    buf[got] = '\0';
+    cr_assert(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
+    close(fd);
 }
