@@ -1455,11 +1455,12 @@ static int run_bind_throughput(const struct opts *o0)
                  (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     double rate = (double)atomic_load(&bt.ok) / secs;
     double limit = (double)o.nodes / ((double)o.hold_ms / 1000.0);
-    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, hold %ld ms: "
-           "%ld bound, %ld "
+    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, policy %s, "
+           "hold %ld ms: %ld bound, %ld "
            "failed (%ld for lock contention) in %.2f s: %.1f pods/s; limit nodes/hold %.0f "
            "pods/s; %.1f %% of it\n",
-           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth, o.hold_ms, atomic_load(&bt.ok),
+           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth,
+           o.policy ? o.policy : "binpack nodes, spread cards", o.hold_ms, atomic_load(&bt.ok),
            atomic_load(&bt.bad), atomic_load(&bt.contention), secs, rate, limit,
            100.0 * rate / limit);
     printf("bind throughput: CPU of the whole process (service, in-process API server, clients, "
@@ -1512,7 +1513,7 @@ static void usage(FILE *f)
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
             "                        [--policy P] [--filter-only]\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
-            "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 4]\n");
+            "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n");
 }
 
 static bool parse_long(const char *s, long min, long max, long *out)
@@ -1539,7 +1540,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .bind_pods = 1000,
                        .bind_clients = 64,
                        .hold_ms = 20,
-                       .queue_depth = 4};
+                       .queue_depth = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "nodelock.h"
+#include "sched.h"
 
 #include <limits.h>
 #include <math.h>
@@ -818,6 +819,19 @@ static size_t saturation(const struct vs_bindq *q)
     return cap > (size_t)q->o.depth ? cap : (size_t)q->o.depth;
 }
 
+/* A busy node's rank (vs_sched_opts.busy_rank): its layer, Binds / depth (>= 1), below the
+ * saturated ones, VS_SCHED_RANK_SATURATED + Binds. */
+static unsigned rank_of(const struct vs_bindq *q, size_t expected, size_t cap)
+{
+    if (expected < cap) {
+        size_t layer = expected / (size_t)q->o.depth;
+        return layer < VS_SCHED_RANK_SATURATED ? (unsigned)layer : VS_SCHED_RANK_SATURATED - 1;
+    }
+    return expected < UINT_MAX - VS_SCHED_RANK_SATURATED
+               ? VS_SCHED_RANK_SATURATED + (unsigned)expected
+               : UINT_MAX;
+}
+
 size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks)
 {
     *names = NULL;
@@ -841,9 +855,7 @@ size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks)
             size_t l = strlen(n->name) + 1;
             memcpy(p, n->name, l);
             tmp[i].name = p;
-            tmp[i].rank = n->expected < cap            ? 1u
-                          : n->expected < UINT_MAX - 2 ? 2u + (unsigned)n->expected
-                                                       : UINT_MAX;
+            tmp[i].rank = rank_of(q, n->expected, cap);
             p += l;
         }
     }

@@ -108,10 +108,13 @@ void vs_bindq_open(struct vs_bindq *q);
 
 /* Names of the nodes with at least `depth` Binds queued or in flight, sorted (strcmp), as one
  * allocation: free(*names) frees all (ranks included). Returns the count (0 and *names NULL
- * when none). If ranks is set, (*ranks)[i] ranks names[i] (lower first): 1 for a busy node,
- * 2 + its Binds for a saturated one, where a new Bind would wait `saturation` of wait_ms or more
- * (Binds queued or in flight times the measured time per allocation, vs_bindq_service_s), so a
- * burst that saturates every node goes to the shortest queue instead of timing out. */
+ * when none). If ranks is set, (*ranks)[i] ranks names[i] (lower first): a busy node's layer,
+ * its Binds / depth (>= 1), so a burst fills every node to `depth` before any node gets more;
+ * VS_SCHED_RANK_SATURATED + its Binds for a saturated one, where a new Bind would wait
+ * `saturation` of wait_ms or more (Binds queued or in flight times the measured time per
+ * allocation, vs_bindq_service_s), so a burst that saturates every node goes to the shortest
+ * queue instead of timing out. vs_sched_filter counts every layer as 1 for pods whose card
+ * policy spreads (see vs_sched_opts.busy_rank). */
 size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks);
 /* The moving average (1/4 weight per sample) of one node's time per allocation: from one
  * Bind's lock take to the next one's, when the next was queued before the first took it. 0

@@ -81,6 +81,16 @@ enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_
     return VS_OK;
 }
 
+bool vs_gpu_policy_spreads(const struct vs_gpu_policy *p)
+{
+    if (!p->chain)
+        return p->single == &vs_card_policy_spread;
+    for (size_t k = 0; k < p->n_keys; k++)
+        if (p->keys[k] == &vs_card_policy_spread || p->keys[k] == &vs_card_policy_binpack)
+            return p->keys[k] == &vs_card_policy_spread;
+    return false;
+}
+
 int vs_policy_card_cmp(const struct vs_gpu_policy *p, bool numa_bind, const struct vs_scard *a,
                        const struct vs_scard *b)
 {

@@ -1266,8 +1266,8 @@ static unsigned busy_rank(const struct vs_sched_opts *o, const char *node)
 }
 
 /* Whether a fitting node with `score` beats the best so far: a node with a lower busy rank
- * beats one with a higher (not busy, busy, then saturated ones by their queue), then the node
- * policy. */
+ * beats one with a higher (not busy, busy by layer, then saturated ones by their queue), then
+ * the node policy. */
 static bool beats_best(const struct best_ctx *b, float score)
 {
     if (b->r->best < 0)
@@ -1459,6 +1459,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     if (x.frag_node)
         type_pressure(&x, o->frag_stats, m);
     struct best_ctx bc = {.r = r, .policy = node_policy, .o = o};
+    const bool spreads = vs_gpu_policy_spreads(&x.gpu);
     for (size_t i = 0; i < n_cands; i++) {
         /* Most of a large Filter is waiting for nodes' memory: ask for it a few nodes ahead. */
         if (i + 8 < n_cands && nodes[i + 8]) {
@@ -1472,6 +1473,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         }
         r->nodes[i].node = cands[i];
         bc.cur_busy = o->n_busy ? busy_rank(o, cands[i]) : 0;
+        if (spreads && bc.cur_busy > 1 && bc.cur_busy < VS_SCHED_RANK_SATURATED)
+            bc.cur_busy = 1; /* busy is busy: see vs_sched_opts.busy_rank */
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
         /* The lower busy rank first; then the node policy (fragmentation first). */

@@ -43,12 +43,15 @@ struct vs_sched_opts {
     bool full_walk;
     /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
      * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
-     * is not busy; among busy nodes, and among the others, the node policy decides as usual.
-     * With none, the choice is exactly the policy's. */
+     * is not busy; among busy nodes by busy_rank, then (and among the others) the node policy
+     * decides as usual. With none, the choice is exactly the policy's. */
     const char *const *busy;
     /* May be NULL (every busy node ranks 1). Else busy_rank[i] ranks busy[i]: a fitting node
-     * with a lower rank beats one with a higher (not busy = 0), then the policy decides
-     * (vs_bindq_busy: 1 busy, 2 + its Binds when saturated). */
+     * with a lower rank beats one with a higher (not busy = 0), then the policy decides.
+     * vs_bindq_busy ranks a busy node by its layer (its Binds / depth, >= 1) and a saturated
+     * one VS_SCHED_RANK_SATURATED + its Binds. For a pod whose card policy spreads shares
+     * (vs_gpu_policy_spreads) every layer counts as 1: spilling its shares over every node's
+     * free cards would strand whole cards, so among busy nodes its node policy decides. */
     const unsigned *busy_rank;
     size_t n_busy;
     /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
@@ -65,6 +68,9 @@ struct vs_sched_opts {
      * here. NULL: the policy measures against the pod's own shape only. */
     struct vs_frag_stats *frag_stats;
 };
+
+/* busy_rank of a saturated node: this plus its Binds queued or in flight (layers stay below). */
+#define VS_SCHED_RANK_SATURATED (1u << 24)
 
 struct vs_node_fit {
     const char *node; /* borrowed from the candidate list */

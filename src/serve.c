@@ -341,7 +341,7 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->reservation_ttl_ms = 5 * 60 * 1000;
     c->http_threads = 8;
     c->bind_wait_ms = 30000;
-    c->bind_queue_depth = 4;
+    c->bind_queue_depth = 1;
     c->force_overwrite = true;
     c->gpu_preemption = "auto";
 }

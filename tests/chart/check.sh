@@ -76,7 +76,7 @@ has default \
   '- --gpu-scheduler-policy=spread$' '- --metrics-bind-address=:9395$' \
   '- --device-config-file=/device-config.yaml$' '- --node-lock-timeout=5m$' \
   '- --node-lock-retry-timeout=28s$' '- --leader-elect=false$' '- --tls-min-version=VersionTLS12$' \
-  '- --bind-queue-depth=4$' '- --bind-queue-saturation=0$' \
+  '- --bind-queue-depth=1$' '- --bind-queue-saturation=0$' \
   'mountPath: /device-config.yaml$' 'fieldPath: metadata.name$' 'fieldPath: metadata.namespace$' \
   'hami.io/webhook: ignore$' 'app.kubernetes.io/component: hami-scheduler$' \
   'hami.io/scheduler-role: leader$' 'port: 443$' 'targetPort: https$' 'port: 9395$' \

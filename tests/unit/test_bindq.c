@@ -4,6 +4,7 @@
  * (vs_bindq_waiting) before it acts, so no assertion depends on timing. */
 #include "annot.h"
 #include "bindq.h"
+#include "sched.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -651,7 +652,8 @@ Test(bindq, depth_zero_never_busy)
 Test(bindq, saturated_nodes_rank_by_their_queue)
 {
     /* wait_ms 10 s, depth 2, saturation 0.5: a node is saturated once its Binds times the
-     * allocation time reach 5 s. No allocation time measured yet: every busy node ranks 1. */
+     * allocation time reach 5 s. No allocation time measured yet: every busy node ranks by
+     * its layer, Binds / depth (n0 6 / 2, n1 3 / 2, n2 2 / 2). */
     vs_bindq_free(q);
     saturation = 0.5;
     setup_q(10000, 2);
@@ -666,15 +668,16 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_str_eq(names[0], "n0");
     cr_assert_str_eq(names[2], "n2");
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(ranks[i], 1, "%s", names[i]);
+    cr_assert_eq(ranks[0], 3);
+    cr_assert_eq(ranks[1], 1);
+    cr_assert_eq(ranks[2], 1);
     free(names);
-    /* One allocation takes 1 s: saturated from 5 Binds (n0: 6 of them, rank 2 + 6). */
+    /* One allocation takes 1 s: saturated from 5 Binds (n0: 6 of them, rank SATURATED + 6). */
     vs_bindq_service_sample(q, 1.0);
     cr_assert_float_eq(vs_bindq_service_s(q), 1.0, 1e-12);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_str_eq(names[0], "n0");
-    cr_assert_eq(ranks[0], 8);
+    cr_assert_eq(ranks[0], VS_SCHED_RANK_SATURATED + 6);
     cr_assert_eq(ranks[1], 1);
     cr_assert_eq(ranks[2], 1);
     free(names);
@@ -684,25 +687,26 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
     vs_bindq_expect(q, "n1", "m");
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_str_eq(names[1], "n1");
-    cr_assert_eq(ranks[0], 8);
-    cr_assert_eq(ranks[1], 6);
+    cr_assert_eq(ranks[0], VS_SCHED_RANK_SATURATED + 6);
+    cr_assert_eq(ranks[1], VS_SCHED_RANK_SATURATED + 4);
     cr_assert_eq(ranks[2], 1);
     free(names);
     /* Slower than the budget allows even one Bind: never below depth (n2 with 2 stays busy). */
     for (int i = 0; i < 20; i++)
         vs_bindq_service_sample(q, 60.0);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
-    cr_assert_eq(ranks[2], 2 + 2);
+    cr_assert_eq(ranks[2], VS_SCHED_RANK_SATURATED + 2);
     free(names);
-    /* Saturation off (the default): busy is all there is. */
+    /* Saturation off (the default): layers only. */
     vs_bindq_free(q);
     setup_q(10000, 2);
     for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
         vs_bindq_expect(q, plan[i][0], plan[i][1]);
     vs_bindq_service_sample(q, 60.0);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(ranks[i], 1, "%s", names[i]);
+    cr_assert_eq(ranks[0], 3);
+    cr_assert_eq(ranks[1], 1);
+    cr_assert_eq(ranks[2], 1);
     free(names);
 }
 

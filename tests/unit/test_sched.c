@@ -969,8 +969,8 @@ Test(sched, a5_3_a5_4_occupancy_from_pods)
 
 /* --bind-queue-depth: a busy node that fits ranks after every fitting node that is not busy;
  * among busy nodes (and among the others) the node policy decides; none busy = the policy. */
-static void filter_ranked(const char *policy, const char *const *busy, const unsigned *rank,
-                          size_t n_busy, const char *want)
+static void filter_ranked_cards(const char *policy, const char *cards, const char *const *busy,
+                                const unsigned *rank, size_t n_busy, const char *want)
 {
     static struct vs_devcfg cfg;
     static int init;
@@ -984,17 +984,23 @@ static void filter_ranked(const char *policy, const char *const *busy, const uns
     const char *cands[] = {"node1", "node2", "node3"};
     struct vs_sched_opts o = {.cfg = &cfg,
                               .node_policy = policy,
-                              .gpu_policy = "spread",
+                              .gpu_policy = cards,
                               .busy = busy,
                               .busy_rank = rank,
                               .n_busy = n_busy};
     struct vs_filter_result r;
     cr_assert_eq(vs_sched_filter(m, &p, cands, 3, &o, &r), VS_OK);
     cr_assert_geq(r.best, 0);
-    cr_assert_str_eq(r.nodes[r.best].node, want, "%s busy=%zu: %s", policy, n_busy,
+    cr_assert_str_eq(r.nodes[r.best].node, want, "%s/%s busy=%zu: %s", policy, cards, n_busy,
                      r.nodes[r.best].node);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
+}
+
+static void filter_ranked(const char *policy, const char *const *busy, const unsigned *rank,
+                          size_t n_busy, const char *want)
+{
+    filter_ranked_cards(policy, "spread", busy, rank, n_busy, want);
 }
 
 static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
@@ -1029,18 +1035,43 @@ Test(sched, busy_nodes_rank_after_the_others)
     filter_busy("binpack", ghost, 1, "node1");
 }
 
-/* Saturated nodes (vs_bindq_busy's rank 2 + Binds) rank after busy ones (1), and among
- * themselves by their rank; equal ranks leave it to the policy. */
+/* Saturated nodes (vs_bindq_busy's rank SATURATED + Binds) rank after busy ones (their
+ * layer), and among themselves by their rank; equal ranks leave it to the policy. */
 Test(sched, saturated_nodes_rank_by_their_queue)
 {
     three_nodes_two_used();
     const char *all[] = {"node1", "node2", "node3"};
-    const unsigned busy3[] = {1, 1, 1}, sat1[] = {9, 1, 1}, sat12[] = {9, 7, 1},
-                   sat_all[] = {9, 7, 8}, tie[] = {7, 7, 7};
+    const unsigned S = VS_SCHED_RANK_SATURATED;
+    const unsigned busy3[] = {1, 1, 1}, sat1[] = {S + 9, 1, 1}, sat12[] = {S + 9, S + 7, 1},
+                   sat_all[] = {S + 9, S + 7, S + 8}, tie[] = {S + 7, S + 7, S + 7};
     filter_ranked("binpack", all, busy3, 3, "node1");
     filter_ranked("binpack", all, sat1, 3, "node2");
     filter_ranked("binpack", all, sat12, 3, "node3");
     filter_ranked("binpack", all, sat_all, 3, "node2");
     filter_ranked("binpack", all, tie, 3, "node1");
     filter_ranked("spread", all, tie, 3, "node3");
+}
+
+/* Busy nodes rank by their layer (Binds / depth) for a pod whose card policy packs, so a burst
+ * fills every node to the depth before any gets more; for one whose card policy spreads shares
+ * (HAMi's default) every layer is 1 and binpack keeps the fullest busy node. Saturation ranks
+ * after every layer either way. */
+Test(sched, busy_layers_count_unless_cards_spread)
+{
+    three_nodes_two_used();
+    const char *all[] = {"node1", "node2", "node3"}, *n12[] = {"node1", "node2"};
+    const unsigned S = VS_SCHED_RANK_SATURATED;
+    const unsigned l211[] = {2, 1, 1}, l221[] = {2, 2, 1}, l12[] = {2, 1}, sat[] = {S + 4, 3, 3};
+    filter_ranked_cards("binpack", "binpack", all, l211, 3, "node2");
+    filter_ranked_cards("binpack", "binpack", all, l221, 3, "node3");
+    filter_ranked_cards("binpack", "binpack", n12, l12, 2, "node3"); /* not busy: rank 0 */
+    filter_ranked_cards("binpack", "fragmentation", all, l211, 3, "node2");
+    filter_ranked_cards("binpack", "binpack,numa", all, l211, 3, "node2");
+    filter_ranked_cards("binpack", "spread", all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "spread", all, l221, 3, "node1");
+    filter_ranked_cards("binpack", "numa,spread", all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "spread", n12, l12, 2, "node3");
+    filter_ranked_cards("binpack", "spread", all, sat, 3, "node2");
+    filter_ranked_cards("binpack", "binpack", all, sat, 3, "node2");
+    filter_ranked_cards("spread", "binpack", all, l221, 3, "node3");
 }
