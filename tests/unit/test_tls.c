@@ -263,9 +263,8 @@ Test(tls, priority_strings)
     vs_tlsconf_cleanup(&c);
 }
 
-/* A plain keep-alive connection: one GET, then whether the server still answers a second GET on
- * it after `idle_ms` of silence (1: answered; 0: the server had closed it). */
-static int answers_after_idle(int idle_ms)
+/* A plain TCP connection to srv on loopback. */
+static int connect_plain(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert_geq(fd, 0);
@@ -273,6 +272,14 @@ static int answers_after_idle(int idle_ms)
                             .sin_port = htons((uint16_t)vs_server_port(srv))};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* A plain keep-alive connection: one GET, then whether the server still answers a second GET on
+ * it after `idle_ms` of silence (1: answered; 0: the server had closed it). */
+static int answers_after_idle(int idle_ms)
+{
+    int fd = connect_plain();
     const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     char buf[512];
     int answered = 0;
@@ -323,12 +330,7 @@ Test(tls, connection_pools_are_not_malloc_chunks)
     const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     size_t before = mallinfo2().uordblks;
     for (int i = 0; i < N; i++) {
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        cr_assert_geq(fds[i], 0);
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_port = htons((uint16_t)vs_server_port(srv))};
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        cr_assert_eq(connect(fds[i], (struct sockaddr *)&a, sizeof(a)), 0);
+        fds[i] = connect_plain();
         cr_assert_eq(send(fds[i], get, strlen(get), MSG_NOSIGNAL), (ssize_t)strlen(get));
         char buf[512];
         ssize_t got = recv(fds[i], buf, sizeof(buf) - 1, 0); /* answered: the pool is in use */
@@ -363,12 +365,8 @@ Test(tls, connection_past_fd_setsize_is_served)
         cr_assert_geq(fill, 0);
     } while (fill < 1040);
     start_plain(0);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = connect_plain();
     cr_assert_geq(fd, 1024);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)vs_server_port(srv))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     cr_assert_eq(send(fd, get, strlen(get), MSG_NOSIGNAL), (ssize_t)strlen(get));
     char buf[512];
