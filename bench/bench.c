@@ -1455,14 +1455,13 @@ static int run_bind_throughput(const struct opts *o0)
                  (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     double rate = (double)atomic_load(&bt.ok) / secs;
     double limit = (double)o.nodes / ((double)o.hold_ms / 1000.0);
-    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, policy %s, "
-           "hold %ld ms: %ld bound, %ld "
+    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, nodes %s, "
+           "cards %s, hold %ld ms: %ld bound, %ld "
            "failed (%ld for lock contention) in %.2f s: %.1f pods/s; limit nodes/hold %.0f "
            "pods/s; %.1f %% of it\n",
-           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth,
-           o.policy ? o.policy : "binpack nodes, spread cards", o.hold_ms, atomic_load(&bt.ok),
-           atomic_load(&bt.bad), atomic_load(&bt.contention), secs, rate, limit,
-           100.0 * rate / limit);
+           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth, c.node_policy, c.gpu_policy,
+           o.hold_ms, atomic_load(&bt.ok), atomic_load(&bt.bad), atomic_load(&bt.contention), secs,
+           rate, limit, 100.0 * rate / limit);
     printf("bind throughput: CPU of the whole process (service, in-process API server, clients, "
            "plugins): %.2f s, %.1f ms per pod, %.2f cores busy on average\n",
            cpu, atomic_load(&bt.ok) ? 1000.0 * cpu / (double)atomic_load(&bt.ok) : 0.0,

@@ -83,8 +83,8 @@ enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_
 
 bool vs_gpu_policy_spreads(const struct vs_gpu_policy *p)
 {
-    if (!p->chain)
-        return p->single == &vs_card_policy_spread;
+    if (!p->chain) /* topology-aware alone orders the cards as spread does (card_topology.c) */
+        return p->single == &vs_card_policy_spread || p->single == &vs_card_policy_topology;
     for (size_t k = 0; k < p->n_keys; k++)
         if (p->keys[k] == &vs_card_policy_spread || p->keys[k] == &vs_card_policy_binpack)
             return p->keys[k] == &vs_card_policy_spread;

@@ -74,8 +74,8 @@ struct vs_gpu_policy {
  * Error: `invalid <key> "<val>": unknown policy "<word>" (want binpack, spread, ...)`. */
 enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_policy *out,
                                 struct vs_errbuf *eb);
-/* Whether the policy puts a share on the least used card first: `spread`, or a chain whose
- * first usage key (spread or binpack) is spread. */
+/* Whether the policy puts a share on the least used card first: `spread` or `topology-aware`
+ * alone, or a chain whose first usage key (spread or binpack) is spread. */
 bool vs_gpu_policy_spreads(const struct vs_gpu_policy *p);
 /* Orders two cards for Fit (sort ascending; Fit walks from the end): <0 when a sorts first. */
 int vs_policy_card_cmp(const struct vs_gpu_policy *p, bool numa_bind, const struct vs_scard *a,

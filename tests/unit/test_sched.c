@@ -1070,6 +1070,8 @@ Test(sched, busy_layers_count_unless_cards_spread)
     filter_ranked_cards("binpack", "spread", all, l211, 3, "node1");
     filter_ranked_cards("binpack", "spread", all, l221, 3, "node1");
     filter_ranked_cards("binpack", "numa,spread", all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "topology-aware", all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "numa", all, l211, 3, "node2");
     filter_ranked_cards("binpack", "spread", n12, l12, 2, "node3");
     filter_ranked_cards("binpack", "spread", all, sat, 3, "node2");
     filter_ranked_cards("binpack", "binpack", all, sat, 3, "node2");
