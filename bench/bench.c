@@ -6,7 +6,7 @@
 #include "annot.h"
 #include "buf.h"
 #include "devcfg.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "json_text.h"
 #include "k8s_codec.h"
 #include "kube_internal.h"

@@ -15,6 +15,7 @@ static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool n
 const struct vs_card_policy vs_card_policy_binpack = {
     .name = "binpack",
     .kind = VS_CARD_SORT,
+    .usage = VS_USAGE_PACK,
     .key_cmp = vs_cmp_score_asc,
     .single_cmp = single_cmp,
 };

@@ -18,6 +18,7 @@ static bool eligible(const struct vs_scard *c)
 const struct vs_card_policy vs_card_policy_mutex = {
     .name = "mutex",
     .kind = VS_CARD_SELECT,
+    .exclusive = true,
     .single_cmp = single_cmp,
     .eligible = eligible,
 };

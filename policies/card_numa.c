@@ -13,6 +13,7 @@ static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool n
 const struct vs_card_policy vs_card_policy_numa = {
     .name = "numa",
     .kind = VS_CARD_SORT,
+    .numa = true,
     .key_cmp = vs_cmp_numa_asc,
     .single_cmp = single_cmp,
 };

@@ -20,6 +20,7 @@ static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool n
 const struct vs_card_policy vs_card_policy_spread = {
     .name = "spread",
     .kind = VS_CARD_SORT,
+    .usage = VS_USAGE_SPREAD,
     .key_cmp = key_cmp,
     .single_cmp = single_cmp,
 };

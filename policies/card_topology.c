@@ -21,12 +21,6 @@ static int single_cmp(const struct vs_scard *a, const struct vs_scard *b, bool n
     return vs_cmp_numa_asc(a, b);
 }
 
-const struct vs_card_policy vs_card_policy_topology = {
-    .name = "topology-aware",
-    .kind = VS_CARD_SELECT,
-    .single_cmp = single_cmp,
-};
-
 static int64_t pair(const struct vs_scard *const *col, size_t a, size_t b, const int64_t *topo,
                     size_t n_cards)
 {
@@ -43,8 +37,8 @@ static int64_t subset_score(const struct vs_scard *const *col, const size_t *idx
     return s;
 }
 
-void vs_topology_select(const struct vs_scard *const *col, size_t n, size_t nums,
-                        const int64_t *topo, size_t n_cards, size_t *out)
+static void subset(const struct vs_scard *const *col, size_t n, size_t nums, const int64_t *topo,
+                   size_t n_cards, size_t *out)
 {
     if (nums == 1) {
         size_t best = 0;
@@ -87,3 +81,12 @@ void vs_topology_select(const struct vs_scard *const *col, size_t n, size_t nums
         }
     }
 }
+
+/* Alone, it orders the cards as spread does (single_cmp), so it counts as spreading. */
+const struct vs_card_policy vs_card_policy_topology = {
+    .name = "topology-aware",
+    .kind = VS_CARD_SELECT,
+    .usage = VS_USAGE_SPREAD,
+    .single_cmp = single_cmp,
+    .subset = subset,
+};

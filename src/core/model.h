@@ -22,7 +22,7 @@
 #include <uthash.h>
 
 struct vs_podent;
-struct vs_frag_memo; /* policies/fragmentation.h */
+struct vs_frag_memo; /* frag.h */
 
 /* A tracked pod's labels, interned: every tracked pod with the same labels in the same order
  * (the replicas of one Deployment, as the API server writes them sorted) shares one immutable

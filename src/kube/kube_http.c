@@ -57,14 +57,6 @@ void vs_kube_sleep(double s, volatile int *stop)
     }
 }
 
-void vs_kube_free_secret(char *s)
-{
-    if (s) {
-        explicit_bzero(s, strlen(s));
-        free(s);
-    }
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* status mapping                                                                             */
 

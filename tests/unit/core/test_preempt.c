@@ -3,7 +3,7 @@
 #include "builders.h"
 #include "extargs.h"
 #include "extender.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "k8s_codec.h"
 #include "preempt.h"
 

@@ -1,29 +1,17 @@
-/* policy: the registry of node and card policies and the parsing of policy strings, including
- * HAMi's comma chains (§5.2). Each policy's behaviour lives in policies/<kind>_<name>.c. */
+/* policy: the parsing of policy names and HAMi's comma chains (§5.2) over the plug-in registry
+ * (policies/registry.c), and the card order a parsed chain gives. */
 #include "policy.h"
 
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
-static const struct vs_card_policy *const card_table[] = {
-    &vs_card_policy_binpack, &vs_card_policy_spread, &vs_card_policy_topology,
-    &vs_card_policy_mutex,   &vs_card_policy_numa,   &vs_card_policy_fragmentation,
-};
-#define N_CARD (sizeof(card_table) / sizeof(card_table[0]))
-
-static const struct vs_node_policy *const node_table[] = {
-    &vs_node_policy_binpack,
-    &vs_node_policy_spread,
-    &vs_node_policy_fragmentation,
-};
-#define N_NODE (sizeof(node_table) / sizeof(node_table[0]))
-
 static const struct vs_card_policy *card_lookup(const char *w, size_t n)
 {
-    for (size_t i = 0; i < N_CARD; i++)
-        if (strlen(card_table[i]->name) == n && strncasecmp(card_table[i]->name, w, n) == 0)
-            return card_table[i];
+    for (size_t i = 0; i < vs_n_card_policies; i++)
+        if (strlen(vs_card_policies[i]->name) == n &&
+            strncasecmp(vs_card_policies[i]->name, w, n) == 0)
+            return vs_card_policies[i];
     return NULL;
 }
 
@@ -59,12 +47,16 @@ enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_
     if (nw == 0)
         return vs_err_set(eb, VS_ERR_INVAL, "invalid %s \"%s\": no policy given", key, val);
     for (size_t i = 0; i < nw; i++) {
-        out->topology |= words[i] == &vs_card_policy_topology;
-        out->mutex |= words[i] == &vs_card_policy_mutex;
+        if (words[i]->subset && !out->subset) {
+            out->topology = true;
+            out->subset = words[i]->subset;
+        }
+        out->mutex |= words[i]->exclusive;
     }
-    out->chain = comma || (nw == 1 && words[0] == &vs_card_policy_numa);
+    out->chain = comma || (nw == 1 && words[0]->numa);
     if (!out->chain) {
         out->single = words[0];
+        out->fragmentation = words[0]->fragmentation;
         return VS_OK;
     }
     for (size_t i = 0; i < nw; i++) {
@@ -77,17 +69,19 @@ enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_
             out->keys[out->n_keys++] = words[i];
     }
     if (out->n_keys == 0)
-        out->keys[out->n_keys++] = &vs_card_policy_spread;
+        out->keys[out->n_keys++] = card_lookup("spread", 6);
+    for (size_t k = 0; k < out->n_keys; k++)
+        out->fragmentation |= out->keys[k]->fragmentation;
     return VS_OK;
 }
 
 bool vs_gpu_policy_spreads(const struct vs_gpu_policy *p)
 {
     if (!p->chain) /* topology-aware alone orders the cards as spread does (card_topology.c) */
-        return p->single == &vs_card_policy_spread || p->single == &vs_card_policy_topology;
+        return p->single->usage == VS_USAGE_SPREAD;
     for (size_t k = 0; k < p->n_keys; k++)
-        if (p->keys[k] == &vs_card_policy_spread || p->keys[k] == &vs_card_policy_binpack)
-            return p->keys[k] == &vs_card_policy_spread;
+        if (p->keys[k]->usage != VS_USAGE_NONE)
+            return p->keys[k]->usage == VS_USAGE_SPREAD;
     return false;
 }
 
@@ -95,17 +89,15 @@ int vs_policy_card_cmp(const struct vs_gpu_policy *p, bool numa_bind, const stru
                        const struct vs_scard *b)
 {
     if (p->chain) {
-        const struct vs_card_policy *keys[VS_MAX_KEYS + 1];
-        size_t nk = 0;
-        if (numa_bind && p->keys[0] != &vs_card_policy_numa)
-            keys[nk++] = &vs_card_policy_numa;
-        for (size_t i = 0; i < p->n_keys; i++)
-            if (!(numa_bind && p->keys[i] == &vs_card_policy_numa && nk > 0 &&
-                  keys[0] == &vs_card_policy_numa))
-                keys[nk++] = p->keys[i];
-        for (size_t i = 0; i < nk; i++) {
-            int c = keys[i]->key_cmp(a, b);
-            if (c)
+        /* numa-bind puts the NUMA key first, unless the chain already starts with it. */
+        bool numa_first = numa_bind && !p->keys[0]->numa;
+        int c;
+        if (numa_first && (c = vs_cmp_numa_asc(a, b)))
+            return c;
+        for (size_t i = 0; i < p->n_keys; i++) {
+            if (numa_first && p->keys[i]->numa)
+                continue;
+            if ((c = p->keys[i]->key_cmp(a, b)))
                 return c;
         }
         if (a->c->index != b->c->index)
@@ -123,10 +115,10 @@ enum vs_err vs_policy_parse_node(const char *val, const char *key,
         s++;
     while (e > s && isspace((unsigned char)e[-1]))
         e--;
-    for (size_t i = 0; i < N_NODE; i++) {
-        if (strlen(node_table[i]->name) == (size_t)(e - s) &&
-            strncasecmp(node_table[i]->name, s, (size_t)(e - s)) == 0) {
-            *out = node_table[i];
+    for (size_t i = 0; i < vs_n_node_policies; i++) {
+        if (strlen(vs_node_policies[i]->name) == (size_t)(e - s) &&
+            strncasecmp(vs_node_policies[i]->name, s, (size_t)(e - s)) == 0) {
+            *out = vs_node_policies[i];
             return VS_OK;
         }
     }

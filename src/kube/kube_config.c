@@ -12,95 +12,10 @@
 #include <yaml.h>
 
 #include "kube.h"
-#include "kube_http.h"
+#include "kube_secret.h"
 
 #define SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBECONFIG_MAX (16u << 20) /* kubeconfig file size cap */
-#define SMALL_FILE_MAX (64u << 10) /* token and namespace files */
-
-static char *trim_dup(const char *s, size_t n)
-{
-    while (n > 0 && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) {
-        s++;
-        n--;
-    }
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
-        n--;
-    return strndup(s, n);
-}
-
-/* Reads a whole file of at most `max` bytes. Returns a new NUL-terminated buffer or NULL with
- * errno set (EFBIG past the cap). */
-static char *read_file(const char *path, size_t max, size_t *len_out)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (!f)
-        return NULL;
-    for (;;) {
-        if (cap - len < 4096) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            if (ncap > max + 4096)
-                ncap = max + 4096;
-            char *g = realloc(buf, ncap + 1);
-            if (!g) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = g;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len > max) {
-            explicit_bzero(buf, len);
-            free(buf);
-            fclose(f);
-            errno = EFBIG;
-            return NULL;
-        }
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        free(buf);
-        fclose(f);
-        errno = EIO;
-        return NULL;
-    }
-    fclose(f);
-    buf[len] = '\0';
-    if (len_out)
-        *len_out = len;
-    return buf;
-}
-
-/* Reads a token file: trimmed, non-empty. Returns a new string (vs_kube_free_secret) or an error.
- */
-enum vs_err vs_kube_read_token_file(const char *path, char **out, struct vs_errbuf *eb)
-{
-    size_t n;
-    char *raw = read_file(path, SMALL_FILE_MAX, &n);
-    if (!raw)
-        return vs_err_set(eb, VS_ERR_AUTH, "token file %s: %s", path, strerror(errno));
-    bool nul = memchr(raw, '\0', n) != NULL;
-    char *tok = trim_dup(raw, n);
-    explicit_bzero(raw, n);
-    free(raw);
-    if (!tok)
-        return vs_err_set(eb, VS_ERR_NOMEM, "token file %s: out of memory", path);
-    if (!*tok || nul || strpbrk(tok, "\r\n")) {
-        bool empty = !*tok;
-        vs_kube_free_secret(tok);
-        return vs_err_set(eb, VS_ERR_AUTH, "token file %s: %s", path,
-                          empty ? "empty" : "not a single-line token");
-    }
-    *out = tok;
-    return VS_OK;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* kubeconfig                                                                                 */
@@ -325,7 +240,7 @@ static enum vs_err kc_load_file(struct kc *c, struct kc_file *f, const char *pat
     f->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!f->path || !f->dir)
         return vs_err_set(c->eb, VS_ERR_NOMEM, "kubeconfig %s: out of memory", path);
-    text = read_file(path, KUBECONFIG_MAX, &len);
+    text = vs_kube_read_file(path, KUBECONFIG_MAX, &len);
     if (!text)
         return vs_err_set(c->eb, VS_ERR_IO, "kubeconfig %s: %s", path, strerror(errno));
     if (!yaml_parser_initialize(&parser)) {
@@ -523,9 +438,9 @@ static enum vs_err load_incluster(struct vs_kube_config *out, struct vs_errbuf *
         goto nomem;
     }
     size_t n;
-    char *raw = read_file(path, SMALL_FILE_MAX, &n);
+    char *raw = vs_kube_read_file(path, VS_KUBE_SMALL_FILE_MAX, &n);
     if (raw) {
-        ns = trim_dup(raw, n);
+        ns = vs_kube_trim_dup(raw, n);
         free(raw);
         if (!ns)
             goto nomem;

@@ -1,7 +1,7 @@
 /* test_fragmentation: the fragmentation measure on small cases computed by hand (the numbers
  * in the comments), the workload statistics, and the policy `fragmentation` through Filter. */
 #include "builders.h"
-#include "fragmentation.h"
+#include "frag.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

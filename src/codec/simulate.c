@@ -5,7 +5,7 @@
 
 #include "annot.h"
 #include "devcfg.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "kfilter.h"
 #include "loader.h"
 #include "model.h"

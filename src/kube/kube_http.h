@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "err.h"
 #include "kube_internal.h"
+#include "kube_secret.h"
 
 /* The client owns the first POOL_MAX curl handles it makes and keeps them (and their
  * connections) for good; a handle made while all of them are out serves one request and is
@@ -87,12 +88,6 @@ double vs_kube_now(void);
 bool vs_kube_stopped(volatile int *stop);
 /* Sleeps `s` seconds in steps of at most 50 ms, returning early once *stop is set. */
 void vs_kube_sleep(double s, volatile int *stop);
-/* Wipes and frees a secret (NULL is fine). */
-void vs_kube_free_secret(char *s);
-
-/* Reads a token file: trimmed, non-empty. Returns a new string (vs_kube_free_secret) or an
- * error. (kube_config.c) */
-enum vs_err vs_kube_read_token_file(const char *path, char **out, struct vs_errbuf *eb);
 
 /* The Status.message of an error body, if it has one. Borrowed from `st`. */
 const char *vs_kube_status_message(const json_t *st);

@@ -7,7 +7,7 @@
 #include "requeue.h"
 #include "devcfg.h"
 #include "extender.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "kube.h"
 #include "leader.h"
 #include "loader.h"

@@ -9,7 +9,7 @@
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "podres.h"
 #include "preempt.h"
 #include "requeue.h"

@@ -1,5 +1,6 @@
-/* fragmentation: the node and card policy `fragmentation` — place a pod where the expected
- * fragmentation of the cluster grows least (after FGD, Weng et al., USENIX ATC '23).
+/* frag: the fragmentation measure behind the node and card policies `fragmentation`
+ * (policies/fragmentation.c), which place a pod where the expected fragmentation of the cluster
+ * grows least (after FGD, Weng et al., USENIX ATC '23).
  *
  * The workload is the request shapes the scheduler has seen (vs_frag_stats: every pod Filter
  * evaluated, weighted by how often its shape came), never the pods still to come. A node's
@@ -18,8 +19,8 @@
  *
  * The measure is pure: the caller hands in the cards' state (vs_frag_card) and the node's free
  * cpu and memory. */
-#ifndef VS_FRAGMENTATION_H
-#define VS_FRAGMENTATION_H
+#ifndef VS_FRAG_H
+#define VS_FRAG_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

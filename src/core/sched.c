@@ -4,7 +4,7 @@
 #include "sched.h"
 
 #include "buf.h"
-#include "fragmentation.h"
+#include "frag.h"
 #include "hash.h"
 #include "mig.h"
 #include "policy.h"
@@ -720,7 +720,7 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             }
             for (size_t i = 0; i < n_chosen; i++)
                 col[i] = chosen[i].card;
-            vs_topology_select(col, n_chosen, (size_t)r->nums, topo, n_cards, idx);
+            x->gpu.subset(col, n_chosen, (size_t)r->nums, topo, n_cards, idx);
             for (size_t i = 0; i < (size_t)r->nums; i++)
                 picks[i] = chosen[idx[i]];
             free(col);
@@ -1281,7 +1281,7 @@ static bool would_be_best(void *ctx, float score)
 {
     const struct best_ctx *b = ctx;
     /* Fragmentation is known only after the fit: the chosen node gets its devices at the end. */
-    if (b->policy == &vs_node_policy_fragmentation)
+    if (b->policy->fragmentation)
         return false;
     return beats_best(b, score);
 }
@@ -1299,7 +1299,7 @@ static bool node_better(const struct vs_node_policy *p, const struct vs_node_fit
 {
     if (!b)
         return true;
-    if (p == &vs_node_policy_fragmentation) {
+    if (p->fragmentation) {
         if (a->frag < b->frag - VS_FRAG_TIE)
             return true;
         if (a->frag > b->frag + VS_FRAG_TIE)
@@ -1386,10 +1386,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
-    x.frag_node = node_policy == &vs_node_policy_fragmentation;
-    x.frag_card = x.gpu.single == &vs_card_policy_fragmentation;
-    for (size_t i = 0; i < x.gpu.n_keys; i++)
-        x.frag_card |= x.gpu.keys[i] == &vs_card_policy_fragmentation;
+    x.frag_node = node_policy->fragmentation;
+    x.frag_card = x.gpu.fragmentation;
     const struct vs_req *sr = shape_request(&x.req);
     if (o->frag_stats || x.frag_node) {
         /* The node cpu and memory the pod asks for (0 when they do not parse: the in-tree
