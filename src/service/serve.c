@@ -288,10 +288,9 @@ static int64_t now_s(void)
     return (int64_t)time(NULL);
 }
 
-static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q);
-
 struct quota_read {
     const char *ns;
+    uint16_t dev;
     struct vs_webhook_quota *q;
     bool found;
 };
@@ -300,20 +299,23 @@ static void quota_locked(void *ctx, const struct vs_model *m)
 {
     struct quota_read *r = ctx;
     const struct vs_quota *q = vs_model_quota(m, r->ns);
-    if (!q || (!q->has_mem && !q->has_cores))
+    if (!q || r->dev >= q->n)
+        return;
+    const struct vs_quota_res *qr = &q->res[r->dev];
+    if (!qr->has_mem && !qr->has_cores)
         return;
     r->found = true;
-    r->q->has_mem = q->has_mem;
-    r->q->has_cores = q->has_cores;
-    r->q->mem_limit = q->mem_limit;
-    r->q->mem_used = q->mem_used;
-    r->q->cores_limit = q->cores_limit;
-    r->q->cores_used = q->cores_used;
+    r->q->has_mem = qr->has_mem;
+    r->q->has_cores = qr->has_cores;
+    r->q->mem_limit = qr->mem_limit;
+    r->q->mem_used = qr->mem_used;
+    r->q->cores_limit = qr->cores_limit;
+    r->q->cores_used = qr->cores_used;
 }
 
-static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q)
+static bool quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q)
 {
-    struct quota_read r = {.ns = ns, .q = q, .found = false};
+    struct quota_read r = {.ns = ns, .dev = dev, .q = q, .found = false};
     vs_store_read(ctx, quota_locked, &r);
     return r.found;
 }
@@ -722,8 +724,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .now = now_s,
                              .frag_stats = s->frag,
                              .requeue = s->requeue};
-    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
-        vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
+    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }

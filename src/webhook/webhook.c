@@ -355,39 +355,45 @@ static int64_t sat_add(int64_t a, int64_t b)
     return a + b;
 }
 
-/* §7 quota pre-check: true when the pod fits the namespace's tracked GPU quota. */
+/* §7 quota pre-check (spec/hami-vendors.md §1.13): true when the pod fits the namespace's
+ * tracked quota of every backend it asks for: the app containers' sum of memory x cards and
+ * cores x cards, or the largest init container's, against limit - used. */
 static bool fits_quota(const struct review *r, const char *ns, const struct vs_pod_req *req)
 {
-    struct vs_webhook_quota q;
-    int64_t app_mem = 0, app_cores = 0, init_mem = 0, init_cores = 0;
-
     if (!r->o->quota)
         return true;
-    memset(&q, 0, sizeof(q));
-    if (!r->o->quota(r->o->quota_ctx, ns, &q))
-        return true;
-    for (size_t i = 0; i < req->n_ctrs; i++) {
-        const struct vs_req *c = &req->ctrs[i];
-        if (c->nums <= 0)
+    const struct vs_devices *set = r->cfg->devices;
+    for (size_t d = 0; d < set->n; d++) {
+        if (!(req->devs & (1ull << d)))
             continue;
-        app_mem = sat_add(app_mem, (int64_t)c->nums * c->memreq);
-        app_cores = sat_add(app_cores, (int64_t)c->nums * c->cores);
-    }
-    for (size_t i = 0; i < req->n_init; i++) {
-        const struct vs_req *c = &req->init[i];
-        if (c->nums <= 0)
+        struct vs_webhook_quota q;
+        int64_t app_mem = 0, app_cores = 0, init_mem = 0, init_cores = 0;
+        memset(&q, 0, sizeof(q));
+        if (!r->o->quota(r->o->quota_ctx, ns, (uint16_t)d, &q))
             continue;
-        if ((int64_t)c->nums * c->memreq > init_mem)
-            init_mem = (int64_t)c->nums * c->memreq;
-        if ((int64_t)c->nums * c->cores > init_cores)
-            init_cores = (int64_t)c->nums * c->cores;
+        for (size_t i = 0; i < req->n_ctrs; i++) {
+            const struct vs_req *c = vs_ctr_req_get(&req->ctrs[i], (uint16_t)d);
+            if (!c || c->nums <= 0)
+                continue;
+            app_mem = sat_add(app_mem, (int64_t)c->nums * c->memreq);
+            app_cores = sat_add(app_cores, (int64_t)c->nums * c->cores);
+        }
+        for (size_t i = 0; i < req->n_init; i++) {
+            const struct vs_req *c = vs_ctr_req_get(&req->init[i], (uint16_t)d);
+            if (!c || c->nums <= 0)
+                continue;
+            if ((int64_t)c->nums * c->memreq > init_mem)
+                init_mem = (int64_t)c->nums * c->memreq;
+            if ((int64_t)c->nums * c->cores > init_cores)
+                init_cores = (int64_t)c->nums * c->cores;
+        }
+        int64_t mem = app_mem > init_mem ? app_mem : init_mem;
+        int64_t cores = app_cores > init_cores ? app_cores : init_cores;
+        if (q.has_mem && sat_add(q.mem_used, mem) > q.mem_limit)
+            return false;
+        if (q.has_cores && sat_add(q.cores_used, cores) > q.cores_limit)
+            return false;
     }
-    int64_t mem = app_mem > init_mem ? app_mem : init_mem;
-    int64_t cores = app_cores > init_cores ? app_cores : init_cores;
-    if (q.has_mem && sat_add(q.mem_used, mem) > q.mem_limit)
-        return false;
-    if (q.has_cores && sat_add(q.cores_used, cores) > q.cores_limit)
-        return false;
     return true;
 }
 
