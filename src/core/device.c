@@ -4,6 +4,9 @@
 
 #include "devcfg.h"
 #include "model.h"
+#include "quantity.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,4 +157,161 @@ const char *vs_device_res(const struct vs_container *c, const char *name, bool l
 const char *vs_devcfg_str(const json_t *doc, const char *section, const char *key)
 {
     return json_string_value(json_object_get(json_object_get(doc, section), key));
+}
+
+void vs_admit_set(struct vs_admit *a, enum vs_admit_kind kind, const char *key, const char *value)
+{
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 4;
+        struct vs_admit_op *g = realloc(a->ops, nc * sizeof(*g));
+        if (!g) {
+            a->oom = true;
+            return;
+        }
+        a->ops = g;
+        a->cap = nc;
+    }
+    struct vs_admit_op *o = &a->ops[a->n];
+    o->kind = kind;
+    o->key = strdup(key ? key : "");
+    o->value = strdup(value ? value : "");
+    if (!o->key || !o->value) {
+        free(o->key);
+        free(o->value);
+        a->oom = true;
+        return;
+    }
+    a->n++;
+}
+
+void vs_admit_cleanup(struct vs_admit *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->ops[i].key);
+        free(a->ops[i].value);
+    }
+    free(a->ops);
+    memset(a, 0, sizeof(*a));
+}
+
+const char *vs_device_cfg_str(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              const char *dflt)
+{
+    if (!cfg->doc)
+        return dflt;
+    const char *v = vs_devcfg_str(cfg->doc, section, key);
+    return v ? v : "";
+}
+
+enum vs_err vs_device_cfg_int(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              int64_t dflt, int64_t *out, struct vs_errbuf *eb)
+{
+    const json_t *v = cfg->doc ? json_object_get(json_object_get(cfg->doc, section), key) : NULL;
+    *out = dflt;
+    if (!v || json_is_null(v))
+        return VS_OK;
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return VS_OK;
+    }
+    const char *s = json_string_value(v);
+    char *end;
+    long long x = s ? strtoll(s, &end, 10) : 0;
+    if (s && *s && !*end) {
+        *out = x;
+        return VS_OK;
+    }
+    return vs_err_set(eb, VS_ERR_PARSE, "%s.%s: expected an integer", section, key);
+}
+
+static enum vs_err qty(const struct vs_container *c, const char *name, bool limits_only,
+                       int64_t min, int64_t max, bool ceil, int64_t *out, bool *present,
+                       struct vs_errbuf *eb)
+{
+    *present = false;
+    const char *v = vs_device_res(c, name, limits_only);
+    if (!v)
+        return VS_OK;
+    int64_t x;
+    enum vs_err e = ceil ? vs_quantity_ceil(v, &x) : vs_quantity_int(v, &x);
+    if (e || x < min || x > max)
+        return vs_err_set(eb, VS_ERR_INVAL,
+                          "invalid %s \"%s\" in container %s: must be a whole number between "
+                          "%lld and %lld",
+                          name, v, c->name ? c->name : "", (long long)min, (long long)max);
+    *present = true;
+    *out = x;
+    return VS_OK;
+}
+
+enum vs_err vs_device_qty(const struct vs_container *c, const char *name, bool limits_only,
+                          int64_t min, int64_t max, int64_t *out, bool *present,
+                          struct vs_errbuf *eb)
+{
+    return qty(c, name, limits_only, min, max, false, out, present, eb);
+}
+
+enum vs_err vs_device_qty_ceil(const struct vs_container *c, const char *name, bool limits_only,
+                               int64_t min, int64_t max, int64_t *out, bool *present,
+                               struct vs_errbuf *eb)
+{
+    return qty(c, name, limits_only, min, max, true, out, present, eb);
+}
+
+/* Whether any comma-separated, blank-trimmed item of list is a case-insensitive substring of
+ * type; *any tells whether the list had an item at all. */
+static bool list_hits(const char *type, const char *list, bool *any)
+{
+    *any = false;
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *a = p, *b = p + n;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b > a) {
+            *any = true;
+            char item[256];
+            snprintf(item, sizeof(item), "%.*s", (int)(b - a), a);
+            if (strcasestr(type, item))
+                return true;
+        }
+        p = e ? e + 1 : p + n;
+    }
+    return false;
+}
+
+bool vs_device_type_lists(const char *type, const char *use, const char *nouse)
+{
+    bool any;
+    if (!list_hits(type, use, &any) && any)
+        return false;
+    return !list_hits(type, nouse, &any);
+}
+
+enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *key,
+                                         struct vs_inventory *out, struct vs_errbuf *eb)
+{
+    const char *v = vs_kv_get(&kn->annotations, key);
+    if (!v)
+        return VS_OK;
+    return vs_annot_parse_register_as(key, v, &out->reg, eb);
+}
+
+uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vs_kv_get(&kn->annotations, keys[i]);
+        any |= v != NULL;
+        for (const char *p = v ? v : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        h = (h ^ (v ? 0xfeu : 0xffu)) * 0x100000001b3ULL;
+    }
+    return any ? (h ? h : 1) : 0;
 }

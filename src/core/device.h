@@ -84,6 +84,28 @@ struct vs_fit_call {
     const void *qctx;
 };
 
+/* What a backend's admission hook asks the webhook to change (spec/hami-vendors.md §1.12): the
+ * webhook turns each into a JSON Patch op against the pod as submitted and applies it to the
+ * decoded pod before the pod is validated. Recorded in order; see vs_admit_*. */
+enum vs_admit_kind {
+    VS_ADMIT_LIMIT,      /* the container's resources.limits[key] = value (add or replace) */
+    VS_ADMIT_REQUEST,    /* the container's resources.requests[key] = value (add or replace) */
+    VS_ADMIT_ENV,        /* append env {name: key, value} to the container */
+    VS_ADMIT_ANNOTATION, /* the pod's metadata.annotations[key] = value */
+    VS_ADMIT_RUNTIME,    /* spec.runtimeClassName = value when the pod has none */
+};
+struct vs_admit_op {
+    enum vs_admit_kind kind;
+    char *key, *value;
+};
+struct vs_admit {
+    struct vs_admit_op *ops;
+    size_t n, cap;
+    bool oom;
+};
+void vs_admit_set(struct vs_admit *a, enum vs_admit_kind kind, const char *key, const char *value);
+void vs_admit_cleanup(struct vs_admit *a);
+
 /* Everything a backend's node-score term sees (hami-vendors §1.9). */
 struct vs_score_call {
     const struct vs_device *dev;
@@ -178,6 +200,13 @@ struct vs_device_ops {
     enum vs_err (*annotate)(const struct vs_device *d, const struct vs_pod *p,
                             const struct vs_node *n, const struct vs_pod_devs *devs,
                             const struct vs_mig_allocs *mig, int64_t now_ns, json_t *out);
+    /* Admission of one container (init tells an init container; HAMi's MutateAdmission): sets
+     * *found when the container uses this backend (the pod is then routed to this scheduler),
+     * records changes in a. VS_ERR_INVAL with a message denies the pod (HTTP 500 in HAMi). NULL:
+     * found when the count resource is in the container's limits, no change. */
+    enum vs_err (*admit)(const struct vs_device *d, const struct vs_pod *p,
+                         const struct vs_container *c, bool init, struct vs_admit *a, bool *found,
+                         struct vs_errbuf *eb);
     /* Frees what priv points at (NULL: free()). */
     void (*free_priv)(void *priv);
 };
@@ -259,5 +288,37 @@ const char *vs_device_res(const struct vs_container *c, const char *name, bool l
 /* A config string of the device-config document: doc.section.key, NULL when absent or not a
  * string. */
 const char *vs_devcfg_str(const json_t *doc, const char *section, const char *key);
+
+/* A backend's configuration value: with no document loaded, dflt (HAMi's chart default); with
+ * one, section.key ("" when absent: a vendor without its section has no resource names, as in
+ * HAMi). */
+const char *vs_device_cfg_str(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              const char *dflt);
+/* The same for an integer (a YAML integer or a decimal string): absent -> dflt; anything else
+ * is VS_ERR_PARSE naming "section.key". */
+enum vs_err vs_device_cfg_int(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              int64_t dflt, int64_t *out, struct vs_errbuf *eb);
+/* A resource quantity of container c that must be a whole number in [min, max] (HAMi's int
+ * reading). *present false when the resource is absent (or name NULL); VS_ERR_INVAL otherwise,
+ * with `invalid <name> "<value>" in container <c>: must be a whole number between <min> and
+ * <max>` (our rule for every backend, design.md §4: never a silently dropped request). */
+enum vs_err vs_device_qty(const struct vs_container *c, const char *name, bool limits_only,
+                          int64_t min, int64_t max, int64_t *out, bool *present,
+                          struct vs_errbuf *eb);
+/* The same rounded up (HAMi's Quantity.Value() reading): any valid quantity, then [min, max]. */
+enum vs_err vs_device_qty_ceil(const struct vs_container *c, const char *name, bool limits_only,
+                               int64_t min, int64_t max, int64_t *out, bool *present,
+                               struct vs_errbuf *eb);
+/* Inventory from a register annotation `key` in HAMi's device-list grammar (JSON array, or the
+ * legacy colon form; spec/hami-vendors.md §1.2 styles J and L): absent -> no cards; malformed or
+ * empty -> VS_ERR_PARSE naming the key. */
+enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *key,
+                                         struct vs_inventory *out, struct vs_errbuf *eb);
+/* FNV-1a of the values of the node annotations `keys` (0 when all are absent). */
+uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n);
+
+/* Whether card c's type passes a comma list of case-insensitive substrings `use` (any of them,
+ * blank = no constraint) and `nouse` (none of them): HAMi's CheckType. */
+bool vs_device_type_lists(const char *type, const char *use, const char *nouse);
 
 #endif
