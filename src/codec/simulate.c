@@ -32,6 +32,8 @@ struct sim_opts {
     const char *svg;
     const char *reasons;
     const char *cpu_pods;
+    const char *enable_ascend;   /* "true" | "false" */
+    const char *enable_iluvatar; /* "true" | "false" */
 };
 
 static void warn_to(void *ctx, const char *msg)
@@ -55,6 +57,8 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
         {"svg", offsetof(struct sim_opts, svg)},
         {"reasons", offsetof(struct sim_opts, reasons)},
         {"cpu-pods", offsetof(struct sim_opts, cpu_pods)},
+        {"enable-ascend", offsetof(struct sim_opts, enable_ascend)},
+        {"enable-iluvatar", offsetof(struct sim_opts, enable_iluvatar)},
     };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -73,7 +77,9 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
             fprintf(err, "simulate: unknown flag --%.*s\n", (int)nl, a);
             return 2;
         }
-        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        /* The --enable-* switches are booleans, as in HAMi: bare means true. */
+        bool is_bool = strncmp(flags[k].name, "enable-", 7) == 0;
+        const char *val = eq ? eq + 1 : is_bool ? "true" : (i + 1 < argc ? argv[++i] : NULL);
         if (!val) {
             fprintf(err, "simulate: flag --%s needs a value\n", flags[k].name);
             return 2;
@@ -83,6 +89,14 @@ static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
     if (!o->cluster) {
         fprintf(err, "simulate: --cluster FILE is required\n");
         return 2;
+    }
+    const char *const bools[] = {o->enable_ascend, o->enable_iluvatar};
+    for (size_t b = 0; b < 2; b++) {
+        if (bools[b] && strcmp(bools[b], "true") != 0 && strcmp(bools[b], "false") != 0) {
+            fprintf(err, "simulate: invalid --%s \"%s\" (want true or false)\n",
+                    b ? "enable-iluvatar" : "enable-ascend", bools[b]);
+            return 2;
+        }
     }
     if (!o->output)
         o->output = "table";
@@ -511,7 +525,9 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "simulate: out of memory\n");
         return 1;
     }
-    if (o.devcfg && vs_devcfg_load(&cfg, o.devcfg, &eb)) {
+    cfg.enable_ascend = o.enable_ascend && strcmp(o.enable_ascend, "true") == 0;
+    cfg.enable_iluvatar = o.enable_iluvatar && strcmp(o.enable_iluvatar, "true") == 0;
+    if (o.devcfg ? vs_devcfg_load(&cfg, o.devcfg, &eb) : vs_devcfg_finish(&cfg, &eb)) {
         fprintf(err, "%s\n", eb.msg);
         goto out;
     }

@@ -86,6 +86,8 @@ static const struct flag flags[] = {
     {"leader-elect-resource-namespace", NULL, F_STR, O(c.lease_ns), "Lease namespace"},
     {"legacy-metrics", NULL, F_BOOL, O(c.legacy_metrics), "also emit HAMi's pre-v2.8 metric names"},
     {"device-config-file", NULL, F_STR, O(c.device_config), "HAMi device-config.yaml"},
+    {"enable-ascend", NULL, F_BOOL, O(c.enable_ascend), "schedule Huawei Ascend NPUs (vnpus)"},
+    {"enable-iluvatar", NULL, F_BOOL, O(c.enable_iluvatar), "schedule Iluvatar GPUs (iluvatars)"},
     {"debug", NULL, F_BOOL, O(debug), "debug logging"},
     {"v", NULL, F_INT, O(verbosity), "klog verbosity (>= 4 = debug)"},
     {"kubeconfig", NULL, F_STR, O(c.kubeconfig), "out-of-cluster API access"},
@@ -98,8 +100,6 @@ static const struct flag flags[] = {
 
 /* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
 static const char *const ignored_prefixes[] = {
-    "enable-ascend",
-    "enable-iluvatar",
     "metax-",
     "mthreads-",
     "cambricon-mlu-",
@@ -612,7 +612,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (c->device_config && vs_devcfg_load(&s->cfg, c->device_config, eb))
+    s->cfg.enable_ascend = c->enable_ascend;
+    s->cfg.enable_iluvatar = c->enable_iluvatar;
+    if (c->device_config ? vs_devcfg_load(&s->cfg, c->device_config, eb)
+                         : vs_devcfg_finish(&s->cfg, eb))
         goto fail;
     if (c->cluster) {
         s->mem = vs_memapi_start(eb);
