@@ -8,7 +8,7 @@ jansson_cflags=$(pkg-config --cflags jansson 2>/dev/null || true)
 bad=0
 for f in "$@"; do
   # shellcheck disable=SC2086
-  deps=$("$cc" -MM -D_GNU_SOURCE $jansson_cflags -iquote "$src/src/core" -iquote "$src/policies" "$f")
+  deps=$("$cc" -MM -D_GNU_SOURCE $jansson_cflags -iquote "$src/src/core" -iquote "$src/policies" -iquote "$src/devices" "$f")
   if grep -Eq '(curl/|microhttpd|yaml)\.?h?' <<<"$deps"; then
     echo "core source $f includes a network/YAML header:"; grep -Eo '[^ ]*(curl/|microhttpd|yaml)[^ ]*' <<<"$deps"
     bad=1

@@ -1,6 +1,8 @@
-/* devcfg_yaml: applies the `nvidia:` section of a device-config.yaml (spec/hami-compat.md §8.2),
- * or of a ConfigMap carrying it under data["device-config.yaml"], to a struct vs_devcfg. One
- * option table drives the keys; values are checked into a copy, so a bad file changes nothing. */
+/* devcfg_yaml: applies a device-config.yaml (or a ConfigMap carrying it under
+ * data["device-config.yaml"]) to a struct vs_devcfg: the `nvidia:` section's keys
+ * (spec/hami-compat.md §8.2) through one option table, and the whole document as JSON for the
+ * other vendors' backends (spec/hami-vendors.md §0.1), which then are made again. Values are
+ * checked into a copy, so a bad file changes nothing. */
 #include "devcfg_yaml.h"
 
 #include <errno.h>
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+#include "device.h"
 
 /* A device config is a few KiB; anything this large is not one. */
 #define DEVCFG_MAX_SIZE (16u << 20)
@@ -278,6 +282,76 @@ static enum vs_err apply_section(struct dctx *d, const yaml_node_t *nv, struct v
 static enum vs_err parse_text(const char *buf, size_t len, const char *name, const char *where,
                               bool allow_configmap, struct vs_devcfg *cfg, struct vs_errbuf *eb);
 
+/* The sections of HAMi's device-config.yaml (spec/hami-vendors.md §0). */
+static const char *const sections[] = {"nvidia",    "vnpus",    "hygon",   "cambricon", "metax",
+                                       "iluvatars", "mthreads", "enflame", "kunlun",    "awsneuron",
+                                       "amd",       "biren",    "vastai"};
+
+/* A plain scalar as YAML 1.1's core schema reads it: null, a bool, an integer, or text. */
+static json_t *scalar_json(const yaml_node_t *n)
+{
+    const char *v = (const char *)n->data.scalar.value;
+    size_t len = n->data.scalar.length;
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return json_stringn(v, len);
+    if (len == 0 || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+        !strcmp(v, "NULL"))
+        return json_null();
+    if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE"))
+        return json_true();
+    if (!strcmp(v, "false") || !strcmp(v, "False") || !strcmp(v, "FALSE"))
+        return json_false();
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end != v && !*end && !errno && strlen(v) == len)
+        return json_integer(x);
+    return json_stringn(v, len);
+}
+
+/* The document below n as JSON (mapping keys as text; a key seen twice: the last wins, as
+ * Go's yaml decoder does for maps). depth bounds recursion on hostile input. NULL when out of
+ * memory or too deep. */
+static json_t *yaml_json(yaml_document_t *doc, const yaml_node_t *n, int depth)
+{
+    if (!n || depth > 64)
+        return NULL;
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        return scalar_json(n);
+    case YAML_SEQUENCE_NODE: {
+        json_t *a = json_array();
+        for (yaml_node_item_t *i = n->data.sequence.items.start;
+             a && i < n->data.sequence.items.top; i++) {
+            json_t *v = yaml_json(doc, yaml_document_get_node(doc, *i), depth + 1);
+            if (!v || json_array_append_new(a, v)) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    case YAML_MAPPING_NODE: {
+        json_t *o = json_object();
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; o && p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key);
+            if (!k || k->type != YAML_SCALAR_NODE)
+                continue;
+            json_t *v = yaml_json(doc, yaml_document_get_node(doc, p->value), depth + 1);
+            if (!v || json_object_setn_new(o, (const char *)k->data.scalar.value,
+                                           k->data.scalar.length, v)) {
+                json_decref(o);
+                return NULL;
+            }
+        }
+        return o;
+    }
+    default:
+        return json_null();
+    }
+}
+
 /* Applies the document rooted at root; a ConfigMap's embedded text is parsed in turn. */
 static enum vs_err apply_root(struct dctx *d, const yaml_node_t *root, bool allow_configmap,
                               struct vs_devcfg *cfg)
@@ -294,9 +368,37 @@ static enum vs_err apply_root(struct dctx *d, const yaml_node_t *root, bool allo
                               "data[\"" CONFIGMAP_KEY "\"]: ", false, cfg, d->eb);
         }
     }
-    if (is_null(nv) || (nv->type == YAML_MAPPING_NODE &&
-                        nv->data.mapping.pairs.top == nv->data.mapping.pairs.start))
-        return vs_err_set(d->eb, VS_ERR_PARSE, "%s: no nvidia section", d->name);
+    /* HAMi rejects a file only when every section is empty. */
+    bool other = false;
+    for (size_t i = 1; i < sizeof(sections) / sizeof(sections[0]); i++) {
+        yaml_node_t *sec = map_get(d->doc, root, sections[i]);
+        other |= sec && ((sec->type == YAML_MAPPING_NODE &&
+                          sec->data.mapping.pairs.top > sec->data.mapping.pairs.start) ||
+                         (sec->type == YAML_SEQUENCE_NODE &&
+                          sec->data.sequence.items.top > sec->data.sequence.items.start));
+    }
+    json_t *whole = yaml_json(d->doc, root, 0);
+    if (!whole)
+        return vs_err_set(d->eb, VS_ERR_NOMEM, "%s: out of memory", d->name);
+    json_decref(cfg->doc);
+    cfg->doc = whole;
+    bool empty = is_null(nv) || (nv->type == YAML_MAPPING_NODE &&
+                                 nv->data.mapping.pairs.top == nv->data.mapping.pairs.start);
+    if (empty && !other)
+        return vs_err_set(d->eb, VS_ERR_PARSE, "%s: no device section (nvidia, vnpus, hygon, ...)",
+                          d->name);
+    if (empty) {
+        /* As HAMi: a vendor without its section has no resource names. */
+        char **names[] = {&cfg->res_count, &cfg->res_mem, &cfg->res_mem_pct, &cfg->res_cores};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            char *e = strdup("");
+            if (!e)
+                return vs_err_set(d->eb, VS_ERR_NOMEM, "%s: out of memory", d->name);
+            free(*names[i]);
+            *names[i] = e;
+        }
+        return VS_OK;
+    }
     if (nv->type != YAML_MAPPING_NODE)
         return want(d, "nvidia", "a mapping", nv);
     return apply_section(d, nv, cfg);
@@ -345,7 +447,8 @@ static enum vs_err parse_text(const char *buf, size_t len, const char *name, con
     struct dctx d = {.doc = &doc, .name = name, .eb = eb};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root || root->type != YAML_MAPPING_NODE)
-        rc = vs_err_set(eb, VS_ERR_PARSE, "%s: no nvidia section", name);
+        rc =
+            vs_err_set(eb, VS_ERR_PARSE, "%s: no device section (nvidia, vnpus, hygon, ...)", name);
     else
         rc = apply_root(&d, root, allow_configmap, cfg);
     yaml_document_delete(&doc);
@@ -363,6 +466,8 @@ static enum vs_err devcfg_copy(struct vs_devcfg *dst, const struct vs_devcfg *sr
     dst->res_priority = strdup(src->res_priority ? src->res_priority : "");
     dst->gpu_core_policy = strdup(src->gpu_core_policy ? src->gpu_core_policy : "");
     dst->runtime_class_name = strdup(src->runtime_class_name ? src->runtime_class_name : "");
+    dst->doc = json_incref(src->doc);
+    dst->devices = NULL;
     if (!dst->res_count || !dst->res_mem || !dst->res_mem_pct || !dst->res_cores ||
         !dst->res_priority || !dst->gpu_core_policy || !dst->runtime_class_name) {
         vs_devcfg_cleanup(dst);
@@ -382,6 +487,11 @@ enum vs_err vs_devcfg_load_buf(struct vs_devcfg *cfg, const char *buf, size_t le
     if (devcfg_copy(&tmp, cfg) != VS_OK)
         return vs_err_set(eb, VS_ERR_NOMEM, "%s: out of memory", name);
     rc = parse_text(buf ? buf : "", buf ? len : 0, name, "", true, &tmp, eb);
+    if (rc == VS_OK && (rc = vs_devcfg_finish(&tmp, eb)) == VS_ERR_PARSE) {
+        char msg[VS_ERRBUF_SIZE];
+        snprintf(msg, sizeof(msg), "%s", eb->msg);
+        vs_err_set(eb, rc, "%s: %s", name, msg);
+    }
     if (rc != VS_OK) {
         vs_devcfg_cleanup(&tmp);
         return rc;

@@ -24,6 +24,8 @@ void vs_sim_pod_cleanup(struct vs_sim_pod *p)
     free(p->pod);
     free(p->node);
     free(p->devices);
+    free(p->other_devices);
+    json_decref(p->annotations);
     free(p->error);
     vs_kv_cleanup(&p->reasons);
     for (size_t i = 0; i < p->n_victims; i++)
@@ -86,11 +88,13 @@ char *vs_report_json(const struct vs_sim_report *r)
             goto oom;
         json_object_set_new(o, "pod", json_string(p->pod));
         json_object_set_new(o, "node", p->node ? json_string(p->node) : json_null());
-        if (p->node && !p->devices) {
+        if (p->node && !p->gpu) {
             json_object_set_new(o, "devices", json_null());
         } else if (p->node) {
-            json_object_set_new(o, "devices", json_string(p->devices));
+            json_object_set_new(o, "devices", p->devices ? json_string(p->devices) : json_null());
             json_object_set_new(o, "score", score_json(p->score));
+            if (p->annotations)
+                json_object_set(o, "annotations", p->annotations);
             if (p->n_victims) {
                 json_t *pr = json_object(), *vs = json_array();
                 if (!pr || !vs || json_object_set_new(o, "preempt", pr)) {
@@ -191,12 +195,14 @@ char *vs_report_table(const struct vs_sim_report *r)
     vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", "POD", "NODE", "SCORE", "DEVICES / REASON");
     for (size_t i = 0; i < r->n_pods; i++) {
         const struct vs_sim_pod *p = &r->pods[i];
-        if (p->node && !p->devices) {
+        if (p->node && !p->gpu) {
             vs_buf_printf(&b, "%-32s %-20s %-10s %s\n", p->pod, p->node, "-", "(no GPU)");
         } else if (p->node) {
             char s[32];
             vs_format_float(p->score, s, sizeof(s));
-            vs_buf_printf(&b, "%-32s %-20s %-10s %s", p->pod, p->node, s, p->devices);
+            vs_buf_printf(&b, "%-32s %-20s %-10s %s%s%s", p->pod, p->node, s,
+                          p->devices ? p->devices : "", p->devices && p->other_devices ? " " : "",
+                          p->other_devices ? p->other_devices : "");
             for (size_t k = 0; k < p->n_victims; k++)
                 vs_buf_printf(&b, "%s%s", k ? ", " : "  preempting ", p->victims[k]);
             vs_buf_printf(&b, "\n");

@@ -6,14 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "kobj.h"
 #include "model.h"
 
 struct vs_sim_pod {
     char *pod;                /* "ns/name" */
     char *node;               /* chosen node, NULL when not scheduled */
-    char *devices;            /* hami.io/vgpu-devices-allocated value when scheduled; NULL for a
-                               * pod that asks for no GPU (printed as "devices":null) */
+    char *devices;            /* hami.io/vgpu-devices-allocated value when scheduled; NULL when
+                               * the pod holds no NVIDIA card (printed as "devices":null) */
+    bool gpu;                 /* placed by the extender's path (it asks for some device) */
+    char *other_devices;      /* the other backends' picks for the table: "WORD list ..." */
+    json_t *annotations;      /* every annotation the decision writes (gpu pods), timestamps
+                               * left out */
     float score;              /* node score of the chosen node */
     char *error;              /* pod-level error, NULL otherwise */
     struct vs_kvlist reasons; /* node -> why it did not fit (when not scheduled) */

@@ -3,6 +3,7 @@
  * order, each seeing the placements before it. */
 #include "simulate.h"
 
+#include "buf.h"
 #include "annot.h"
 #include "devcfg.h"
 #include "flags.h"
@@ -32,6 +33,7 @@ struct sim_opts {
     const char *svg;
     const char *reasons;
     const char *cpu_pods;
+    bool enable_ascend, enable_iluvatar;
 };
 
 static void warn_to(void *ctx, const char *msg)
@@ -78,6 +80,14 @@ static const struct vs_flag flags[] = {
      .type = VS_FLAG_STR,
      .off = O(svg),
      .help = "also draw each card's allocation into this SVG file"},
+    {.name = "enable-ascend",
+     .type = VS_FLAG_BOOL,
+     .off = O(enable_ascend),
+     .help = "schedule Huawei Ascend NPUs (the vnpus section's chips)"},
+    {.name = "enable-iluvatar",
+     .type = VS_FLAG_BOOL,
+     .off = O(enable_iluvatar),
+     .help = "schedule Iluvatar GPUs (the iluvatars section's chips)"},
     {.name = "help", .alias = "h", .type = VS_FLAG_HELP, .help = "print this help and exit"},
 };
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -347,6 +357,52 @@ static int place_plain(struct sim_ctx *c, struct vs_pod *p, const struct vs_podr
     return 0;
 }
 
+/* What the decision f writes, into out: node, score, the NVIDIA device list (`devices`), the
+ * other backends' lists for the table, and every annotation (timestamps left out). */
+static int record_decision(const struct vs_model *m, const struct vs_pod *p,
+                           const struct vs_node_fit *f, struct vs_sim_pod *out)
+{
+    const struct vs_devices *set = vs_model_devices(m);
+    const struct vs_device *nv = vs_devices_find(set, VS_VENDOR);
+    out->gpu = true;
+    out->score = f->score;
+    if (!(out->node = strdup(f->node)) || !(out->annotations = json_object()))
+        return -1;
+    struct vs_buf other;
+    vs_buf_init(&other);
+    for (size_t k = 0; k < f->n_allocs; k++) {
+        char *v = vs_annot_format_devices(&f->allocs[k].devs);
+        if (!v) {
+            vs_buf_cleanup(&other);
+            return -1;
+        }
+        if (nv && f->allocs[k].dev == nv->id) {
+            out->devices = v;
+            continue;
+        }
+        vs_buf_printf(&other, "%s%s %s", other.len ? " " : "", set->dev[f->allocs[k].dev]->word, v);
+        free(v);
+    }
+    if (other.len && !(out->other_devices = vs_buf_steal(&other)))
+        return -1;
+    vs_buf_cleanup(&other);
+    json_t *an = json_object();
+    if (!an || vs_sched_annotations(set, p, vs_model_node(m, f->node), f, 0, an)) {
+        json_decref(an);
+        return -1;
+    }
+    /* A null only removes a stale annotation: it is not something the decision writes. */
+    const char *k;
+    json_t *v;
+    json_object_foreach(an, k, v)
+    {
+        if (!json_is_null(v))
+            json_object_set(out->annotations, k, v);
+    }
+    json_decref(an);
+    return 0;
+}
+
 /* No node fits: place the pod by the best preemption plan, if any. The victims leave the
  * what-if state and the pod is committed on the plan's node. Returns 1 when placed, 0 when no
  * plan exists, -1 on OOM. */
@@ -394,10 +450,7 @@ static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char 
     if (r.best == 0) {
         const struct vs_node_fit *f = &r.nodes[0];
         struct vs_errbuf eb;
-        out->node = strdup(f->node);
-        out->devices = vs_annot_format_devices(&f->devs);
-        out->score = f->score;
-        rc = out->node && out->devices && !vs_sched_commit(m, p, &r, 0, &eb) ? 1 : -1;
+        rc = !record_decision(m, p, f, out) && !vs_sched_commit(m, p, &r, 0, &eb) ? 1 : -1;
     } else {
         /* The plan was computed on this very state: it cannot fail to fit now. */
         rc = -1;
@@ -441,10 +494,7 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
         rc = place_plain(c, p, &res, out);
     } else if (r.best >= 0) {
         const struct vs_node_fit *f = &r.nodes[r.best];
-        out->node = strdup(f->node);
-        out->devices = vs_annot_format_devices(&f->devs);
-        out->score = f->score;
-        if (!out->node || !out->devices || vs_sched_commit(c->m, p, &r, 0, &eb) ||
+        if (record_decision(c->m, p, f, out) || vs_sched_commit(c->m, p, &r, 0, &eb) ||
             vs_model_account(c->m, p->uid, out->node, &res))
             rc = -1;
     } else {
@@ -458,7 +508,7 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
-    if (out->node && out->devices && p->priority < c->min_prio)
+    if (out->node && out->gpu && p->priority < c->min_prio)
         c->min_prio = p->priority; /* now tracked on its cards (victims only raise the minimum) */
     return rc;
 }
@@ -499,7 +549,9 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "simulate: out of memory\n");
         return 1;
     }
-    if (o.devcfg && vs_devcfg_load(&cfg, o.devcfg, &eb)) {
+    cfg.enable_ascend = o.enable_ascend;
+    cfg.enable_iluvatar = o.enable_iluvatar;
+    if (o.devcfg ? vs_devcfg_load(&cfg, o.devcfg, &eb) : vs_devcfg_finish(&cfg, &eb)) {
         fprintf(err, "%s\n", eb.msg);
         goto out;
     }
@@ -512,7 +564,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
     rc = 1;
-    m = vs_model_new(cfg.memory_factor);
+    m = vs_model_new(cfg.devices);
     names = calloc(cl.n_nodes ? cl.n_nodes : 1, sizeof(*names));
     res = calloc(cl.n_pods + pods.n_pods + 1, sizeof(*res));
     if (!m || !names || !res)
@@ -526,7 +578,7 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         names[i] = cl.nodes[i].name;
     }
     for (size_t i = 0; i < cl.n_quotas; i++)
-        if (vs_model_set_quota(m, &cl.quotas[i], cfg.res_mem, cfg.res_cores))
+        if (vs_model_set_quota(m, &cl.quotas[i]))
             goto oom;
     for (size_t i = 0; i < cl.n_pods; i++) {
         if (ensure_uid(&cl.pods[i]))

@@ -100,6 +100,7 @@ static void card_cleanup(struct vs_card_reg *c)
     for (size_t i = 0; i < c->n_profiles; i++)
         profile_cleanup(&c->profiles[i]);
     free(c->profiles);
+    json_decref(c->custom);
 }
 
 void vs_register_cleanup(struct vs_register *reg)
@@ -219,10 +220,12 @@ enum {
     CF_NUMA,
     CF_HEALTH,
     CF_PROFILES,
+    CF_CUSTOM,
     CF_N
 };
-static const char *const card_fields[CF_N] = {"index",  "id",      "type", "mode",   "count",
-                                              "devmem", "devcore", "numa", "health", "migProfiles"};
+static const char *const card_fields[CF_N] = {"index",  "id",          "type",      "mode",
+                                              "count",  "devmem",      "devcore",   "numa",
+                                              "health", "migProfiles", "custominfo"};
 
 static enum vs_err decode_card(const json_t *o, struct vs_card_reg *c, char *why, size_t wl)
 {
@@ -251,6 +254,8 @@ static enum vs_err decode_card(const json_t *o, struct vs_card_reg *c, char *why
         snprintf(why, wl, "field health: %s", e.msg);
         return VS_ERR_PARSE;
     }
+    if (f[CF_CUSTOM] && json_is_object(f[CF_CUSTOM]))
+        c->custom = json_incref(f[CF_CUSTOM]);
     const json_t *pr = f[CF_PROFILES];
     if (pr && !json_is_null(pr)) {
         if (!json_is_array(pr)) {
@@ -274,7 +279,7 @@ static enum vs_err decode_card(const json_t *o, struct vs_card_reg *c, char *why
     return VS_OK;
 }
 
-static enum vs_err parse_register_json(const char *val, struct vs_register *out,
+static enum vs_err parse_register_json(const char *key, const char *val, struct vs_register *out,
                                        struct vs_errbuf *eb)
 {
     json_t *root = NULL;
@@ -283,15 +288,15 @@ static enum vs_err parse_register_json(const char *val, struct vs_register *out,
     enum vs_err err = vs_gojson_parse(val, strlen(val), &root, &je);
     if (err)
         return err == VS_ERR_NOMEM ? vs_err_set(eb, err, "out of memory")
-                                   : bad(eb, VS_ANNO_REGISTER, val, "%s", je.msg);
+                                   : bad(eb, key, val, "%s", je.msg);
     size_t n = json_array_size(root);
     if (json_is_null(root) || (json_is_array(root) && n == 0)) {
         json_decref(root);
-        return bad(eb, VS_ANNO_REGISTER, val, "no gpu found on node");
+        return bad(eb, key, val, "no gpu found on node");
     }
     if (!json_is_array(root)) {
         json_decref(root);
-        return bad(eb, VS_ANNO_REGISTER, val, "expected a JSON array of devices");
+        return bad(eb, key, val, "expected a JSON array of devices");
     }
     out->cards = calloc(n, sizeof(*out->cards));
     if (!out->cards) {
@@ -305,7 +310,7 @@ static enum vs_err parse_register_json(const char *val, struct vs_register *out,
             vs_register_cleanup(out);
             if (err == VS_ERR_NOMEM)
                 return vs_err_set(eb, err, "out of memory");
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu: %s", i, why);
+            return bad(eb, key, val, "device %zu: %s", i, why);
         }
     }
     json_decref(root);
@@ -313,11 +318,11 @@ static enum vs_err parse_register_json(const char *val, struct vs_register *out,
 }
 
 /* Legacy: `uuid,count,devmem,devcore,type,numa,health[,index,mode]:` repeated. */
-static enum vs_err parse_register_legacy(const char *val, struct vs_register *out,
+static enum vs_err parse_register_legacy(const char *key, const char *val, struct vs_register *out,
                                          struct vs_errbuf *eb)
 {
     if (!strchr(val, ':'))
-        return bad(eb, VS_ANNO_REGISTER, val, "neither a JSON array nor the colon format");
+        return bad(eb, key, val, "neither a JSON array nor the colon format");
     const char *seg = val;
     size_t devno = 0;
     while (*seg) {
@@ -335,7 +340,7 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
         const char *f = seg;
         if (!memchr(seg, ',', slen)) {
             vs_register_cleanup(out);
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has no ',' separated fields", devno);
+            return bad(eb, key, val, "device %zu has no ',' separated fields", devno);
         }
         while (nf < 10) {
             const char *comma = memchr(f, ',', (size_t)(seg + slen - f));
@@ -349,7 +354,7 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
         }
         if (nf != 7 && nf != 9) {
             vs_register_cleanup(out);
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has %s fields, want 7 or 9", devno,
+            return bad(eb, key, val, "device %zu has %s fields, want 7 or 9", devno,
                        nf >= 10 ? "more than 9" : (nf == 8 ? "8" : "too few"));
         }
         if ((out->n & (out->n - 1)) == 0) { /* grow at powers of two */
@@ -378,8 +383,7 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
             ok = parse_int(fld[7], flen[7], 0, 4294967295LL, &idx);
         if (!ok) {
             vs_register_cleanup(out);
-            return bad(eb, VS_ANNO_REGISTER, val, "device %zu has an invalid number or bool",
-                       devno);
+            return bad(eb, key, val, "device %zu has an invalid number or bool", devno);
         }
         c->count = (int32_t)cnt;
         c->devmem = (int32_t)mem;
@@ -399,19 +403,25 @@ static enum vs_err parse_register_legacy(const char *val, struct vs_register *ou
         seg = end + 1;
     }
     if (out->n == 0)
-        return bad(eb, VS_ANNO_REGISTER, val, "no gpu found on node");
+        return bad(eb, key, val, "no gpu found on node");
     return VS_OK;
 }
 
 enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out, struct vs_errbuf *eb)
+{
+    return vs_annot_parse_register_as(VS_ANNO_REGISTER, val, out, eb);
+}
+
+enum vs_err vs_annot_parse_register_as(const char *key, const char *val, struct vs_register *out,
+                                       struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
     const char *p = val;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
         p++;
     if (*p == '[' || *p == '{' || strncmp(p, "null", 4) == 0)
-        return parse_register_json(val, out, eb);
-    return parse_register_legacy(val, out, eb);
+        return parse_register_json(key, val, out, eb);
+    return parse_register_legacy(key, val, out, eb);
 }
 
 char *vs_annot_format_register(const struct vs_register *reg)
@@ -660,6 +670,7 @@ void vs_pod_devs_cleanup(struct vs_pod_devs *devs)
         for (size_t j = 0; j < devs->ctrs[i].n; j++) {
             free(devs->ctrs[i].devs[j].uuid);
             free(devs->ctrs[i].devs[j].type);
+            free(devs->ctrs[i].devs[j].extra);
         }
         free(devs->ctrs[i].devs);
     }
@@ -711,6 +722,7 @@ static enum vs_err parse_entry(const char *key, const char *val, const char *s, 
                 c->devs = grown;
             }
             struct vs_cdev *d = &c->devs[c->n++];
+            memset(d, 0, sizeof(*d));
             d->uuid = dupn(f[0], fl[0]);
             d->type = dupn(f[1], fl[1]);
             d->usedmem = (int32_t)mem;
@@ -1022,6 +1034,16 @@ enum vs_err vs_annot_parse_lock(const char *val, struct vs_lock *out, struct vs_
 
 char *vs_annot_format_lock(int64_t now, const char *ns, const char *name)
 {
+    char ts[40];
+    vs_annot_format_rfc3339(now, ts, sizeof(ts));
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_printf(&b, "%s,%s,%s", ts, ns, name);
+    return vs_buf_steal(&b);
+}
+
+void vs_annot_format_rfc3339(int64_t now, char *out, size_t len)
+{
     int64_t days = now / 86400, rem = now % 86400;
     if (rem < 0) {
         rem += 86400;
@@ -1038,11 +1060,8 @@ char *vs_annot_format_lock(int64_t now, const char *ns, const char *name)
     unsigned d = doy - (153 * mp + 2) / 5 + 1;
     unsigned m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    struct vs_buf b;
-    vs_buf_init(&b);
-    vs_buf_printf(&b, "%04lld-%02u-%02uT%02d:%02d:%02dZ,%s,%s", (long long)y, m, d,
-                  (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), ns, name);
-    return vs_buf_steal(&b);
+    snprintf(out, len, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m, d, (int)(rem / 3600),
+             (int)(rem / 60 % 60), (int)(rem % 60));
 }
 
 /* ------------------------------------------------------------------ weights */

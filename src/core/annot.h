@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "err.h"
 
 /* Node annotations */
@@ -73,6 +75,7 @@ struct vs_card_reg {
     bool health;
     struct vs_mig_profile *profiles;
     size_t n_profiles;
+    json_t *custom; /* "custominfo" (a JSON object, vendor facts), NULL when absent */
 };
 
 struct vs_register {
@@ -83,6 +86,9 @@ struct vs_register {
 /* Parses the JSON form (value starts with '[' after spaces) or the legacy colon form.
  * An empty device list is an error ("no gpu found on node"). out is cleaned up on error. */
 enum vs_err vs_annot_parse_register(const char *val, struct vs_register *out, struct vs_errbuf *eb);
+/* The same for another backend's register annotation `key` (named in error messages). */
+enum vs_err vs_annot_parse_register_as(const char *key, const char *val, struct vs_register *out,
+                                       struct vs_errbuf *eb);
 /* Formats the JSON form in the device plugin's field order with its omitempty rules.
  * Returns a new string (free with free()), NULL on OOM. */
 char *vs_annot_format_register(const struct vs_register *reg);
@@ -122,9 +128,10 @@ void vs_strlist_cleanup(struct vs_strlist *l);
 
 struct vs_cdev {
     char *uuid;
-    char *type; /* "NVIDIA" when written by us */
+    char *type; /* the backend's word when written by us (AMD: the card's model) */
     int32_t usedmem;
     int32_t usedcores;
+    char *extra; /* a backend's own data for its annotations (not in the grammar); may be NULL */
 };
 struct vs_ctr_devs {
     struct vs_cdev *devs;
@@ -174,6 +181,8 @@ enum vs_err vs_annot_parse_lock(const char *val, struct vs_lock *out, struct vs_
 /* "<RFC3339 UTC>,<ns>,<name>". Returns a new string. */
 char *vs_annot_format_lock(int64_t now, const char *ns, const char *name);
 void vs_lock_cleanup(struct vs_lock *l);
+/* Unix seconds as RFC 3339 in UTC ("2026-12-03T17:02:19Z") into out (>= 21 bytes). */
+void vs_annot_format_rfc3339(int64_t now, char *out, size_t len);
 /* RFC 3339 with seconds precision and any offset (Go time.RFC3339). */
 enum vs_err vs_annot_parse_rfc3339(const char *s, int64_t *out);
 

@@ -1,5 +1,8 @@
-/* devcfg: HAMi's chart defaults for the device configuration (spec/hami-compat.md §8.2). */
+/* devcfg: HAMi's chart defaults for the device configuration (spec/hami-compat.md §8.2), and the
+ * backends it makes. */
 #include "devcfg.h"
+
+#include "device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,28 @@ enum vs_err vs_devcfg_init(struct vs_devcfg *cfg)
         vs_devcfg_cleanup(cfg);
         return VS_ERR_NOMEM;
     }
+    struct vs_errbuf eb;
+    enum vs_err err = vs_devcfg_finish(cfg, &eb);
+    if (err)
+        vs_devcfg_cleanup(cfg);
+    return err;
+}
+
+enum vs_err vs_devcfg_finish(struct vs_devcfg *cfg, struct vs_errbuf *eb)
+{
+    struct vs_devices *set = calloc(1, sizeof(*set));
+    if (!set)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    enum vs_err err = vs_devices_build(cfg, set, eb);
+    if (err) {
+        free(set);
+        return err;
+    }
+    if (cfg->devices) {
+        vs_devices_cleanup(cfg->devices);
+        free(cfg->devices);
+    }
+    cfg->devices = set;
     return VS_OK;
 }
 
@@ -35,5 +60,10 @@ void vs_devcfg_cleanup(struct vs_devcfg *cfg)
     free(cfg->res_priority);
     free(cfg->gpu_core_policy);
     free(cfg->runtime_class_name);
+    json_decref(cfg->doc);
+    if (cfg->devices) {
+        vs_devices_cleanup(cfg->devices);
+        free(cfg->devices);
+    }
     memset(cfg, 0, sizeof(*cfg));
 }

@@ -8,17 +8,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "devcfg.h"
 #include "hash.h"
 #include "quantity.h"
 #include "slab.h"
 
 #include <stdio.h>
 
+/* One ResourceQuota object's limits, per backend (vs_device.id). */
 struct quota_obj {
     char *ns;
     char *name;
-    bool has_mem, has_cores;
-    int64_t mem, cores;
+    struct quota_lim {
+        bool has_mem, has_cores;
+        int64_t mem, cores;
+    } * lim;
 };
 
 /* Open-addressing table of pointers by a 64-bit hash of their name: the nodes by name (for
@@ -36,18 +40,19 @@ struct ptab {
 };
 
 struct vs_model {
-    struct vs_node *nodes;   /* hash by name (iteration, ownership) */
-    struct ptab idx;         /* nodes by name, load at most 1/2 */
-    struct ptab pidx;        /* pods by uid, load at most 3/4 */
-    struct vs_quota *quotas; /* hash by namespace */
+    const struct vs_devices *set; /* the backends (device.h) */
+    struct vs_devcfg *own_cfg;    /* the default configuration when the caller gave no set */
+    struct vs_node *nodes;        /* hash by name (iteration, ownership) */
+    struct ptab idx;              /* nodes by name, load at most 1/2 */
+    struct ptab pidx;             /* pods by uid, load at most 3/4 */
+    struct vs_quota *quotas;      /* hash by namespace */
     struct quota_obj *qobjs;
     size_t n_qobjs;
     size_t n_present;
     size_t n_reservations;
     uint64_t resv_seq;         /* the last vs_podent.resv_id handed out */
     struct vs_podent *unbound; /* pods that may still expire */
-    int32_t memory_factor;
-    struct res_slot *res; /* accounted pods, open addressing by uid hash (see res_slot) */
+    struct res_slot *res;      /* accounted pods, open addressing by uid hash (see res_slot) */
     size_t res_cap, res_n;
     uint32_t res_epoch;            /* stamped on every account; a sweep drops older entries */
     struct vs_labelset *labelsets; /* interned label sets by hash */
@@ -71,17 +76,34 @@ struct res_slot {
     uint32_t epoch;
 };
 
-struct vs_model *vs_model_new(int32_t memory_factor)
+struct vs_model *vs_model_new(const struct vs_devices *set)
 {
     struct vs_model *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
+    if (!set) {
+        if (!(m->own_cfg = calloc(1, sizeof(*m->own_cfg))) || vs_devcfg_init(m->own_cfg)) {
+            free(m->own_cfg);
+            free(m);
+            return NULL;
+        }
+        set = m->own_cfg->devices;
+    }
+    m->set = set;
     if (!(m->slab = vs_slab_new())) {
+        if (m->own_cfg) {
+            vs_devcfg_cleanup(m->own_cfg);
+            free(m->own_cfg);
+        }
         free(m);
         return NULL;
     }
-    m->memory_factor = memory_factor > 1 ? memory_factor : 1;
     return m;
+}
+
+const struct vs_devices *vs_model_devices(const struct vs_model *m)
+{
+    return m->set;
 }
 
 /* ------------------------------------------------------------------ usage collapse */
@@ -104,8 +126,9 @@ static int usage_cmp(const void *a, const void *b)
     return strcmp(((const struct vs_usage *)a)->uuid, ((const struct vs_usage *)b)->uuid);
 }
 
-static enum vs_err collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
-                            struct vs_slab *slab, struct vs_usage **out, size_t *n_out)
+static enum vs_err collapse(uint16_t dev, const struct vs_pod_devs *devs, size_t n_init,
+                            bool released, struct vs_slab *slab, struct vs_usage **out,
+                            size_t *n_out)
 {
     /* Per card: init max (mem, cores, slot 1) and app sum (mem, cores, slots = entries). */
     struct acc {
@@ -161,6 +184,7 @@ static enum vs_err collapse(const struct vs_pod_devs *devs, size_t n_init, bool 
         return VS_ERR_NOMEM;
     }
     for (size_t k = 0; k < n; k++) {
+        u[k].dev = dev;
         u[k].uuid = slab ? vs_slab_strdup(slab, acc[k].uuid) : strdup(acc[k].uuid);
         if (!u[k].uuid) {
             usage_release(slab, u, n);
@@ -179,10 +203,70 @@ static enum vs_err collapse(const struct vs_pod_devs *devs, size_t n_init, bool 
     return VS_OK;
 }
 
-enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
-                              struct vs_usage **out, size_t *n_out)
+enum vs_err vs_usage_collapse(uint16_t dev, const struct vs_pod_devs *devs, size_t n_init,
+                              bool released, struct vs_usage **out, size_t *n_out)
 {
-    return collapse(devs, n_init, released, NULL, out, n_out);
+    return collapse(dev, devs, n_init, released, NULL, out, n_out);
+}
+
+/* Appends b (n_b entries, its strings moved) to *a (n_a entries); both from slab (or malloc
+ * when slab is NULL). b's array is released. */
+static enum vs_err usage_append(struct vs_slab *slab, struct vs_usage **a, size_t *n_a,
+                                struct vs_usage *b, size_t n_b)
+{
+    if (!n_b)
+        return VS_OK;
+    if (!*n_a) {
+        *a = b;
+        *n_a = n_b;
+        return VS_OK;
+    }
+    size_t n = *n_a + n_b;
+    struct vs_usage *u = slab ? vs_slab_calloc(slab, n * sizeof(*u)) : calloc(n, sizeof(*u));
+    if (!u)
+        return VS_ERR_NOMEM;
+    memcpy(u, *a, *n_a * sizeof(*u));
+    memcpy(u + *n_a, b, n_b * sizeof(*u));
+    slab ? vs_slab_put(slab, *a) : free(*a);
+    slab ? vs_slab_put(slab, b) : free(b);
+    *a = u;
+    *n_a = n;
+    return VS_OK;
+}
+
+static enum vs_err collapse_all(const struct vs_dev_alloc *allocs, size_t n, size_t n_init,
+                                bool released, struct vs_slab *slab, struct vs_usage **out,
+                                size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct vs_usage *u;
+        size_t nu;
+        enum vs_err err = collapse(allocs[i].dev, &allocs[i].devs, n_init, released, slab, &u, &nu);
+        if (!err && (err = usage_append(slab, out, n_out, u, nu)))
+            usage_release(slab, u, nu);
+        if (err) {
+            usage_release(slab, *out, *n_out);
+            *out = NULL;
+            *n_out = 0;
+            return err;
+        }
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_usage_collapse_all(const struct vs_dev_alloc *allocs, size_t n, size_t n_init,
+                                  struct vs_usage **out, size_t *n_out)
+{
+    return collapse_all(allocs, n, n_init, false, NULL, out, n_out);
+}
+
+void vs_dev_allocs_free(struct vs_dev_alloc *a, size_t n)
+{
+    for (size_t i = 0; a && i < n; i++)
+        vs_pod_devs_cleanup(&a[i].devs);
+    free(a);
 }
 
 /* ------------------------------------------------------------------ nodes */
@@ -202,10 +286,14 @@ static struct vs_quota *quota_for(struct vs_model *m, const char *ns, bool creat
     if (q || !create)
         return q;
     q = calloc(1, sizeof(*q));
-    if (!q || !(q->ns = strdup(ns))) {
+    if (!q || !(q->ns = strdup(ns)) ||
+        !(q->res = calloc(m->set->n ? m->set->n : 1, sizeof(*q->res)))) {
+        if (q)
+            free(q->ns);
         free(q);
         return NULL;
     }
+    q->n = m->set->n;
     HASH_ADD_KEYPTR(hh, m->quotas, q->ns, strlen(q->ns), q);
     return q;
 }
@@ -232,22 +320,19 @@ static void node_bump(struct vs_node *n)
 static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
 {
     struct vs_node *n = pe->on;
-    int64_t mem = 0, cores = 0;
+    struct vs_quota *q = quota_for(m, pe->ns, sign > 0);
     for (size_t i = 0; i < pe->n_usage; i++) {
         const struct vs_usage *u = &pe->usage[i];
-        mem += u->mem;
-        cores += u->cores;
+        if (q && u->dev < q->n) {
+            q->res[u->dev].mem_used += sign * u->mem;
+            q->res[u->dev].cores_used += sign * u->cores;
+        }
         struct vs_card *c = n ? find_card(n, u->uuid) : NULL;
         if (!c)
             continue;
         c->used += sign * u->slots;
         c->usedmem += sign * u->mem;
         c->usedcores += sign * u->cores;
-    }
-    struct vs_quota *q = quota_for(m, pe->ns, sign > 0);
-    if (q) {
-        q->mem_used += sign * mem;
-        q->cores_used += sign * cores;
     }
     if (n)
         node_bump(n);
@@ -262,6 +347,7 @@ static void card_clear(struct vs_card *c)
     }
     free(c->profiles);
     free(c->occ);
+    json_decref(c->custom);
 }
 
 /* The id of card type t in m's table, added when new; -1 when out of memory. */
@@ -322,7 +408,7 @@ size_t vs_model_card_types(const struct vs_model *m, const char *const **types,
     return m->n_ctypes;
 }
 
-static void node_clear_cards(struct vs_node *n)
+static void node_clear_cards(const struct vs_model *m, struct vs_node *n)
 {
     for (size_t i = 0; i < n->n_cards; i++)
         card_clear(&n->cards[i]);
@@ -332,6 +418,16 @@ static void node_clear_cards(struct vs_node *n)
     n->topo = NULL;
     n->n_cards = 0;
     n->has_mig = false;
+    for (size_t d = 0; n->dev_error && d < m->set->n; d++)
+        free(n->dev_error[d]);
+    for (size_t d = 0; n->dev_info && d < m->set->n; d++)
+        json_decref(n->dev_info[d]);
+    free(n->dev_error);
+    free(n->dev_info);
+    n->dev_error = NULL;
+    n->dev_info = NULL;
+    free(n->error);
+    n->error = NULL;
 }
 
 static bool occ_add(struct vs_card *c, struct vs_mig_placement pl, const struct vs_podent *owner)
@@ -543,12 +639,11 @@ static struct vs_node *node_get(struct vs_model *m, const char *name, bool creat
     return n;
 }
 
-static void node_free(struct vs_node *n)
+static void node_free(const struct vs_model *m, struct vs_node *n)
 {
-    free(atomic_load(&n->frag_memo)); /* a plain block (fragmentation.h) */
-    node_clear_cards(n);
+    free(atomic_load(&n->frag_memo)); /* a plain block (frag.h) */
+    node_clear_cards(m, n);
     free(n->raw_cordon);
-    free(n->error);
     free(n);
 }
 
@@ -558,7 +653,7 @@ static void node_gc(struct vs_model *m, struct vs_node *n)
     if (n && !n->present && !n->pods && n->res.pods == 0) {
         idx_del(m, n);
         HASH_DEL(m->nodes, n);
-        node_free(n);
+        node_free(m, n);
     }
 }
 
@@ -593,94 +688,129 @@ static void sort_profiles(struct vs_mig_profile *p, size_t n)
     }
 }
 
-static void set_error(struct vs_node *n, const char *msg)
+/* Records backend d's inventory error on the node (the first one is also n->error). */
+static bool set_dev_error(const struct vs_model *m, struct vs_node *n, uint16_t d, const char *msg)
 {
-    free(n->error);
-    n->error = msg ? strdup(msg) : NULL;
+    if (!n->dev_error && !(n->dev_error = calloc(m->set->n, sizeof(*n->dev_error))))
+        return false;
+    if (!(n->dev_error[d] = strdup(msg)))
+        return false;
+    return n->error || (n->error = strdup(msg)) != NULL;
 }
 
-/* Replaces the node's cards from the register (+score) annotations. */
-static enum vs_err node_load_devices(struct vs_model *m, struct vs_node *n, const char *reg_val,
-                                     const char *score_val, struct vs_errbuf *eb)
+/* Appends the cards of one backend's inventory to the node (strings and profiles moved). */
+static enum vs_err add_cards(struct vs_model *m, struct vs_node *n, const struct vs_device *d,
+                             struct vs_inventory *inv)
 {
-    struct vs_register reg;
-    struct vs_topo topo = {0};
-    struct vs_errbuf pe;
-    enum vs_err err;
-    node_clear_cards(n);
-    set_error(n, NULL);
-    if (!reg_val) {
-        set_error(n, "annos not found " VS_ANNO_REGISTER);
+    struct vs_register *reg = &inv->reg;
+    if (!reg->n)
         return VS_OK;
-    }
-    if ((err = vs_annot_parse_register(reg_val, &reg, &pe))) {
-        if (err == VS_ERR_NOMEM)
-            return vs_err_set(eb, err, "out of memory");
-        set_error(n, pe.msg);
-        vs_err_set(eb, VS_ERR_PARSE, "node %s: %s", n->name, pe.msg);
-        return VS_OK;
-    }
-    if (score_val && (err = vs_annot_parse_score(score_val, &topo, &pe))) {
-        vs_register_cleanup(&reg);
-        if (err == VS_ERR_NOMEM)
-            return vs_err_set(eb, err, "out of memory");
-        set_error(n, pe.msg);
-        vs_err_set(eb, VS_ERR_PARSE, "node %s: %s", n->name, pe.msg);
-        return VS_OK;
-    }
-    n->cards = calloc(reg.n, sizeof(*n->cards));
-    n->topo = topo.n ? calloc(reg.n * reg.n, sizeof(*n->topo)) : NULL;
-    if (!n->cards || (topo.n && !n->topo)) {
-        vs_register_cleanup(&reg);
-        vs_topo_cleanup(&topo);
-        node_clear_cards(n);
-        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-    }
-    n->n_cards = reg.n;
-    for (size_t i = 0; i < reg.n; i++) {
-        struct vs_card_reg *r = &reg.cards[i];
-        struct vs_card *c = &n->cards[i];
-        /* Move the strings and profiles out of the register struct. */
+    struct vs_card *g = realloc(n->cards, (n->n_cards + reg->n) * sizeof(*g));
+    if (!g)
+        return VS_ERR_NOMEM;
+    n->cards = g;
+    for (size_t i = 0; i < reg->n; i++) {
+        struct vs_card_reg *r = &reg->cards[i];
+        struct vs_card *c = &n->cards[n->n_cards];
+        memset(c, 0, sizeof(*c));
         c->type_id = ctype_id(m, r->type);
         c->mode = cmode(m, r->mode);
-        if (c->type_id < 0 || !c->mode) {
-            vs_register_cleanup(&reg);
-            vs_topo_cleanup(&topo);
-            node_clear_cards(n);
-            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-        }
+        if (c->type_id < 0 || !c->mode)
+            return VS_ERR_NOMEM;
+        n->n_cards++;
+        c->dev = d->id;
         c->type = m->ctypes[c->type_id];
-        c->uuid = r->uuid;
+        c->uuid = r->uuid ? r->uuid : strdup("");
         c->profiles = r->profiles;
         c->n_profiles = r->n_profiles;
+        c->custom = r->custom;
         r->uuid = NULL;
         r->profiles = NULL;
         r->n_profiles = 0;
+        r->custom = NULL;
+        if (!c->uuid)
+            return VS_ERR_NOMEM;
         c->index = r->index;
         c->numa = r->numa;
         c->count = r->count;
         c->devmem = r->devmem;
         c->devcore = r->devcore;
         c->health = r->health;
-        c->is_mig = strcmp(c->mode, "mig") == 0;
-        c->is_nvidia = strcasestr(c->type, "nvidia") != NULL;
+        c->is_mig = d->rules.partitions && strcmp(c->mode, "mig") == 0;
+        c->cand = d->ops->candidate ? d->ops->candidate(d, c) : vs_device_candidate(d, c);
         n->has_mig |= c->is_mig;
         sort_profiles(c->profiles, c->n_profiles);
     }
-    for (size_t t = 0; t < topo.n; t++) {
-        size_t i;
-        for (i = 0; i < n->n_cards; i++)
-            if (strcmp(n->cards[i].uuid, topo.items[t].uuid) == 0)
-                break;
-        if (i == n->n_cards)
-            continue;
-        for (size_t s = 0; s < topo.items[t].n; s++)
-            for (size_t j = 0; j < n->n_cards; j++)
-                if (strcmp(n->cards[j].uuid, topo.items[t].scores[s].other) == 0)
-                    n->topo[i * n->n_cards + j] = topo.items[t].scores[s].score;
+    return VS_OK;
+}
+
+/* Replaces the node's cards with every backend's inventory of kn. A backend whose inventory
+ * fails leaves the node unusable for its requests, with the reason (eb names the first). */
+static enum vs_err node_load_devices(struct vs_model *m, struct vs_node *n,
+                                     const struct vs_knode *kn, struct vs_errbuf *eb)
+{
+    node_clear_cards(m, n);
+    /* Each backend's pair scores, placed in the node's matrix once every card is in. */
+    int64_t *topo[VS_MAX_DEVICES] = {0};
+    size_t first[VS_MAX_DEVICES] = {0}, count[VS_MAX_DEVICES] = {0};
+    bool any_topo = false;
+    enum vs_err err = VS_OK;
+    for (size_t i = 0; i < m->set->n; i++) {
+        const struct vs_device *d = m->set->dev[i];
+        struct vs_inventory inv;
+        struct vs_errbuf pe;
+        memset(&inv, 0, sizeof(inv));
+        pe.msg[0] = '\0';
+        enum vs_err e = d->ops->inventory(d, kn, &inv, &pe);
+        if (e == VS_ERR_NOMEM) {
+            err = VS_ERR_NOMEM;
+        } else if (e) {
+            if (!set_dev_error(m, n, d->id, pe.msg[0] ? pe.msg : "invalid device inventory"))
+                err = VS_ERR_NOMEM;
+            else if (eb && !eb->msg[0])
+                vs_err_set(eb, VS_ERR_PARSE, "node %s: %s", n->name, n->dev_error[d->id]);
+        } else {
+            first[i] = n->n_cards;
+            count[i] = inv.reg.n;
+            err = add_cards(m, n, d, &inv);
+            if (!err && inv.topo && inv.reg.n) {
+                topo[i] = inv.topo;
+                inv.topo = NULL;
+                any_topo = true;
+            }
+            if (!err && inv.node_info) {
+                if (!n->dev_info && !(n->dev_info = calloc(m->set->n, sizeof(*n->dev_info))))
+                    err = VS_ERR_NOMEM;
+                else {
+                    n->dev_info[d->id] = inv.node_info;
+                    inv.node_info = NULL;
+                }
+            }
+        }
+        vs_register_cleanup(&inv.reg);
+        free(inv.topo);
+        json_decref(inv.node_info);
+        if (err)
+            break;
     }
-    vs_register_cleanup(&reg);
-    vs_topo_cleanup(&topo);
+    if (!err && any_topo) {
+        size_t nc = n->n_cards;
+        if (!(n->topo = calloc(nc * nc, sizeof(*n->topo))))
+            err = VS_ERR_NOMEM;
+        for (size_t i = 0; !err && i < m->set->n; i++) {
+            if (!topo[i])
+                continue;
+            for (size_t a = 0; a < count[i]; a++)
+                for (size_t b = 0; b < count[i]; b++)
+                    n->topo[(first[i] + a) * nc + first[i] + b] = topo[i][a * count[i] + b];
+        }
+    }
+    for (size_t i = 0; i < m->set->n; i++)
+        free(topo[i]);
+    if (err) {
+        node_clear_cards(m, n);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
     return VS_OK;
 }
 
@@ -706,11 +836,6 @@ static uint64_t fingerprint(const char *s)
         h = (h ^ (unsigned char)s[n]) * 0x100000001b3ULL;
     h = (h ^ n) * 0x100000001b3ULL;
     return h ? h : 1;
-}
-
-uint64_t vs_model_alloc_fp(const char *alloc)
-{
-    return fingerprint(alloc);
 }
 
 static bool replace_str(char **dst, const char *src)
@@ -765,22 +890,23 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
     }
     n->unschedulable = kn->unschedulable;
     node_set_alloc(n, &kn->allocatable, eb);
-    const char *reg = vs_kv_get(&kn->annotations, VS_ANNO_REGISTER);
-    const char *score = vs_kv_get(&kn->annotations, VS_ANNO_SCORE);
     const char *cordon = vs_kv_get(&kn->annotations, VS_ANNO_CORDON);
-    uint64_t reg_fp = fingerprint(reg), score_fp = fingerprint(score);
-    bool devices_changed =
-        reg_fp != n->register_fp || score_fp != n->score_fp || (!n->cards && !n->error);
+    uint64_t fp = 0;
+    for (size_t i = 0; i < m->set->n; i++) {
+        const struct vs_device *d = m->set->dev[i];
+        uint64_t f = d->ops->inventory_fp(d, kn);
+        fp = (fp ^ f) * 0x100000001b3ULL + (f ? i + 1 : 0);
+    }
+    bool devices_changed = fp != n->inv_fp || (!n->cards && !n->error && fp);
     bool cordon_changed = !str_eq(cordon, n->raw_cordon);
     if (!devices_changed && !cordon_changed)
         return VS_OK;
     if (!replace_str(&n->raw_cordon, cordon))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-    n->register_fp = reg_fp;
-    n->score_fp = score_fp;
+    n->inv_fp = fp;
     if (devices_changed) {
         ctype_count(m, n, -1);
-        enum vs_err err = node_load_devices(m, n, reg, score, eb);
+        enum vs_err err = node_load_devices(m, n, kn, eb);
         ctype_count(m, n, 1);
         if (err)
             return err;
@@ -800,11 +926,10 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
     n->present = false;
     m->n_present--;
     ctype_count(m, n, -1);
-    node_clear_cards(n);
+    node_clear_cards(m, n);
     free(n->raw_cordon);
     n->raw_cordon = NULL;
-    n->register_fp = n->score_fp = 0;
-    set_error(n, NULL);
+    n->inv_fp = 0;
     n->res.alloc_cpu = n->res.alloc_mem = n->res.alloc_eph = n->res.alloc_pods = -1;
     node_bump(n);
     node_gc(m, n);
@@ -1015,30 +1140,62 @@ static bool init_done(const struct vs_pod *p)
     return true;
 }
 
-/* Decodes allocation + MIG annotations into pe; a malformed value marks pe malformed. */
-static enum vs_err podent_decode(struct vs_model *m, struct vs_podent *pe, const char *alloc,
+/* A fingerprint of the allocation values of every backend (values[i] NULL when absent): what
+ * a tracked pod keeps of the annotations its usage was decoded from. 0 when all are absent. */
+static uint64_t allocs_fp(const char *const *values, size_t n)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; i++)
+        if (values[i])
+            h = (h ^ fingerprint(values[i])) * 0x100000001b3ULL + i + 1;
+    return h;
+}
+
+/* Each backend's allocation annotation of p (NULL when absent), by backend id. */
+static void alloc_values(const struct vs_model *m, const struct vs_pod *p, const char **out)
+{
+    for (size_t i = 0; i < m->set->n; i++) {
+        const char *key = m->set->dev[i]->allocated_key;
+        out[i] = key ? vs_kv_get(&p->annotations, key) : NULL;
+    }
+}
+
+/* Decodes every backend's allocation and the MIG annotation into pe; a malformed value marks
+ * pe malformed. */
+static enum vs_err podent_decode(struct vs_model *m, struct vs_podent *pe, const char *const *alloc,
                                  const char *mig)
 {
     struct vs_errbuf e;
-    enum vs_err err;
-    struct vs_pod_devs devs = {0}; /* only the collapsed usage is kept */
-    pe->alloc_fp = fingerprint(alloc);
-    if (alloc && (err = vs_annot_parse_devices(VS_ANNO_ALLOCATED, alloc, &devs, &e))) {
-        if (err == VS_ERR_NOMEM)
-            return err;
-        pe->malformed = true;
-        return (pe->error = strdup(e.msg)) ? VS_OK : VS_ERR_NOMEM;
+    enum vs_err err = VS_OK;
+    pe->alloc_fp = allocs_fp(alloc, m->set->n);
+    for (size_t i = 0; i < m->set->n && !err; i++) {
+        if (!alloc[i])
+            continue;
+        struct vs_pod_devs devs = {0}; /* only the collapsed usage is kept */
+        if ((err = vs_annot_parse_devices(m->set->dev[i]->allocated_key, alloc[i], &devs, &e))) {
+            if (err == VS_ERR_NOMEM)
+                return err;
+            usage_release(m->slab, pe->usage, pe->n_usage);
+            pe->usage = NULL;
+            pe->n_usage = 0;
+            pe->malformed = true;
+            return (pe->error = strdup(e.msg)) ? VS_OK : VS_ERR_NOMEM;
+        }
+        struct vs_usage *u;
+        size_t nu;
+        err = collapse((uint16_t)i, &devs, pe->n_init, pe->released, m->slab, &u, &nu);
+        vs_pod_devs_cleanup(&devs);
+        if (!err && (err = usage_append(m->slab, &pe->usage, &pe->n_usage, u, nu)))
+            usage_release(m->slab, u, nu);
     }
+    if (err)
+        return err;
     if (mig && (err = vs_annot_parse_mig(mig, &pe->mig, &e))) {
         /* HAMi ignores the whole annotation; the MIG cards it names then fail closed. */
-        if (err == VS_ERR_NOMEM) {
-            vs_pod_devs_cleanup(&devs);
+        if (err == VS_ERR_NOMEM)
             return err;
-        }
     }
-    err = collapse(&devs, pe->n_init, pe->released, m->slab, &pe->usage, &pe->n_usage);
-    vs_pod_devs_cleanup(&devs);
-    return err;
+    return VS_OK;
 }
 
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb)
@@ -1060,7 +1217,8 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
         old->terminating = true; /* usage kept until the delete event */
         return VS_OK;
     }
-    const char *alloc = vs_kv_get(&p->annotations, VS_ANNO_ALLOCATED);
+    const char *alloc[VS_MAX_DEVICES];
+    alloc_values(m, p, alloc);
     const char *mig = vs_kv_get(&p->annotations, VS_ANNO_MIG_ALLOC);
     bool release = init_done(p) && p->n_init > 0;
     bool bound = p->node_name && *p->node_name;
@@ -1073,7 +1231,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
             filtered_at = t;
     }
     if (old) {
-        bool same = old->alloc_fp == fingerprint(alloc) && strcmp(old->node, node) == 0;
+        bool same = old->alloc_fp == allocs_fp(alloc, m->set->n) && strcmp(old->node, node) == 0;
         if (old->reservation && !same)
             return VS_OK; /* our newer Filter decision wins until its patch is seen or expires */
         if (same && old->expired && !bound)
@@ -1147,8 +1305,8 @@ static enum vs_err mig_copy(struct vs_mig_allocs *dst, const struct vs_mig_alloc
 }
 
 enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
-                             const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
-                             int64_t now)
+                             const struct vs_dev_alloc *allocs, size_t n,
+                             const struct vs_mig_allocs *mig, int64_t now)
 {
     struct vs_podent *pe = podent_new(m, p, node);
     if (!pe)
@@ -1156,12 +1314,18 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
     pe->reservation = true;
     pe->resv_id = ++m->resv_seq;
     pe->filtered_at = now;
-    char *alloc = vs_annot_format_devices(devs);
-    bool formatted = alloc != NULL;
-    pe->alloc_fp = fingerprint(alloc);
-    free(alloc);
+    /* The fingerprint of the annotations the decision's patch writes (each backend's allocated
+     * value is the generic device list of its picks). */
+    char *text[VS_MAX_DEVICES] = {0};
+    bool formatted = true;
+    for (size_t i = 0; i < n && formatted; i++)
+        if (allocs[i].dev < m->set->n && m->set->dev[allocs[i].dev]->allocated_key)
+            formatted = (text[allocs[i].dev] = vs_annot_format_devices(&allocs[i].devs)) != NULL;
+    pe->alloc_fp = allocs_fp((const char *const *)text, m->set->n);
+    for (size_t i = 0; i < m->set->n; i++)
+        free(text[i]);
     if (!formatted || mig_copy(&pe->mig, mig) ||
-        collapse(devs, pe->n_init, false, m->slab, &pe->usage, &pe->n_usage)) {
+        collapse_all(allocs, n, pe->n_init, false, m->slab, &pe->usage, &pe->n_usage)) {
         podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
@@ -1208,51 +1372,69 @@ static void quota_recompute(struct vs_model *m, const char *ns)
     struct vs_quota *q = quota_for(m, ns, true);
     if (!q)
         return;
-    q->has_mem = q->has_cores = false;
-    q->mem_limit = q->cores_limit = 0;
-    for (size_t i = 0; i < m->n_qobjs; i++) {
-        const struct quota_obj *o = &m->qobjs[i];
-        if (strcmp(o->ns, ns) != 0)
-            continue;
-        if (o->has_mem && (!q->has_mem || o->mem < q->mem_limit)) {
-            q->has_mem = true;
-            q->mem_limit = o->mem;
-        }
-        if (o->has_cores && (!q->has_cores || o->cores < q->cores_limit)) {
-            q->has_cores = true;
-            q->cores_limit = o->cores;
+    for (size_t d = 0; d < q->n; d++) {
+        struct vs_quota_res *r = &q->res[d];
+        r->has_mem = r->has_cores = false;
+        r->mem_limit = r->cores_limit = 0;
+        for (size_t i = 0; i < m->n_qobjs; i++) {
+            const struct quota_obj *o = &m->qobjs[i];
+            if (strcmp(o->ns, ns) != 0)
+                continue;
+            if (o->lim[d].has_mem && (!r->has_mem || o->lim[d].mem < r->mem_limit)) {
+                r->has_mem = true;
+                r->mem_limit = o->lim[d].mem;
+            }
+            if (o->lim[d].has_cores && (!r->has_cores || o->lim[d].cores < r->cores_limit)) {
+                r->has_cores = true;
+                r->cores_limit = o->lim[d].cores;
+            }
         }
     }
 }
 
-enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *kq,
-                               const char *mem_resource, const char *core_resource)
+static void qobj_free(struct quota_obj *o)
+{
+    free(o->ns);
+    free(o->name);
+    free(o->lim);
+}
+
+enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *kq)
 {
     char key[256];
     struct quota_obj o = {0};
-    snprintf(key, sizeof(key), "limits.%s", mem_resource);
-    const char *v = vs_kv_get(&kq->hard, key);
-    int64_t x;
-    if (v && vs_quantity_ceil(v, &x) == VS_OK) {
-        o.has_mem = true;
-        o.mem = x > INT64_MAX / m->memory_factor ? INT64_MAX : x * m->memory_factor;
-    }
-    snprintf(key, sizeof(key), "limits.%s", core_resource);
-    v = vs_kv_get(&kq->hard, key);
-    if (v && vs_quantity_ceil(v, &x) == VS_OK) {
-        o.has_cores = true;
-        o.cores = x;
+    if (!(o.lim = calloc(m->set->n ? m->set->n : 1, sizeof(*o.lim))))
+        return VS_ERR_NOMEM;
+    for (size_t d = 0; d < m->set->n; d++) {
+        const struct vs_device *dev = m->set->dev[d];
+        int64_t x, f = dev->mem_factor > 1 ? dev->mem_factor : 1;
+        const char *v;
+        if (dev->res_mem) {
+            snprintf(key, sizeof(key), "limits.%s", dev->res_mem);
+            if ((v = vs_kv_get(&kq->hard, key)) && vs_quantity_ceil(v, &x) == VS_OK) {
+                o.lim[d].has_mem = true;
+                o.lim[d].mem = x > INT64_MAX / f ? INT64_MAX : x * f;
+            }
+        }
+        if (dev->res_cores) {
+            snprintf(key, sizeof(key), "limits.%s", dev->res_cores);
+            if ((v = vs_kv_get(&kq->hard, key)) && vs_quantity_ceil(v, &x) == VS_OK) {
+                o.lim[d].has_cores = true;
+                o.lim[d].cores = x;
+            }
+        }
     }
     vs_model_remove_quota(m, kq->ns, kq->name);
     struct quota_obj *g = realloc(m->qobjs, (m->n_qobjs + 1) * sizeof(*g));
-    if (!g)
+    if (!g) {
+        free(o.lim);
         return VS_ERR_NOMEM;
+    }
     m->qobjs = g;
     o.ns = strdup(kq->ns);
     o.name = strdup(kq->name);
     if (!o.ns || !o.name) {
-        free(o.ns);
-        free(o.name);
+        qobj_free(&o);
         return VS_ERR_NOMEM;
     }
     m->qobjs[m->n_qobjs++] = o;
@@ -1264,8 +1446,7 @@ void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name)
 {
     for (size_t i = 0; i < m->n_qobjs; i++) {
         if (strcmp(m->qobjs[i].ns, ns) == 0 && strcmp(m->qobjs[i].name, name) == 0) {
-            free(m->qobjs[i].ns);
-            free(m->qobjs[i].name);
+            qobj_free(&m->qobjs[i]);
             memmove(&m->qobjs[i], &m->qobjs[i + 1], (m->n_qobjs - i - 1) * sizeof(*m->qobjs));
             m->n_qobjs--;
             quota_recompute(m, ns);
@@ -1578,7 +1759,7 @@ void vs_model_free(struct vs_model *m)
     HASH_ITER(hh, m->nodes, n, ntmp)
     {
         HASH_DEL(m->nodes, n);
-        node_free(n);
+        node_free(m, n);
     }
     free(m->idx.s);
     free(m->res);
@@ -1587,12 +1768,11 @@ void vs_model_free(struct vs_model *m)
     {
         HASH_DEL(m->quotas, q);
         free(q->ns);
+        free(q->res);
         free(q);
     }
-    for (size_t i = 0; i < m->n_qobjs; i++) {
-        free(m->qobjs[i].ns);
-        free(m->qobjs[i].name);
-    }
+    for (size_t i = 0; i < m->n_qobjs; i++)
+        qobj_free(&m->qobjs[i]);
     free(m->qobjs);
     for (size_t i = 0; i < m->n_ctypes; i++)
         free(m->ctypes[i]);
@@ -1602,5 +1782,9 @@ void vs_model_free(struct vs_model *m)
         free(m->cmodes[i]);
     free(m->cmodes);
     vs_slab_free(m->slab);
+    if (m->own_cfg) {
+        vs_devcfg_cleanup(m->own_cfg);
+        free(m->own_cfg);
+    }
     free(m);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "annot.h"
+#include "device.h"
 #include "err.h"
 #include "kobj.h"
 #include "podres.h"
@@ -43,7 +44,9 @@ struct vs_mig_occ {
 };
 
 struct vs_card {
-    /* registration (from hami.io/node-nvidia-register) */
+    /* registration (from the backend's inventory: hami.io/node-nvidia-register, ...) */
+    uint16_t dev; /* the backend that registered it (vs_device.id) */
+    bool cand;    /* a candidate for its backend's requests (vs_device_ops.candidate) */
     char *uuid;
     const char *type; /* the model's copy, one per type (vs_model_card_types) */
     const char *mode; /* the model's copy, one per mode */
@@ -55,8 +58,8 @@ struct vs_card {
     int32_t devcore;
     bool health;
     bool is_mig;
-    bool is_nvidia; /* model string contains "nvidia" (any case): a candidate for NVIDIA requests */
     bool cordoned;
+    json_t *custom;                  /* custominfo (vendor facts), NULL when none */
     struct vs_mig_profile *profiles; /* sorted by (memoryMB, sliceCount) for profile choice */
     size_t n_profiles;
     /* usage: sums over the tracked pods of this node */
@@ -69,8 +72,9 @@ struct vs_card {
     bool mig_unhealthy; /* fail-closed: MIG bookkeeping of some pod does not add up */
 };
 
-/* One card's share of a pod's collapsed usage (spec §3.2 step 5). */
+/* One card's share of a pod's collapsed usage (spec §3.2 step 5), per backend. */
 struct vs_usage {
+    uint16_t dev; /* the backend whose annotation it came from */
     char *uuid;
     int64_t mem;
     int64_t cores;
@@ -109,10 +113,13 @@ struct vs_podent {
 struct vs_node {
     /* Cold: read when the node or its pods change. */
     bool unschedulable; /* spec.unschedulable */
-    /* Fingerprints of the last seen register and score values (0 = absent), to skip re-parsing
-     * unchanged annotations without keeping a copy of each (a few KiB per node). */
-    uint64_t register_fp;
-    uint64_t score_fp;
+    /* Fingerprint of everything the backends' inventories read (vs_device_ops.inventory_fp;
+     * 0 = nothing), to skip re-parsing unchanged annotations without keeping a copy of each. */
+    uint64_t inv_fp;
+    /* Per backend (vs_device.id), NULL unless some backend has one: why its inventory failed
+     * (the node is then unusable for that backend's requests), and its node-level facts. */
+    char **dev_error;
+    json_t **dev_info;
     char *raw_cordon;
     int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j];
                     * NULL when the node has no score annotation (all pairs 0) */
@@ -125,8 +132,8 @@ struct vs_node {
     bool present; /* a Node object exists (else only a bucket for pods naming it) */
     bool has_mig; /* some card is in mig mode */
     size_t n_cards;
-    size_t n_bad_pods; /* pods here with a malformed allocation */
-    char *error; /* why the node's devices are unusable (register/score parse), NULL if fine */
+    size_t n_bad_pods;     /* pods here with a malformed allocation */
+    char *error;           /* the first backend's inventory error (dev_error), NULL if none */
     struct vs_card *cards; /* register annotation order */
     uint64_t gen;          /* bumped on every change of this node's cards or usage */
     /* Policy fragmentation's sums over the cards for (gen, shape set), made on first use by a
@@ -149,20 +156,29 @@ struct vs_node {
     } res;
 };
 
-struct vs_quota {
-    char *ns;
+/* One backend's quota in a namespace: limits.<memory resource>, limits.<core resource>. */
+struct vs_quota_res {
     bool has_mem, has_cores;
-    int64_t mem_limit; /* already multiplied by memoryFactor */
+    int64_t mem_limit; /* already multiplied by the backend's memory factor */
     int64_t cores_limit;
     int64_t mem_used;
     int64_t cores_used;
+};
+
+struct vs_quota {
+    char *ns;
+    struct vs_quota_res *res; /* one per backend (vs_device.id) */
+    size_t n;
     UT_hash_handle hh; /* model-private: quotas by namespace */
 };
 
 struct vs_model;
 
-/* memory_factor scales quota memory limits (spec §2.5). Returns NULL on OOM. */
-struct vs_model *vs_model_new(int32_t memory_factor);
+/* A model of the cluster for the backends of set (borrowed: it must outlive the model; NULL =
+ * HAMi's default configuration, made and owned by the model). Returns NULL on OOM. */
+struct vs_model *vs_model_new(const struct vs_devices *set);
+/* The backends the model was made for. */
+const struct vs_devices *vs_model_devices(const struct vs_model *m);
 void vs_model_free(struct vs_model *m);
 
 /* Applies a Node add/update: parses register, score and cordon annotations only when they
@@ -182,20 +198,27 @@ void vs_model_remove_node(struct vs_model *m, const char *name);
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);
 void vs_model_remove_pod(struct vs_model *m, const char *uid);
 
-/* Records a Filter decision: replaces any entry for the pod's UID with devs (one entry per
- * container, init first) on node, with MIG allocations mig (may be NULL). Takes copies. */
+/* One backend's picks for a pod: one entry per container, init containers first. */
+struct vs_dev_alloc {
+    uint16_t dev;
+    struct vs_pod_devs devs;
+};
+
+/* Records a Filter decision: replaces any entry for the pod's UID with the picks of each
+ * backend (n allocs) on node, with MIG allocations mig (may be NULL). Takes copies. */
 enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
-                             const struct vs_pod_devs *devs, const struct vs_mig_allocs *mig,
-                             int64_t now);
+                             const struct vs_dev_alloc *allocs, size_t n,
+                             const struct vs_mig_allocs *mig, int64_t now);
+void vs_dev_allocs_free(struct vs_dev_alloc *a, size_t n);
 /* Pods filtered more than ttl seconds ago that are still not bound stop counting: an
  * unconfirmed reservation is dropped, an annotated pod is marked expired (its usage counts again
  * only if it gets bound or re-filtered). Returns how many expired. Costs O(unbound pods). */
 size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl);
 
-/* ResourceQuota spec.hard for one namespace/name; quotas of a namespace combine by taking
- * the smallest limit per resource. */
-enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *q,
-                               const char *mem_resource, const char *core_resource);
+/* ResourceQuota spec.hard for one namespace/name: limits.<memory and core resource of every
+ * backend> (spec/hami-vendors.md §1.13); quotas of a namespace combine by taking the smallest
+ * limit per resource. */
+enum vs_err vs_model_set_quota(struct vs_model *m, const struct vs_kquota *q);
 void vs_model_remove_quota(struct vs_model *m, const char *ns, const char *name);
 
 /* Non-GPU resources (kube-scheduler's NodeResourcesFit view, vs_node.res).
@@ -263,11 +286,14 @@ struct vs_slab_stats;
 /* The slab holding the tracked pods' entries and usage (slab.h): blocks mapped, objects. */
 void vs_model_slab_stats(const struct vs_model *m, struct vs_slab_stats *out);
 
-/* Collapses a decoded device list into per-card usage (spec §3.2 step 5): init part by max,
- * app part by sum, slots = max(init, app, 1). With released, only the app part. Result is
- * sorted by UUID; free with vs_usage_free. */
-enum vs_err vs_usage_collapse(const struct vs_pod_devs *devs, size_t n_init, bool released,
-                              struct vs_usage **out, size_t *n_out);
+/* Collapses backend dev's decoded device list into per-card usage (spec §3.2 step 5): init part
+ * by max, app part by sum, slots = max(init, app, 1). With released, only the app part. Result
+ * is sorted by UUID; free with vs_usage_free. */
+enum vs_err vs_usage_collapse(uint16_t dev, const struct vs_pod_devs *devs, size_t n_init,
+                              bool released, struct vs_usage **out, size_t *n_out);
+/* The same over several backends' picks, concatenated in allocs order. */
+enum vs_err vs_usage_collapse_all(const struct vs_dev_alloc *allocs, size_t n, size_t n_init,
+                                  struct vs_usage **out, size_t *n_out);
 void vs_usage_free(struct vs_usage *u, size_t n);
 
 #endif

@@ -192,24 +192,34 @@ static bool may_fit(struct search *s, const bool *in)
         if (in[i])
             sub_usage(n, s->all[i], s->scratch);
     size_t nr = s->req.n_init + s->req.n_ctrs;
+    const struct vs_devices *set = s->o->sched->cfg->devices;
     for (size_t k = 0; k < nr; k++) {
-        const struct vs_req *r =
+        const struct vs_ctr_req *cr =
             k < s->req.n_init ? &s->req.init[k] : &s->req.ctrs[k - s->req.n_init];
-        if (r->nums <= 0)
-            continue;
-        int64_t cores = r->cores > 100 ? 100 : r->cores;
-        int32_t ok = 0;
-        for (size_t c = 0; c < n->n_cards && ok < r->nums; c++) {
-            const struct vs_card *cd = &n->cards[c];
-            int64_t mem = r->memreq > 0            ? r->memreq
-                          : r->pct != VS_PCT_UNSET ? (int64_t)cd->devmem * r->pct / 100
-                                                   : 0;
-            if (cd->count - s->scratch[3 * c] >= 1 && cd->devmem - s->scratch[3 * c + 1] >= mem &&
-                cd->devcore - s->scratch[3 * c + 2] >= cores)
-                ok++;
+        for (size_t q = 0; q < cr->n; q++) {
+            const struct vs_req *r = &cr->r[q];
+            const struct vs_device *d = set->dev[r->dev];
+            /* Only the generic Fit's rules are known here: a backend with its own Fit or its
+             * own core total may fit where this count would not. */
+            if (r->nums <= 0 || d->ops->fit || d->ops->total_cores)
+                continue;
+            int64_t cores = d->rules.clamp_cores && r->cores > 100 ? 100 : r->cores;
+            int32_t ok = 0;
+            for (size_t c = 0; c < n->n_cards && ok < r->nums; c++) {
+                const struct vs_card *cd = &n->cards[c];
+                if (!cd->cand || cd->dev != r->dev)
+                    continue;
+                int64_t mem = r->memreq > 0            ? r->memreq
+                              : r->pct != VS_PCT_UNSET ? (int64_t)cd->devmem * r->pct / 100
+                                                       : 0;
+                if (cd->count - s->scratch[3 * c] >= 1 &&
+                    cd->devmem - s->scratch[3 * c + 1] >= mem &&
+                    cd->devcore - s->scratch[3 * c + 2] >= cores)
+                    ok++;
+            }
+            if (ok < r->nums)
+                return false;
         }
-        if (ok < r->nums)
-            return false;
     }
     return true;
 }

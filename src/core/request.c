@@ -1,6 +1,8 @@
-/* request: per-container request derivation (spec §2.2) with range-checked quantities. */
+/* request: per-container request derivation over every backend (device.h), and NVIDIA's rules
+ * (spec §2.2) with range-checked quantities. */
 #include "request.h"
 
+#include "device.h"
 #include "quantity.h"
 
 #include <stdlib.h>
@@ -14,11 +16,13 @@ const char *vs_request_resource(const struct vs_container *c, const char *name)
     return v ? v : vs_kv_get(&c->requests, name);
 }
 
-static enum vs_err one(const struct vs_container *c, const struct vs_devcfg *cfg, struct vs_req *r,
-                       struct vs_errbuf *eb)
+enum vs_err vs_request_nvidia(const struct vs_container *c, const struct vs_devcfg *cfg,
+                              struct vs_req *r, struct vs_errbuf *eb)
 {
     memset(r, 0, sizeof(*r));
     const char *cname = c->name ? c->name : "";
+    if (!cfg->res_count || !*cfg->res_count)
+        return VS_OK;
     const char *v = vs_request_resource(c, cfg->res_count);
     int64_t n;
     if (!v)
@@ -72,35 +76,80 @@ static enum vs_err one(const struct vs_container *c, const struct vs_devcfg *cfg
     return VS_OK;
 }
 
+/* The requests of one container over every backend, appended to out->all. */
+static enum vs_err container(const struct vs_pod *p, const struct vs_container *c, bool init,
+                             const struct vs_devices *set, struct vs_pod_req *out, size_t *n_all,
+                             struct vs_ctr_req *cr, struct vs_errbuf *eb)
+{
+    cr->r = NULL;
+    cr->n = 0;
+    size_t first = *n_all;
+    for (size_t d = 0; d < set->n; d++) {
+        const struct vs_device *dev = set->dev[d];
+        struct vs_req r;
+        memset(&r, 0, sizeof(r));
+        enum vs_err err = dev->ops->request(dev, p, c, init, &r, eb);
+        if (err)
+            return err;
+        if (r.nums <= 0)
+            continue;
+        r.dev = dev->id;
+        cr->n++;
+        out->ctrs_all[(*n_all)++] = r;
+        out->any = true;
+        out->devs |= 1ull << dev->id;
+        if (!init) {
+            out->any_regular = true;
+            out->regular |= 1ull << dev->id;
+        }
+    }
+    /* Pointers are set once every container is in (ctrs_all does not move after that). */
+    cr->r = (struct vs_req *)(uintptr_t)first;
+    return VS_OK;
+}
+
 enum vs_err vs_request_build(const struct vs_pod *p, const struct vs_devcfg *cfg,
                              struct vs_pod_req *out, struct vs_errbuf *eb)
 {
     memset(out, 0, sizeof(*out));
+    const struct vs_devices *set = cfg->devices;
+    size_t n_ctr = p->n_init + p->n_ctrs;
     if (p->n_init && !(out->init = calloc(p->n_init, sizeof(*out->init))))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     if (p->n_ctrs && !(out->ctrs = calloc(p->n_ctrs, sizeof(*out->ctrs)))) {
         vs_pod_req_cleanup(out);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
+    if (n_ctr && set->n && !(out->ctrs_all = calloc(n_ctr * set->n, sizeof(*out->ctrs_all)))) {
+        vs_pod_req_cleanup(out);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
     out->n_init = p->n_init;
     out->n_ctrs = p->n_ctrs;
+    size_t n_all = 0;
     enum vs_err err;
-    for (size_t i = 0; i < p->n_init; i++) {
-        if ((err = one(&p->init[i], cfg, &out->init[i], eb))) {
-            vs_pod_req_cleanup(out);
-            return err;
-        }
-        out->any |= out->init[i].nums > 0;
-    }
-    for (size_t i = 0; i < p->n_ctrs; i++) {
-        if ((err = one(&p->ctrs[i], cfg, &out->ctrs[i], eb))) {
-            vs_pod_req_cleanup(out);
-            return err;
-        }
-        out->any |= out->ctrs[i].nums > 0;
-        out->any_regular |= out->ctrs[i].nums > 0;
-    }
+    for (size_t i = 0; i < p->n_init; i++)
+        if ((err = container(p, &p->init[i], true, set, out, &n_all, &out->init[i], eb)))
+            goto fail;
+    for (size_t i = 0; i < p->n_ctrs; i++)
+        if ((err = container(p, &p->ctrs[i], false, set, out, &n_all, &out->ctrs[i], eb)))
+            goto fail;
+    for (size_t i = 0; i < p->n_init; i++)
+        out->init[i].r = out->ctrs_all + (uintptr_t)out->init[i].r;
+    for (size_t i = 0; i < p->n_ctrs; i++)
+        out->ctrs[i].r = out->ctrs_all + (uintptr_t)out->ctrs[i].r;
     return VS_OK;
+fail:
+    vs_pod_req_cleanup(out);
+    return err;
+}
+
+const struct vs_req *vs_ctr_req_get(const struct vs_ctr_req *c, uint16_t dev)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].dev == dev)
+            return &c->r[i];
+    return NULL;
 }
 
 void vs_pod_req_cleanup(struct vs_pod_req *r)
@@ -109,5 +158,6 @@ void vs_pod_req_cleanup(struct vs_pod_req *r)
         return;
     free(r->init);
     free(r->ctrs);
+    free(r->ctrs_all);
     memset(r, 0, sizeof(*r));
 }

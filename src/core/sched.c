@@ -4,6 +4,7 @@
 #include "sched.h"
 
 #include "buf.h"
+#include "device.h"
 #include "frag.h"
 #include "hash.h"
 #include "mig.h"
@@ -65,22 +66,34 @@ struct gone {
     size_t n_extra;
 };
 
+/* What one Filter call knows about the pod for one backend it asks for. */
+struct devpod {
+    const struct vs_device *d;
+    void *ctx;                              /* d->ops->pod_begin's */
+    struct vs_strlist use_uuid, nouse_uuid; /* d->rules.use_uuid / nouse_uuid */
+    bool quota;                             /* the namespace has a quota on this backend */
+    int64_t q_mem_used, q_cores_used;       /* its usage without the pod's own reservation */
+};
+
 /* What one Filter call knows about the pod, shared by all node evaluations. */
 
 struct fit_ctx {
     const struct vs_pod *pod;
+    const struct vs_devices *set;
     struct vs_pod_req req;
     struct vs_gpu_policy gpu;
     bool numa_bind;
     struct vs_weights w;
-    struct vs_strlist use_type, nouse_type, use_uuid, nouse_uuid;
-    const char *vgpu_mode;       /* NULL when absent */
+    struct devpod dp[VS_MAX_DEVICES]; /* by backend id; d set for the backends the pod asks */
+    /* The pod names card types: use-gputype (names_use) or either selector (names_types);
+     * the fragmentation measure's type terms read them. */
+    bool names_use, names_types;
+    bool need_devs; /* some backend scores nodes by the picks: every node gets its devices */
+    const struct vs_node_policy *node_policy;
     const struct vs_podent *own; /* the pod's current reservation, excluded from usage */
     struct gone gone;            /* own plus vs_sched_opts.without */
     const struct vs_quota *quota;
-    int64_t q_mem_used, q_cores_used; /* quota usage without the pod's own reservation */
-    const struct vs_req *quick;       /* the request quick_scan can decide, NULL if none */
-    bool any_type;                    /* no type selector and no vgpu-mode: type_ok is true */
+    const struct vs_req *quick; /* the request quick_scan can decide, NULL if none */
     /* policy fragmentation (node or card policy): the workload it measures against */
     struct vs_frag_ctx *frag;
     bool frag_node, frag_card;
@@ -95,11 +108,14 @@ struct fit_ctx {
     size_t tp_n;
 };
 
-/* One chosen device of the container being fitted. */
-struct pick {
-    struct vs_scard *card;
-    int64_t mem;
-    int64_t cores;
+#define pick vs_pick
+
+/* The picks of earlier containers of the pod on the node being evaluated, per backend (for the
+ * same-card rule and the quota, which look at them), and the memory and cores they take. */
+struct sofar {
+    const char *uuids[64]; /* cards picked (the first 64) */
+    size_t n;
+    int64_t mem, cores;
 };
 
 /* ------------------------------------------------------------------ snapshot */
@@ -296,7 +312,7 @@ static struct vs_frag_req frag_req_of(const struct vs_req *r, int64_t cpu, int64
 /* Whether the measure counts the card's capacity at all. */
 static bool frag_usable(const struct vs_card *c, bool unhealthy)
 {
-    return c->is_nvidia && c->health && !c->cordoned && !unhealthy;
+    return c->cand && c->health && !c->cordoned && !unhealthy;
 }
 
 static void frag_card_of(struct vs_frag_ctx *fx, const struct vs_card *c, int64_t used,
@@ -357,7 +373,7 @@ static double node_idle(const struct vs_node *n)
 static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
 {
     double cpc = x->frag->cpu_per_card;
-    if (cpc <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS || x->use_type.n > 0)
+    if (cpc <= 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS || x->names_use)
         return 0;
     int64_t cpu_free, mem_free;
     frag_node_free(n, &cpu_free, &mem_free);
@@ -403,7 +419,7 @@ static double pod_type_term(const struct fit_ctx *x, const struct vs_node *n)
  * the cluster has more than VS_FRAG_MAX_TYPES types). */
 static void type_pressure(struct fit_ctx *x, struct vs_frag_stats *st, const struct vs_model *m)
 {
-    if (x->use_type.n || x->nouse_type.n || !st || !vs_frag_stats_typed(st))
+    if (x->names_types || !st || !vs_frag_stats_typed(st))
         return;
     const char *const *types;
     const int64_t *cards;
@@ -512,31 +528,24 @@ static char *gen_reason(const size_t counts[R_COUNT], size_t total)
 
 /* ------------------------------------------------------------------ Fit (§4.4) */
 
-static bool type_ok(const struct fit_ctx *x, const struct vs_card *c)
+static bool type_ok(const struct devpod *dp, const struct vs_card *c)
 {
-    if (x->any_type)
-        return true;
-    if (x->use_type.n || x->nouse_type.n) {
-        bool any_use = false, any_nouse = false;
-        for (size_t i = 0; i < x->use_type.n; i++)
-            any_use |= strcasestr(c->type, x->use_type.items[i]) != NULL;
-        for (size_t i = 0; i < x->nouse_type.n; i++)
-            any_nouse |= strcasestr(c->type, x->nouse_type.items[i]) != NULL;
-        if ((x->use_type.n && !any_use) || any_nouse)
-            return false;
-    }
-    if (x->vgpu_mode && !strstr(x->vgpu_mode, c->mode))
+    return !dp->d->ops->type_ok || dp->d->ops->type_ok(dp->d, dp->ctx, c);
+}
+
+static bool uuid_ok(const struct devpod *dp, const struct vs_card *c)
+{
+    if (dp->use_uuid.n && !vs_strlist_has(&dp->use_uuid, c->uuid))
+        return false;
+    if (dp->nouse_uuid.n && vs_strlist_has(&dp->nouse_uuid, c->uuid))
         return false;
     return true;
 }
 
-static bool uuid_ok(const struct fit_ctx *x, const struct vs_card *c)
+/* The card's compute total the checks use (Ascend: 100 for hami-core pods). */
+static int64_t total_cores(const struct devpod *dp, const struct vs_card *c)
 {
-    if (x->use_uuid.n && !vs_strlist_has(&x->use_uuid, c->uuid))
-        return false;
-    if (x->nouse_uuid.n && vs_strlist_has(&x->nouse_uuid, c->uuid))
-        return false;
-    return true;
+    return dp->d->ops->total_cores ? dp->d->ops->total_cores(dp->d, dp->ctx, c) : c->devcore;
 }
 
 /* Placements the container's earlier picks on card s would take, appended to a copy of the
@@ -569,104 +578,132 @@ static bool mig_fits(const struct vs_scard *s, const struct pick *chosen, size_t
     return ok;
 }
 
-static bool quota_ok(const struct fit_ctx *x, int64_t so_far_mem, int64_t so_far_cores,
+static bool quota_ok(const struct devpod *dp, const struct vs_quota *q, const struct sofar *sf,
                      const struct pick *chosen, size_t n_chosen, int64_t mem, int64_t cores)
 {
-    const struct vs_quota *q = x->quota;
-    if (!q || (!q->has_mem && !q->has_cores))
+    if (!dp->quota)
         return true;
-    int64_t m = so_far_mem + mem, c = so_far_cores + cores;
+    const struct vs_quota_res *qr = &q->res[dp->d->id];
+    int64_t m = sf->mem + mem, c = sf->cores + cores;
     for (size_t i = 0; i < n_chosen; i++) {
         m += chosen[i].mem;
         c += chosen[i].cores;
     }
-    if (q->has_mem && x->q_mem_used + m > q->mem_limit)
+    if (qr->has_mem && dp->q_mem_used + m > qr->mem_limit)
         return false;
-    if (q->has_cores && x->q_cores_used + c > q->cores_limit)
+    if (qr->has_cores && dp->q_cores_used + c > qr->cores_limit)
         return false;
+    return true;
+}
+
+/* HAMi's custom filter rule: every card the pod's earlier containers got of this backend is
+ * this card. */
+static bool same_card_ok(const struct sofar *sf, const struct vs_card *c)
+{
+    for (size_t i = 0; i < sf->n; i++)
+        if (strcmp(sf->uuids[i], c->uuid) != 0)
+            return false;
     return true;
 }
 
 #define MAX_MIG_REVISITS 64
 
-/* Fit for one container over the candidates (sorted order; walked from the end).
- * On success fills picks (n_picks = Nums). On failure returns the reason text (new string). */
-static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cands,
-                 const struct vs_req *r, int64_t so_far_mem, int64_t so_far_cores,
-                 const int64_t *topo, size_t n_cards, struct pick *picks, bool *nomem)
+/* The generic Fit for one container over its backend's candidates (sorted order; walked from
+ * the end): NVIDIA's (compat §4.4) and G-Fit (hami-vendors §1.6), told apart by the backend's
+ * rules and hooks. On success fills picks (n_picks = Nums). On failure returns the reason text
+ * (new string). */
+static char *fit(const struct fit_ctx *x, const struct devpod *dp, const struct vs_fit_call *fc,
+                 const struct sofar *sf, const int64_t *topo, size_t n_cards, struct pick *picks,
+                 bool *nomem)
 {
+    const struct vs_device *d = dp->d;
+    const struct vs_fit_rules *ru = &d->rules;
+    const struct vs_req *r = fc->req;
+    struct vs_scard **cands = fc->cands;
+    size_t n_cands = fc->n_cands;
     size_t counts[R_COUNT] = {0};
     size_t need = (size_t)r->nums, n_chosen = 0;
     int64_t prev_numa = INT64_MIN;
-    /* Picks of this container: one per card, more only for MIG revisits or topology mode.
+    bool numa = ru->numa && x->numa_bind;
+    /* Collect every passing card, then choose: the topology-aware policy, or the backend's own
+     * selection (Ascend groups). */
+    bool topo_mode = ru->topology && x->gpu.topology;
+    bool sel_mode = !topo_mode && d->ops->collects && d->ops->collects(d, dp->ctx, r);
+    bool collect = topo_mode || sel_mode;
+    /* Picks of this container: one per card, more only for MIG revisits or collect mode.
      * A stack buffer covers the common case (Fit runs per candidate node, so no heap here). */
     struct pick stackbuf[64];
     size_t cap = sizeof(stackbuf) / sizeof(stackbuf[0]);
     struct pick *chosen = stackbuf;
     size_t revisits = 0, revisit_idx = SIZE_MAX;
     for (size_t ii = n_cands; ii-- > 0;) {
-        struct vs_scard *d = cands[ii];
-        const struct vs_card *c = d->c;
+        struct vs_scard *sc = cands[ii];
+        const struct vs_card *c = sc->c;
         if (ii != revisit_idx)
             revisits = 0;
-        if (!c->health || d->unhealthy) {
+        if (!c->health || sc->unhealthy) {
             counts[R_HEALTH]++;
             continue;
         }
-        if (c->cordoned) {
+        if (ru->cordon && c->cordoned) {
             counts[R_CORDON]++;
             continue;
         }
-        if (!type_ok(x, c)) {
+        if (!type_ok(dp, c)) {
             counts[R_TYPE]++;
             continue;
         }
-        if (x->numa_bind && c->numa != prev_numa) {
+        if (numa && c->numa != prev_numa) {
             if (need != (size_t)r->nums)
                 counts[R_NUMA] += n_chosen;
             need = (size_t)r->nums;
             n_chosen = 0;
             prev_numa = c->numa;
         }
-        if (!uuid_ok(x, c)) {
+        if (!uuid_ok(dp, c)) {
             counts[R_UUID]++;
             continue;
         }
-        if (c->count <= d->used) {
+        if (c->count <= sc->used) {
             counts[R_SLICING]++;
             continue;
         }
-        if (x->gpu.mutex && d->used > 0) {
+        if (x->gpu.mutex && sc->used > 0) {
             counts[R_EXCLUSIVE]++;
             continue;
         }
-        int64_t cores = r->cores > 100 ? 100 : r->cores;
+        int64_t cores = ru->clamp_cores && r->cores > 100 ? 100 : r->cores;
         int64_t mem = 0;
         if (r->memreq > 0)
             mem = r->memreq;
         else if (r->pct != VS_PCT_UNSET)
             mem = (int64_t)c->devmem * r->pct / 100;
-        if (!quota_ok(x, so_far_mem, so_far_cores, chosen, n_chosen, mem, cores)) {
+        if (ru->quota && !quota_ok(dp, x->quota, sf, chosen, n_chosen, mem, cores)) {
             counts[R_QUOTA]++;
             continue;
         }
-        if (c->devmem - d->usedmem < mem) {
+        if (c->devmem - sc->usedmem < mem) {
             counts[R_MEM]++;
             continue;
         }
-        if (c->devcore - d->usedcores < cores) {
+        int64_t tc = total_cores(dp, c);
+        if (tc - sc->usedcores < cores) {
             counts[R_CORE]++;
             continue;
         }
-        if (c->devcore == 100 && cores == 100 && d->used > 0) {
+        if (tc == 100 && cores == 100 && sc->used > 0) {
             counts[R_EXCLUSIVE]++;
             continue;
         }
-        if (c->devcore != 0 && d->usedcores == c->devcore && cores == 0) {
+        if (tc != 0 && sc->usedcores == tc && cores == 0) {
             counts[R_CU_EXHAUSTED]++;
             continue;
         }
-        if (c->is_mig && !mig_fits(d, chosen, n_chosen, mem)) {
+        if (ru->same_card && !same_card_ok(sf, c)) {
+            counts[R_CUSTOM]++;
+            continue;
+        }
+        if (c->is_mig && !mig_fits(sc, chosen, n_chosen, mem)) {
             counts[R_MIG]++;
             continue;
         }
@@ -686,14 +723,15 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             cap = nc;
         }
         if (need > 0) {
-            if (!x->gpu.topology)
+            if (!collect)
                 need--;
-            chosen[n_chosen].card = d;
+            chosen[n_chosen].card = sc;
             chosen[n_chosen].mem = mem;
             chosen[n_chosen].cores = cores;
+            chosen[n_chosen].extra = NULL;
             n_chosen++;
         }
-        if (need == 0 && !x->gpu.topology) {
+        if (need == 0 && !collect) {
             memcpy(picks, chosen, (size_t)r->nums * sizeof(*picks));
             if (chosen != stackbuf)
                 free(chosen);
@@ -705,49 +743,63 @@ static char *fit(const struct fit_ctx *x, struct vs_scard **cands, size_t n_cand
             ii++; /* a MIG card can host several instances: try it again */
         }
     }
-    if (x->gpu.topology && n_chosen >= (size_t)r->nums) {
-        if (n_chosen == (size_t)r->nums) {
-            memcpy(picks, chosen, n_chosen * sizeof(*picks));
-        } else {
-            const struct vs_scard **col = calloc(n_chosen, sizeof(*col));
-            size_t *idx = calloc((size_t)r->nums, sizeof(*idx));
-            if (!col || !idx) {
-                free(col);
-                free(idx);
-                if (chosen != stackbuf)
-                    free(chosen);
-                *nomem = true;
-                return NULL;
-            }
+    size_t denominator = n_cands;
+    if (collect && n_chosen >= (size_t)r->nums) {
+        size_t *idx = calloc((size_t)r->nums, sizeof(*idx));
+        const struct vs_scard **col = topo_mode ? calloc(n_chosen, sizeof(*col)) : NULL;
+        if (!idx || (topo_mode && !col)) {
+            free(col);
+            free(idx);
+            if (chosen != stackbuf)
+                free(chosen);
+            *nomem = true;
+            return NULL;
+        }
+        bool ok = true;
+        size_t got = 0;
+        if (n_chosen == (size_t)r->nums && topo_mode) {
+            for (size_t i = 0; i < n_chosen; i++)
+                idx[i] = i;
+        } else if (topo_mode) {
             for (size_t i = 0; i < n_chosen; i++)
                 col[i] = chosen[i].card;
             x->gpu.subset(col, n_chosen, (size_t)r->nums, topo, n_cards, idx);
+        } else {
+            ok = d->ops->select(fc, chosen, n_chosen, idx, &got, &denominator);
+        }
+        if (ok)
             for (size_t i = 0; i < (size_t)r->nums; i++)
                 picks[i] = chosen[idx[i]];
-            free(col);
-            free(idx);
+        free(col);
+        free(idx);
+        if (ok) {
+            if (chosen != stackbuf)
+                free(chosen);
+            return NULL;
         }
-        if (chosen != stackbuf)
-            free(chosen);
-        return NULL;
+        /* The selection found too few: `got` cards of it count as allocated. */
+        n_chosen = got;
     }
     if (n_chosen > 0)
         counts[R_ALLOC_INSUFF] = n_chosen;
     if (chosen != stackbuf)
         free(chosen);
-    char *reason = gen_reason(counts, n_cands);
+    char *reason = gen_reason(counts, denominator);
     if (!reason)
         *nomem = true;
     return reason;
 }
 
-/* Fits one container on a node view (§4.3 fitContainer): scores and sorts the cards in place,
- * runs Fit, applies the picks to the view and records the device entry (and MIG entries). */
-static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_t n,
-                           const struct vs_req *r, size_t ctr_index, int64_t *so_far_mem,
-                           int64_t *so_far_cores, const int64_t *topo, struct vs_ctr_devs *out,
-                           struct vs_mig_allocs *mig, bool *nomem)
+/* Fits one container's request of one backend on a node view (§4.3 fitContainer): scores and
+ * sorts the cards in place, runs the backend's Fit (its own or the generic one), applies the
+ * picks to the view and records the device entry (and MIG entries). */
+static char *fit_container(const struct fit_ctx *x, const struct devpod *dp,
+                           const struct vs_node *node, struct vs_scard *view, size_t n,
+                           const struct vs_req *r, size_t ctr_index, struct sofar *sf,
+                           const struct vs_pod_devs *so_far_devs, const int64_t *topo,
+                           struct vs_ctr_devs *out, struct vs_mig_allocs *mig, bool *nomem)
 {
+    const struct vs_device *d = dp->d;
     for (size_t i = 0; i < n; i++)
         card_score(&view[i], r, &x->w);
     if (x->frag_card && n <= VS_FRAG_MAX_CARDS) {
@@ -756,10 +808,10 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
         struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
         frag_cards_view(x, view, n, fc);
         struct vs_frag_req q = frag_req_of(r, 0, 0);
-        double d[VS_FRAG_MAX_CARDS];
-        vs_frag_delta_cards(x->frag, fc, n, INT64_MAX, INT64_MAX, &q, d);
+        double dd[VS_FRAG_MAX_CARDS];
+        vs_frag_delta_cards(x->frag, fc, n, INT64_MAX, INT64_MAX, &q, dd);
         for (size_t i = 0; i < n; i++)
-            view[i].frag = d[i];
+            view[i].frag = dd[i];
     }
     sort_cards(view, n, x);
     /* Stack buffers for the usual sizes; the heap only for unusually large nodes/requests. */
@@ -768,48 +820,74 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
     struct vs_scard **cands = n <= 32 ? cands_buf : calloc(n, sizeof(*cands));
     struct pick *picks = r->nums <= 16 ? picks_buf : calloc((size_t)r->nums, sizeof(*picks));
     char *reason = NULL;
+    size_t n_picks = 0;
     if (!cands || !picks) {
         *nomem = true;
         goto out;
     }
+    memset(picks, 0, (size_t)r->nums * sizeof(*picks));
     size_t nc = 0;
     bool any_mig = false;
     for (size_t i = 0; i < n; i++) {
-        if (view[i].c->is_nvidia) {
+        if (view[i].c->cand && view[i].c->dev == d->id) {
             cands[nc++] = &view[i];
             any_mig |= view[i].c->is_mig;
         }
     }
-    bool mig_request = (!x->vgpu_mode || strstr(x->vgpu_mode, "mig")) && any_mig;
+    bool mig_request = any_mig && (!d->ops->partitions_ok || d->ops->partitions_ok(d, dp->ctx));
     if ((size_t)r->nums > nc && !mig_request) {
         reason = strdup("NodeInsufficientDevice");
         if (!reason)
             *nomem = true;
         goto out;
     }
-    reason = fit(x, cands, nc, r, *so_far_mem, *so_far_cores, topo, n, picks, nomem);
+    const char *word = d->ops->node_check ? d->ops->node_check(d, dp->ctx, node) : NULL;
+    if (word) {
+        struct vs_buf b;
+        vs_buf_init(&b);
+        vs_buf_printf(&b, "1/%zu %s", nc, word);
+        if (!(reason = vs_buf_steal(&b)))
+            *nomem = true;
+        goto out;
+    }
+    struct vs_fit_call call = {.dev = d,
+                               .pod_ctx = dp->ctx,
+                               .pod = x->pod,
+                               .node = node,
+                               .req = r,
+                               .cands = cands,
+                               .n_cands = nc,
+                               .gpu = &x->gpu,
+                               .numa_bind = x->numa_bind,
+                               .view = view,
+                               .n_view = n,
+                               .so_far = so_far_devs,
+                               .ctr_index = ctr_index};
+    if (d->ops->fit)
+        reason = d->ops->fit(&call, picks, nomem);
+    else
+        reason = fit(x, dp, &call, sf, topo, n, picks, nomem);
     if (reason || *nomem)
         goto out;
+    n_picks = (size_t)r->nums;
     /* out == NULL: the node cannot become the chosen one; only whether it fits matters. */
     if (out && !(out->devs = calloc((size_t)r->nums, sizeof(*out->devs)))) {
         *nomem = true;
         goto out;
     }
     for (size_t i = 0; i < (size_t)r->nums; i++) {
-        struct vs_scard *d = picks[i].card;
+        struct vs_scard *sc = picks[i].card;
         int64_t mem = picks[i].mem, cores = picks[i].cores;
-        if (d->c->is_mig) {
+        if (sc->c->is_mig) {
             const struct vs_mig_profile *prof;
             struct vs_mig_placement pl;
-            if (!vs_mig_choose(d->c, d->occ, d->n_occ, mem, &prof, &pl)) {
-                reason = strdup("AddResourceUsage failed for device ");
+            if (!vs_mig_choose(sc->c, sc->occ, sc->n_occ, mem, &prof, &pl)) {
                 struct vs_buf b;
                 vs_buf_init(&b);
                 vs_buf_printf(&b,
                               "AddResourceUsage failed for device %s: MIG profile and placement "
                               "allocation failed",
-                              d->c->uuid);
-                free(reason);
+                              sc->c->uuid);
                 reason = vs_buf_steal(&b);
                 if (!reason)
                     *nomem = true;
@@ -817,8 +895,10 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
             }
             mem = prof->memory_mb;
             cores = prof->core;
+            picks[i].mem = mem;
+            picks[i].cores = cores;
             struct vs_mig_alloc *g = realloc(mig->items, (mig->n + 1) * sizeof(*g));
-            if (!g || !occ_push(d, pl)) {
+            if (!g || !occ_push(sc, pl)) {
                 if (g)
                     mig->items = g;
                 *nomem = true;
@@ -829,7 +909,7 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
             memset(a, 0, sizeof(*a));
             a->container_index = (int32_t)ctr_index;
             a->device_index = (int32_t)i;
-            a->gpu_uuid = strdup(d->c->uuid);
+            a->gpu_uuid = strdup(sc->c->uuid);
             a->profile = strdup(prof->name ? prof->name : "");
             a->mig_uuid = strdup("");
             a->placement = pl;
@@ -839,24 +919,34 @@ static char *fit_container(const struct fit_ctx *x, struct vs_scard *view, size_
                 goto out;
             }
         }
-        d->used += 1;
-        d->usedmem += mem;
-        d->usedcores += cores;
-        *so_far_mem += mem;
-        *so_far_cores += cores;
+        if (d->ops->add_usage) {
+            d->ops->add_usage(d, sc, &picks[i]);
+        } else {
+            sc->used += 1;
+            sc->usedmem += mem;
+            sc->usedcores += cores;
+        }
+        sf->mem += mem;
+        sf->cores += cores;
+        if (sf->n < sizeof(sf->uuids) / sizeof(sf->uuids[0]))
+            sf->uuids[sf->n++] = sc->c->uuid;
         if (!out)
             continue;
         struct vs_cdev *cd = &out->devs[out->n++];
-        cd->uuid = strdup(d->c->uuid);
-        cd->type = strdup(VS_VENDOR);
+        cd->uuid = strdup(sc->c->uuid);
+        cd->type = strdup(d->type_is_model ? sc->c->type : d->word);
         cd->usedmem = (int32_t)mem;
         cd->usedcores = (int32_t)cores;
+        cd->extra = picks[i].extra;
+        picks[i].extra = NULL;
         if (!cd->uuid || !cd->type) {
             *nomem = true;
             goto out;
         }
     }
 out:
+    for (size_t i = 0; picks && i < n_picks; i++)
+        free(picks[i].extra);
     if (cands != cands_buf)
         free(cands);
     if (picks != picks_buf)
@@ -886,30 +976,39 @@ static enum vs_err set_reason(struct vs_node_fit *f, const char *fmt, ...)
     return f->reason ? VS_OK : VS_ERR_NOMEM;
 }
 
-/* The request quick_scan can decide: a single GPU container (none in init containers), and
- * none of the checks whose outcome depends on the order of the walk or on earlier picks (NUMA
- * binding, namespace quota). NULL otherwise. */
+/* The request quick_scan can decide: a single container asking one backend (none in init
+ * containers), a backend whose Fit is the generic one and takes the first cards that pass its
+ * per-card checks, and none of the checks whose outcome depends on the order of the walk or on
+ * earlier picks (NUMA binding, namespace quota). NULL otherwise. */
 static const struct vs_req *quick_request(const struct fit_ctx *x)
 {
-    if (x->numa_bind || (x->quota && (x->quota->has_mem || x->quota->has_cores)))
+    if (x->need_devs)
         return NULL;
     for (size_t i = 0; i < x->req.n_init; i++)
-        if (x->req.init[i].nums)
+        if (x->req.init[i].n)
             return NULL;
     const struct vs_req *r = NULL;
     for (size_t j = 0; j < x->req.n_ctrs; j++) {
-        if (!x->req.ctrs[j].nums)
+        if (!x->req.ctrs[j].n)
             continue;
-        if (r)
+        if (r || x->req.ctrs[j].n > 1)
             return NULL;
-        r = &x->req.ctrs[j];
+        r = &x->req.ctrs[j].r[0];
     }
+    if (!r)
+        return NULL;
+    const struct devpod *dp = &x->dp[r->dev];
+    const struct vs_device_ops *o = dp->d->ops;
+    if ((x->numa_bind && dp->d->rules.numa) || dp->quota || dp->d->rules.same_card || o->fit ||
+        o->collects || o->node_check || o->add_usage)
+        return NULL;
     return r;
 }
 
 /* Fit's per-card checks for x->quick on a node's own card, in fit()'s order: the reason index of
  * the first check the card fails, -1 when it passes them all. */
-static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_t cores)
+static int card_verdict(const struct fit_ctx *x, const struct devpod *dp, const struct vs_card *c,
+                        int64_t cores)
 {
     const struct vs_req *r = x->quick;
     int64_t mem = 0;
@@ -919,11 +1018,11 @@ static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_
         mem = (int64_t)c->devmem * r->pct / 100;
     if (!c->health || c->mig_unhealthy)
         return R_HEALTH;
-    if (c->cordoned)
+    if (dp->d->rules.cordon && c->cordoned)
         return R_CORDON;
-    if (!type_ok(x, c))
+    if (!type_ok(dp, c))
         return R_TYPE;
-    if (!uuid_ok(x, c))
+    if (!uuid_ok(dp, c))
         return R_UUID;
     if (c->count <= c->used)
         return R_SLICING;
@@ -931,18 +1030,25 @@ static int card_verdict(const struct fit_ctx *x, const struct vs_card *c, int64_
         return R_EXCLUSIVE;
     if (c->devmem - c->usedmem < mem)
         return R_MEM;
-    if (c->devcore - c->usedcores < cores)
+    int64_t tc = total_cores(dp, c);
+    if (tc - c->usedcores < cores)
         return R_CORE;
-    if (c->devcore == 100 && cores == 100 && c->used > 0)
+    if (tc == 100 && cores == 100 && c->used > 0)
         return R_EXCLUSIVE;
-    if (c->devcore != 0 && c->usedcores == c->devcore && cores == 0)
+    if (tc != 0 && c->usedcores == tc && cores == 0)
         return R_CU_EXHAUSTED;
     return -1;
 }
 
-/* What quick_scan saw on a node it refused: per reason, the NVIDIA cards that failed that check
- * first; the cards that passed them all; the NVIDIA cards. Enough to word the refusal later
- * without another pass over the cards. */
+/* The cores a request asks per card as Fit counts them. */
+static int64_t req_cores(const struct devpod *dp, const struct vs_req *r)
+{
+    return dp->d->rules.clamp_cores && r->cores > 100 ? 100 : r->cores;
+}
+
+/* What quick_scan saw on a node it refused: per reason, the backend's cards that failed that
+ * check first; the cards that passed them all; the backend's cards. Enough to word the refusal
+ * later without another pass over the cards. */
 struct tally {
     uint32_t counts[R_COUNT];
     uint32_t pass, nc;
@@ -982,16 +1088,17 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
                        struct tally *t)
 {
     const struct vs_req *r = x->quick;
+    const struct devpod *dp = &x->dp[r->dev];
     const struct vs_node_sums *s = &n->sums;
     *score = score_of_sums(s->used, s->count, s->usedcores, s->devcore, s->usedmem, s->devmem);
-    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    int64_t cores = req_cores(dp, r);
     size_t pass = 0, need = (size_t)r->nums, nc = 0;
     for (size_t i = 0; i < n->n_cards && pass < need; i++) {
         const struct vs_card *c = &n->cards[i];
-        if (!c->is_nvidia)
+        if (!c->cand || c->dev != r->dev)
             continue;
         nc++;
-        int why = card_verdict(x, c, cores);
+        int why = card_verdict(x, dp, c, cores);
         if (why < 0)
             pass++;
         else
@@ -1002,20 +1109,22 @@ static bool quick_scan(const struct fit_ctx *x, const struct vs_node *n, float *
     return pass >= need;
 }
 
-/* Everything card_verdict reads besides the card: x->quick's memory and cores, the mutex
- * policy, the type, mode and uuid selectors. */
+/* Everything card_verdict reads besides the card: x->quick's backend, memory and cores, the
+ * mutex policy, the backend's selectors and the uuid selectors. A backend whose selectors cannot
+ * be folded gets a key no other Filter has (its node memos are then not replayed). */
 static uint64_t req_sig(const struct fit_ctx *x)
 {
+    static _Atomic uint64_t unique = 1;
     const struct vs_req *r = x->quick;
-    int64_t f[5] = {r->memreq, r->pct, r->cores, x->gpu.mutex, x->any_type};
+    const struct devpod *dp = &x->dp[r->dev];
+    int64_t f[5] = {r->memreq, r->pct, r->cores, x->gpu.mutex, r->dev};
     uint64_t h = vs_fnv(VS_FNV_OFFSET, f, sizeof(f));
-    h = vs_fnv_strlist(h, &x->use_type);
-    h = vs_fnv_strlist(h, &x->nouse_type);
-    h = vs_fnv_strlist(h, &x->use_uuid);
-    h = vs_fnv_strlist(h, &x->nouse_uuid);
-    const char *mode = x->vgpu_mode ? x->vgpu_mode : "";
-    h = vs_fnv(h, mode, strlen(mode) + 1);
-    return vs_fnv(h, x->vgpu_mode ? "1" : "0", 1);
+    if (dp->d->ops->pod_sig)
+        h = dp->d->ops->pod_sig(dp->ctx, h);
+    else if (dp->d->ops->type_ok || dp->d->ops->total_cores)
+        h = vs_fnv(h, &(uint64_t){atomic_fetch_add(&unique, 1)}, sizeof(uint64_t));
+    h = vs_fnv_strlist(h, &dp->use_uuid);
+    return vs_fnv_strlist(h, &dp->nouse_uuid);
 }
 
 /* Node policy fragmentation on a node quick_scan() accepted: the growth of the node's
@@ -1034,13 +1143,14 @@ static double quick_frag(const struct fit_ctx *x, const struct vs_node *n)
     if (vs_frag_memo_replay(x->frag, &((struct vs_node *)n)->frag_memo, n->gen, n->n_cards, &q,
                             x->frag_req_sig, &d, picks))
         return isnan(d) ? 0 : d;
-    int64_t cores = r->cores > 100 ? 100 : r->cores;
+    const struct devpod *dp = &x->dp[r->dev];
+    int64_t cores = req_cores(dp, r);
     struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
     uint64_t ok = 0;
     for (size_t i = 0; i < n->n_cards; i++) {
         const struct vs_card *c = &n->cards[i];
         frag_card_of(x->frag, c, c->used, c->usedmem, c->usedcores, c->mig_unhealthy, &fc[i]);
-        if (c->is_nvidia && card_verdict(x, c, cores) < 0)
+        if (c->cand && c->dev == r->dev && card_verdict(x, dp, c, cores) < 0)
             ok |= 1ull << i;
     }
     int64_t cpu, mem;
@@ -1075,9 +1185,9 @@ double vs_sched_frag_plain(struct vs_frag_ctx *x, const struct vs_node *n, int64
 }
 
 /* Why x->quick does not fit on a node quick_scan() refused with tally t, worded as Fit words
- * it: every NVIDIA card counts under the first check it fails; the cards that pass them all
- * were too few (AllocatedCardsInsufficientRequest). Without enough NVIDIA cards at all the
- * node answers NodeInsufficientDevice before Fit, as fit_container does. */
+ * it: every card of the backend counts under the first check it fails; the cards that pass
+ * them all were too few (AllocatedCardsInsufficientRequest). Without enough of the backend's
+ * cards at all the node answers NodeInsufficientDevice before Fit, as fit_container does. */
 static char *quick_reason(const struct fit_ctx *x, const struct tally *t)
 {
     if ((size_t)x->quick->nums > t->nc)
@@ -1101,6 +1211,62 @@ static uint32_t quick_words(const struct fit_ctx *x, const struct tally *t)
     return w;
 }
 
+/* The backends the pod asks for, by position: the order of vs_node_fit.allocs. */
+static size_t req_devs(const struct fit_ctx *x, uint16_t *ids)
+{
+    size_t k = 0;
+    for (size_t d = 0; d < x->set->n; d++)
+        if (x->req.devs & (1ull << d))
+            ids[k++] = (uint16_t)d;
+    return k;
+}
+
+/* Position of backend dev in the pod's backends (req_devs order). */
+static size_t dev_pos(const struct fit_ctx *x, uint16_t dev)
+{
+    return (size_t)__builtin_popcountll(x->req.devs & ((1ull << dev) - 1));
+}
+
+/* Fits one container's requests (one per backend it asks) on a view. */
+static char *fit_requests(const struct fit_ctx *x, const struct vs_node *n, struct vs_scard *view,
+                          const struct vs_ctr_req *cr, size_t ci, struct sofar *sf,
+                          struct vs_node_fit *f, bool devs, bool *nomem)
+{
+    char *reason = NULL;
+    for (size_t k = 0; k < cr->n && !reason && !*nomem; k++) {
+        const struct vs_req *r = &cr->r[k];
+        size_t pos = dev_pos(x, r->dev);
+        struct vs_dev_alloc *al = devs ? &f->allocs[pos] : NULL;
+        reason = fit_container(x, &x->dp[r->dev], n, view, n->n_cards, r, ci, &sf[pos],
+                               al ? &al->devs : NULL, n->topo, al ? &al->devs.ctrs[ci] : NULL,
+                               &f->mig, nomem);
+    }
+    return reason;
+}
+
+/* The backends' node-score terms for the picks in f (before: the node's cards before them). */
+static float vendor_terms(const struct fit_ctx *x, const struct vs_node *n,
+                          const struct vs_node_fit *f, const struct vs_scard *before,
+                          const char *node_policy)
+{
+    double t = 0;
+    for (size_t k = 0; k < f->n_allocs; k++) {
+        const struct devpod *dp = &x->dp[f->allocs[k].dev];
+        if (!dp->d->ops->score_node)
+            continue;
+        struct vs_score_call sc = {.dev = dp->d,
+                                   .pod_ctx = dp->ctx,
+                                   .pod = x->pod,
+                                   .node = n,
+                                   .devs = &f->allocs[k].devs,
+                                   .before = before,
+                                   .n_before = n->n_cards,
+                                   .node_policy = node_policy};
+        t += dp->d->ops->score_node(&sc);
+    }
+    return (float)t;
+}
+
 /* Only a node that would become the choice (want_devs(score)) gets its device list built:
  * the others need just fit/no fit, and building 5,000 unused lists dominated a Filter. With
  * `lz` non-NULL a node quick_scan refuses is left without its reason (its tally kept in lz as
@@ -1112,11 +1278,9 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     if (!n || !n->present)
         return set_reason(f, "node unregistered");
     f->gen = n->gen;
-    if (n->error) {
-        if (strncmp(n->error, "annos not found", 15) == 0)
-            return set_reason(f, "node unregistered");
-        return set_reason(f, "node unregistered: %s", n->error);
-    }
+    for (size_t d = 0; n->dev_error && d < x->set->n; d++)
+        if ((x->req.devs & (1ull << d)) && n->dev_error[d])
+            return set_reason(f, "node unregistered: %s", n->dev_error[d]);
     if (n->n_cards == 0)
         return set_reason(f, "node unregistered");
     if (n->n_bad_pods) {
@@ -1147,7 +1311,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         }
     }
     size_t nc = n->n_cards;
-    struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK];
+    struct vs_scard base_buf[SCARD_STACK], view_buf[SCARD_STACK], before_buf[SCARD_STACK];
     struct vs_scard *base = snapshot(n, &x->gone, base_buf);
     if (!base)
         return VS_ERR_NOMEM;
@@ -1155,20 +1319,36 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     enum vs_err err = VS_OK;
     bool nomem = false;
     char *reason = NULL;
-    struct vs_scard *view = NULL;
+    struct vs_scard *view = NULL, *before = NULL;
+    uint16_t ids[VS_MAX_DEVICES];
+    size_t nd = req_devs(x, ids);
+    struct sofar sf_buf[4], *sf = nd <= 4 ? sf_buf : calloc(nd, sizeof(*sf));
+    if (!sf) {
+        scards_free(base, nc, base_buf);
+        return VS_ERR_NOMEM;
+    }
+    memset(sf, 0, (nd <= 4 ? 4 : nd) * sizeof(*sf));
     f->score = node_score_of(base, nc);
-    bool devs = want_devs(want_ctx, f->score);
+    bool devs = x->need_devs || want_devs(want_ctx, f->score);
     if (devs) {
-        f->devs.ctrs = calloc(n_init + n_ctrs ? n_init + n_ctrs : 1, sizeof(*f->devs.ctrs));
-        if (!f->devs.ctrs) {
+        if (!(f->allocs = calloc(nd ? nd : 1, sizeof(*f->allocs)))) {
             err = VS_ERR_NOMEM;
             goto out;
         }
-        f->devs.n = n_init + n_ctrs;
+        f->n_allocs = nd;
+        for (size_t k = 0; k < nd; k++) {
+            f->allocs[k].dev = ids[k];
+            f->allocs[k].devs.ctrs =
+                calloc(n_init + n_ctrs ? n_init + n_ctrs : 1, sizeof(*f->allocs[k].devs.ctrs));
+            if (!f->allocs[k].devs.ctrs) {
+                err = VS_ERR_NOMEM;
+                goto out;
+            }
+            f->allocs[k].devs.n = n_init + n_ctrs;
+        }
     }
-    int64_t so_mem = 0, so_cores = 0;
     for (size_t i = 0; i < n_init && !reason; i++) {
-        if (x->req.init[i].nums == 0)
+        if (x->req.init[i].n == 0)
             continue;
         /* Init containers run one at a time: each sees the node without the pod. */
         view = clone(base, nc, view_buf);
@@ -1176,8 +1356,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             err = VS_ERR_NOMEM;
             goto out;
         }
-        reason = fit_container(x, view, nc, &x->req.init[i], i, &so_mem, &so_cores, n->topo,
-                               devs ? &f->devs.ctrs[i] : NULL, &f->mig, &nomem);
+        reason = fit_requests(x, n, view, &x->req.init[i], i, sf, f, devs, &nomem);
         scards_free(view, nc, view_buf);
         view = NULL;
         if (nomem) {
@@ -1185,9 +1364,14 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
             goto out;
         }
     }
+    if (x->need_devs && !reason && !(before = clone(base, nc, before_buf))) {
+        err = VS_ERR_NOMEM;
+        goto out;
+    }
     /* The app containers work on the base view itself: nothing reads it afterwards. */
     view = base;
-    so_mem = so_cores = 0;
+    for (size_t k = 0; k < nd; k++)
+        sf[k].mem = sf[k].cores = 0;
     double frag0 = 0;
     int64_t cpu_free = INT64_MAX, mem_free = INT64_MAX;
     struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
@@ -1198,10 +1382,9 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         frag0 = vs_frag_node(x->frag, fc, nc, cpu_free, mem_free);
     }
     for (size_t j = 0; j < n_ctrs && !reason; j++) {
-        if (x->req.ctrs[j].nums == 0)
+        if (x->req.ctrs[j].n == 0)
             continue;
-        reason = fit_container(x, view, nc, &x->req.ctrs[j], n_init + j, &so_mem, &so_cores,
-                               n->topo, devs ? &f->devs.ctrs[n_init + j] : NULL, &f->mig, &nomem);
+        reason = fit_requests(x, n, view, &x->req.ctrs[j], n_init + j, sf, f, devs, &nomem);
         if (nomem) {
             err = VS_ERR_NOMEM;
             goto out;
@@ -1211,10 +1394,14 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         f->fit = false;
         f->reason = reason;
         reason = NULL;
-        vs_pod_devs_cleanup(&f->devs);
+        vs_dev_allocs_free(f->allocs, f->n_allocs);
+        f->allocs = NULL;
+        f->n_allocs = 0;
         vs_mig_allocs_cleanup(&f->mig);
     } else {
         f->fit = true;
+        if (before)
+            f->score += vendor_terms(x, n, f, before, x->node_policy->name);
         if (frag) {
             frag_cards_view(x, view, nc, fc);
             int64_t cpu1 = cpu_free == INT64_MAX ? cpu_free : cpu_free - x->pod_cpu;
@@ -1225,6 +1412,10 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
 out:
     free(reason);
+    if (sf != sf_buf)
+        free(sf);
+    if (before)
+        scards_free(before, nc, before_buf);
     if (view != base)
         scards_free(view, nc, view_buf);
     scards_free(base, nc, base_buf);
@@ -1237,10 +1428,15 @@ static void ctx_cleanup(struct fit_ctx *x)
 {
     free(x->frag);
     vs_pod_req_cleanup(&x->req);
-    vs_strlist_cleanup(&x->use_type);
-    vs_strlist_cleanup(&x->nouse_type);
-    vs_strlist_cleanup(&x->use_uuid);
-    vs_strlist_cleanup(&x->nouse_uuid);
+    for (size_t d = 0; d < VS_MAX_DEVICES; d++) {
+        struct devpod *dp = &x->dp[d];
+        if (!dp->d)
+            continue;
+        if (dp->ctx && dp->d->ops->pod_end)
+            dp->d->ops->pod_end(dp->ctx);
+        vs_strlist_cleanup(&dp->use_uuid);
+        vs_strlist_cleanup(&dp->nouse_uuid);
+    }
 }
 
 struct best_ctx {
@@ -1309,16 +1505,16 @@ static bool node_better(const struct vs_node_policy *p, const struct vs_node_fit
     return p->better(a->score, b->score);
 }
 
-/* The container whose request stands for the pod in the workload: the first app container
- * asking for a GPU, else the first such init container. */
+/* The request that stands for the pod in the workload: the first app container's first
+ * request, else the first init container's. */
 static const struct vs_req *shape_request(const struct vs_pod_req *q)
 {
     for (size_t j = 0; j < q->n_ctrs; j++)
-        if (q->ctrs[j].nums)
-            return &q->ctrs[j];
+        if (q->ctrs[j].n)
+            return &q->ctrs[j].r[0];
     for (size_t i = 0; i < q->n_init; i++)
-        if (q->init[i].nums)
-            return &q->init[i];
+        if (q->init[i].n)
+            return &q->init[i].r[0];
     return NULL;
 }
 
@@ -1341,6 +1537,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     memset(&x, 0, sizeof(x));
     r->best = -1;
     x.pod = pod;
+    x.set = o->cfg->devices;
     if ((err = vs_request_build(pod, o->cfg, &x.req, &eb))) {
         if (err == VS_ERR_NOMEM)
             return err;
@@ -1353,6 +1550,9 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     }
     r->managed = true;
     r->any_regular = x.req.any_regular;
+    r->devs = x.req.devs;
+    const struct vs_device *stamps[VS_MAX_DEVICES];
+    vs_sched_locks(x.set, &x.req, &r->lock_shared, stamps);
     const struct vs_kvlist *an = &pod->annotations;
     const char *np = vs_kv_get(an, VS_ANNO_NODE_POLICY);
     const char *gp = vs_kv_get(an, VS_ANNO_GPU_POLICY);
@@ -1379,14 +1579,38 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     const char *nb = vs_kv_get(an, VS_ANNO_NUMA_BIND);
     if (nb && vs_annot_parse_bool(nb, &x.numa_bind))
         x.numa_bind = false;
-    if (vs_annot_parse_list(vs_kv_get(an, VS_ANNO_USE_TYPE), &x.use_type) ||
-        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_NOUSE_TYPE), &x.nouse_type) ||
-        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_USE_UUID), &x.use_uuid) ||
-        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_NOUSE_UUID), &x.nouse_uuid)) {
+    struct vs_strlist ut, nt;
+    if (vs_annot_parse_list(vs_kv_get(an, VS_ANNO_USE_TYPE), &ut) ||
+        vs_annot_parse_list(vs_kv_get(an, VS_ANNO_NOUSE_TYPE), &nt)) {
         err = VS_ERR_NOMEM;
         goto out;
     }
-    x.vgpu_mode = vs_kv_get(an, VS_ANNO_VGPU_MODE);
+    x.names_use = ut.n > 0;
+    x.names_types = ut.n > 0 || nt.n > 0;
+    vs_strlist_cleanup(&ut);
+    vs_strlist_cleanup(&nt);
+    /* Each backend the pod asks for reads what it needs of the pod once. */
+    for (size_t d = 0; d < x.set->n; d++) {
+        if (!(x.req.devs & (1ull << d)))
+            continue;
+        struct devpod *dp = &x.dp[d];
+        dp->d = x.set->dev[d];
+        const struct vs_fit_rules *ru = &dp->d->rules;
+        if ((ru->use_uuid && vs_annot_parse_list(vs_kv_get(an, ru->use_uuid), &dp->use_uuid)) ||
+            (ru->nouse_uuid &&
+             vs_annot_parse_list(vs_kv_get(an, ru->nouse_uuid), &dp->nouse_uuid))) {
+            err = VS_ERR_NOMEM;
+            goto out;
+        }
+        if (dp->d->ops->pod_begin && (err = dp->d->ops->pod_begin(dp->d, pod, &dp->ctx, &eb))) {
+            if (err == VS_ERR_NOMEM)
+                goto out;
+            err = pod_error(r, eb.msg);
+            goto out;
+        }
+        x.need_devs |= dp->d->ops->score_node != NULL;
+    }
+    x.node_policy = node_policy;
     x.frag_node = node_policy->fragmentation;
     x.frag_card = x.gpu.fragmentation;
     const struct vs_req *sr = shape_request(&x.req);
@@ -1422,20 +1646,27 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     x.gone = (struct gone){
         .own = x.own, .v = o->without, .n = o->n_without, .extra = o->extra, .n_extra = o->n_extra};
     x.quota = vs_model_quota(m, pod->ns ? pod->ns : "");
-    if (x.quota) {
-        x.q_mem_used = x.quota->mem_used;
-        x.q_cores_used = x.quota->cores_used;
-        r->quota_checked = x.quota->has_mem || x.quota->has_cores;
-        r->quota_mem_used = x.quota->mem_used;
-        r->quota_cores_used = x.quota->cores_used;
+    for (size_t d = 0; x.quota && d < x.set->n && d < x.quota->n; d++) {
+        struct devpod *dp = &x.dp[d];
+        const struct vs_quota_res *qr = &x.quota->res[d];
+        if (!dp->d || !dp->d->rules.quota || (!qr->has_mem && !qr->has_cores))
+            continue;
+        dp->quota = true;
+        dp->q_mem_used = qr->mem_used;
+        dp->q_cores_used = qr->cores_used;
+        r->quota_checked |= 1ull << d;
+        r->quota_mem_used[d] = qr->mem_used;
+        r->quota_cores_used[d] = qr->cores_used;
         for (size_t k = 0; k <= o->n_without; k++) {
             const struct vs_podent *pe = k < o->n_without ? o->without[k] : x.own;
             if (!pe || (k < o->n_without && pe == x.own) ||
                 strcmp(pe->ns, pod->ns ? pod->ns : "") != 0)
                 continue;
             for (size_t i = 0; i < pe->n_usage; i++) {
-                x.q_mem_used -= pe->usage[i].mem;
-                x.q_cores_used -= pe->usage[i].cores;
+                if (pe->usage[i].dev != d)
+                    continue;
+                dp->q_mem_used -= pe->usage[i].mem;
+                dp->q_cores_used -= pe->usage[i].cores;
             }
         }
     }
@@ -1446,7 +1677,6 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     }
     r->n = n_cands;
     x.quick = o->full_walk ? NULL : quick_request(&x);
-    x.any_type = !x.use_type.n && !x.nouse_type.n && !x.vgpu_mode;
     if (x.frag_node && x.quick)
         x.frag_req_sig = req_sig(&x);
     if ((lz && !(lazy.at = calloc(n_cands ? n_cands : 1, sizeof(*lazy.at)))) ||
@@ -1529,13 +1759,14 @@ void vs_filter_result_cleanup(struct vs_filter_result *r)
         struct vs_node_fit *f = &r->nodes[i];
         if (f->reason)
             free(f->reason);
-        if (f->devs.ctrs)
-            vs_pod_devs_cleanup(&f->devs);
+        if (f->allocs)
+            vs_dev_allocs_free(f->allocs, f->n_allocs);
         if (f->mig.items)
             vs_mig_allocs_cleanup(&f->mig);
     }
     free(r->nodes);
     free(r->error);
+    json_decref(r->annotations);
     memset(r, 0, sizeof(*r));
     r->best = -1;
 }
@@ -1551,11 +1782,74 @@ enum vs_err vs_sched_commit(struct vs_model *m, const struct vs_pod *pod,
         return vs_err_set(eb, VS_ERR_CONFLICT, "node %s changed during filter", f->node);
     if (r->quota_checked) {
         const struct vs_quota *q = vs_model_quota(m, pod->ns ? pod->ns : "");
-        if (!q || q->mem_used != r->quota_mem_used || q->cores_used != r->quota_cores_used)
-            return vs_err_set(eb, VS_ERR_CONFLICT, "quota of namespace %s changed during filter",
-                              pod->ns);
+        for (size_t d = 0; d < VS_MAX_DEVICES; d++) {
+            if (!(r->quota_checked & (1ull << d)))
+                continue;
+            if (!q || d >= q->n || q->res[d].mem_used != r->quota_mem_used[d] ||
+                q->res[d].cores_used != r->quota_cores_used[d])
+                return vs_err_set(eb, VS_ERR_CONFLICT,
+                                  "quota of namespace %s changed during filter", pod->ns);
+        }
     }
-    if (vs_model_reserve(m, pod, f->node, &f->devs, &f->mig, now))
+    if (vs_model_reserve(m, pod, f->node, f->allocs, f->n_allocs, &f->mig, now))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    return VS_OK;
+}
+
+size_t vs_sched_locks(const struct vs_devices *set, const struct vs_pod_req *req, bool *shared,
+                      const struct vs_device **out)
+{
+    size_t n = 0;
+    *shared = false;
+    for (size_t d = 0; d < set->n; d++) {
+        if (!(req->regular & (1ull << d)))
+            continue;
+        *shared |= set->dev[d]->lock == VS_LOCK_SHARED;
+        if (set->dev[d]->lock == VS_LOCK_STAMP)
+            out[n++] = set->dev[d];
+    }
+    return n;
+}
+
+const struct vs_pod_devs *vs_node_fit_devs(const struct vs_node_fit *f, uint16_t dev)
+{
+    for (size_t k = 0; k < f->n_allocs; k++)
+        if (f->allocs[k].dev == dev)
+            return &f->allocs[k].devs;
+    return NULL;
+}
+
+/* Whether a backend's picks hold any device (a padding-only list writes nothing). */
+static bool any_device(const struct vs_pod_devs *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->ctrs[i].n)
+            return true;
+    return false;
+}
+
+enum vs_err vs_sched_annotations(const struct vs_devices *set, const struct vs_pod *pod,
+                                 const struct vs_node *n, const struct vs_node_fit *f,
+                                 int64_t now_ns, json_t *out)
+{
+    if (json_object_set_new(out, VS_ANNO_VGPU_NODE, json_string(f->node)))
+        return VS_ERR_NOMEM;
+    if (now_ns > 0) {
+        char ts[32];
+        snprintf(ts, sizeof(ts), "%lld", (long long)(now_ns / 1000000000));
+        if (json_object_set_new(out, VS_ANNO_VGPU_TIME, json_string(ts)))
+            return VS_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < f->n_allocs; k++) {
+        const struct vs_dev_alloc *a = &f->allocs[k];
+        if (a->dev >= set->n || !any_device(&a->devs))
+            continue;
+        const struct vs_device *d = set->dev[a->dev];
+        enum vs_err err = d->ops->annotate
+                              ? d->ops->annotate(d, pod, n, &a->devs, &f->mig, now_ns, out)
+                              : vs_device_annotate_generic(d, &a->devs, out);
+        if (err)
+            return err;
+    }
     return VS_OK;
 }

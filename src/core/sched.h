@@ -11,11 +11,13 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "device.h"
 #include "err.h"
 #include "kobj.h"
 #include "model.h"
 
 struct vs_frag_stats;
+struct vs_pod_req;
 struct vs_frag_ctx;
 
 /* A pod nominated to a node (status.nominatedNodeName) that the evaluated pod must leave room
@@ -80,11 +82,14 @@ struct vs_node_fit {
     /* With vs_sched_opts.reason_words, instead of reason: bit i set = vs_reason_words[i] is
      * part of the refusal; VS_REASON_NO_DEVICE_BIT = NodeInsufficientDevice. 0 = see reason. */
     uint32_t words;
-    float score;             /* node score (§5.1) when fit */
-    double frag;             /* node policy fragmentation: growth of the node's fragmentation
-                              * if the pod goes there (lower is better) */
-    struct vs_pod_devs devs; /* one entry per container, init first; built only for nodes that
-                              * were the best so far when evaluated (always for `best`) */
+    float score; /* node score (§5.1) when fit */
+    double frag; /* node policy fragmentation: growth of the node's fragmentation
+                  * if the pod goes there (lower is better) */
+    /* The picks of each backend the pod asks for (backend id order), one entry per container,
+     * init first; built only for nodes that were the best so far when evaluated (always for
+     * `best`, and for every fitting node when a backend scores nodes by its picks). */
+    struct vs_dev_alloc *allocs;
+    size_t n_allocs;
     struct vs_mig_allocs mig;
     uint64_t gen; /* node generation the decision was computed on */
 };
@@ -94,13 +99,18 @@ struct vs_filter_result {
     char *error;  /* pod-level problem no node could fix (bad annotation or quantity) */
     struct vs_node_fit *nodes; /* one per candidate, in candidate order */
     size_t n;
-    long best;            /* index into nodes of the chosen node, -1 when none fits */
-    bool any_regular;     /* a regular container asks for a GPU (Bind takes the node lock) */
+    long best;        /* index into nodes of the chosen node, -1 when none fits */
+    bool any_regular; /* a regular container asks for a device */
+    uint64_t devs;    /* bit per backend the pod asks for */
+    /* The node locks Bind takes: a regular container asks a backend with the shared
+     * hami.io/mutex.lock (spec/hami-vendors.md §1.10). Stamp locks: vs_sched_stamp_locks. */
+    bool lock_shared;
     uint64_t reservation; /* vs_store_filter: the vs_podent.resv_id its commit made */
-    /* namespace quota usage the decision relied on (compared at commit) */
-    bool quota_checked;
-    int64_t quota_mem_used;
-    int64_t quota_cores_used;
+    json_t *annotations;  /* vs_store_filter: the decision's annotations (vs_sched_annotations) */
+    /* namespace quota usage the decision relied on, per backend (compared at commit) */
+    uint64_t quota_checked;
+    int64_t quota_mem_used[VS_MAX_DEVICES];
+    int64_t quota_cores_used[VS_MAX_DEVICES];
 };
 
 /* Evaluates `pod` on the candidates. Returns VS_ERR_NOMEM only; pod-level problems are in
@@ -132,5 +142,22 @@ extern const char *const vs_reason_words[VS_REASON_COUNT];
 
 /* The node score of §5.1 over a node's current usage (float32, HAMi's operation order). */
 float vs_sched_node_score(const struct vs_node *n);
+
+/* The node locks a pod's Bind takes (spec/hami-vendors.md §1.10): whether it takes the shared
+ * hami.io/mutex.lock, and the backends with a lock of their own (VS_LOCK_STAMP) it takes, in
+ * backend order (out holds VS_MAX_DEVICES; returns their number). From the regular containers'
+ * requests. */
+size_t vs_sched_locks(const struct vs_devices *set, const struct vs_pod_req *req, bool *shared,
+                      const struct vs_device **out);
+
+/* The picks of backend dev in f (NULL when the pod has none of it or they were not built). */
+const struct vs_pod_devs *vs_node_fit_devs(const struct vs_node_fit *f, uint16_t dev);
+
+/* Every pod annotation the decision f writes (the Filter's patch): hami.io/vgpu-node, with
+ * now_ns > 0 hami.io/vgpu-time (seconds), and each backend's (vs_device_ops.annotate) into out
+ * (null values remove an annotation). now_ns 0 leaves timestamps out (simulate). */
+enum vs_err vs_sched_annotations(const struct vs_devices *set, const struct vs_pod *pod,
+                                 const struct vs_node *n, const struct vs_node_fit *f,
+                                 int64_t now_ns, json_t *out);
 
 #endif

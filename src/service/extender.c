@@ -372,7 +372,7 @@ static json_t *filter_simulated(struct vs_app *a, const struct vs_pod *pod, json
 {
     json_t *items = vs_json_get_ci(nodes_obj, "items");
     size_t n = json_array_size(items);
-    struct vs_model *m = vs_model_new(a->cfg->memory_factor);
+    struct vs_model *m = vs_model_new(a->cfg->devices);
     const char **names = calloc(n ? n : 1, sizeof(*names));
     json_t *out = NULL;
     if (!m || !names)
@@ -416,24 +416,33 @@ out:
     return out;
 }
 
-static json_t *decision_patch(const struct vs_node_fit *f, const char *alloc, int64_t now)
+/* The Filter's pod patch: the decision's annotations (vs_store_filter made them) and the label
+ * hami.io/vgpu-node. */
+static json_t *decision_patch(const struct vs_filter_result *r)
 {
-    char ts[32];
-    snprintf(ts, sizeof(ts), "%lld", (long long)now);
-    json_t *ann = json_pack("{s:s,s:s,s:s,s:s}", VS_ANNO_VGPU_NODE, f->node, VS_ANNO_VGPU_TIME, ts,
-                            VS_ANNO_TO_ALLOCATE, alloc, VS_ANNO_ALLOCATED, alloc);
-    if (!ann)
-        return NULL;
-    if (f->mig.n) {
-        char *mig = vs_annot_format_mig(&f->mig);
-        json_object_set_new(ann, VS_ANNO_MIG_ALLOC, mig ? json_string(mig) : json_null());
-        free(mig);
-    } else {
-        /* A stale MIG record from an earlier decision would fail MIG cards closed (§11.12). */
-        json_object_set_new(ann, VS_ANNO_MIG_ALLOC, json_null());
-    }
-    return json_pack("{s:{s:o,s:{s:s}}}", "metadata", "annotations", ann, "labels",
+    const struct vs_node_fit *f = &r->nodes[r->best];
+    return json_pack("{s:{s:O,s:{s:s}}}", "metadata", "annotations", r->annotations, "labels",
                      VS_LABEL_VGPU_NODE, f->node);
+}
+
+/* What the log line says of the decision: each backend's device list, in backend order. */
+static char *decision_devices(const struct vs_devices *set, const struct vs_node_fit *f)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    for (size_t k = 0; k < f->n_allocs; k++) {
+        char *v = vs_annot_format_devices(&f->allocs[k].devs);
+        if (!v) {
+            vs_buf_cleanup(&b);
+            return NULL;
+        }
+        if (f->n_allocs == 1)
+            vs_buf_puts(&b, v);
+        else
+            vs_buf_printf(&b, "%s%s=%s", k ? " " : "", set->dev[f->allocs[k].dev]->word, v);
+        free(v);
+    }
+    return vs_buf_steal(&b);
 }
 
 #define TERM_ENDED                                                                                 \
@@ -701,8 +710,8 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         goto out;
     }
     const struct vs_node_fit *f = &r.nodes[r.best];
-    char *alloc = vs_annot_format_devices(&f->devs);
-    json_t *patch = alloc ? decision_patch(f, alloc, now) : NULL;
+    char *alloc = decision_devices(a->cfg->devices, f);
+    json_t *patch = alloc ? decision_patch(&r) : NULL;
     char *path = pod_path(fa.pod.ns, fa.pod.name);
     enum vs_err qerr = VS_ERR_NOMEM;
     if (patch && path)
@@ -717,7 +726,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     } else {
         outcome = VS_FILTER_SCHEDULED;
         vs_requeue_forget(a->requeue, fa.pod.uid);
-        if (a->bindq && r.any_regular)
+        if (a->bindq && r.lock_shared)
             vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
         succeed_event(a, &fa, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
@@ -1244,6 +1253,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
+    const struct vs_device *stamps[VS_MAX_DEVICES];
+    size_t n_stamps = 0, n_stamped = 0;
     if (vs_extargs_bind(req->body, req->len, &ba, &eb)) {
         set_json(resp, 400, bind_result(eb.msg));
         goto out;
@@ -1281,21 +1292,25 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     const char *vnode =
         json_string_value(json_object_get(json_object_get(md, "annotations"), VS_ANNO_VGPU_NODE));
     struct vs_pod p;
-    bool needs_lock = false;
+    /* managed: a regular container asks for a device (Filter placed it: its node and
+     * reservation are checked); the locks its backends take (spec/hami-vendors.md §1.10). */
+    bool managed = false, needs_lock = false;
     if (vs_codec_pod_from_json(pod, &p, &eb) == VS_OK) {
         struct vs_pod_req pr;
-        if (vs_request_build(&p, a->cfg, &pr, &eb) == VS_OK)
-            needs_lock = pr.any_regular;
+        if (vs_request_build(&p, a->cfg, &pr, &eb) == VS_OK) {
+            managed = pr.any_regular;
+            n_stamps = vs_sched_locks(a->cfg->devices, &pr, &needs_lock, stamps);
+        }
         vs_pod_req_cleanup(&pr);
     }
     vs_pod_cleanup(&p);
-    if (needs_lock && (!vnode || strcmp(vnode, node) != 0)) {
+    if (managed && (!vnode || strcmp(vnode, node) != 0)) {
         snprintf(msg, sizeof(msg),
                  "pod %s/%s was not filtered for node %s (hami.io/vgpu-node is \"%s\")", ns, name,
                  node, vnode ? vnode : "");
         goto fail;
     }
-    if (needs_lock && *uid) {
+    if (managed && *uid) {
         if (reservation_refusal(a->store, ns, name, uid, node, false, msg, sizeof(msg)))
             goto fail;
     }
@@ -1329,6 +1344,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
          * bound it meanwhile, or a later Filter moved it, leave the pod alone. */
         if (*uid && reservation_refusal(a->store, ns, name, uid, node, true, msg, sizeof(msg)))
             goto fail;
+    }
+    /* The backends' own locks (Cambricon's), in backend order; none of them waits. */
+    for (; n_stamped < n_stamps; n_stamped++) {
+        const struct vs_device *d = stamps[n_stamped];
+        if ((err = vs_nodelock_stamp_acquire(a->lock, node, d->lock_key, d->lock_ttl, &eb))) {
+            snprintf(msg, sizeof(msg), "%s", eb.msg);
+            goto fail;
+        }
     }
     t_lock = mono();
     if (vs_leader_term(a->leader, NULL) != term) {
@@ -1370,6 +1393,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     set_json(resp, 200, bind_result(NULL));
     goto out;
 fail:
+    while (n_stamped > 0) {
+        const struct vs_device *d = stamps[--n_stamped];
+        if (vs_nodelock_stamp_release(a->lock, node, d->lock_key, &eb)) {
+            char q[VS_ERRBUF_SIZE + 8];
+            vs_log(VS_LOG_ERROR, "node_lock_release_failed", "node=%s pod=%s/%s lock=%s error=%s",
+                   node, ns, name, d->lock_key, vs_log_quote(eb.msg, q, sizeof(q)));
+        }
+    }
     if (locked) {
         if (vs_nodelock_release(a->lock, node, ns, name, false, &eb)) {
             char q[VS_ERRBUF_SIZE + 8];

@@ -39,7 +39,6 @@ struct vs_metrics {
     atomic_uint_fast64_t victims;
     atomic_uint_fast64_t preempt_bound_n, preempt_bound_ms;
     atomic_uint_fast64_t requeue_nudges;
-    char *res_mem, *res_cores; /* quota resource names; set once before serving */
 };
 
 struct vs_metrics *vs_metrics_new(void)
@@ -51,24 +50,7 @@ void vs_metrics_free(struct vs_metrics *m)
 {
     if (!m)
         return;
-    free(m->res_mem);
-    free(m->res_cores);
     free(m);
-}
-
-enum vs_err vs_metrics_set_quota_resources(struct vs_metrics *m, const char *mem, const char *cores)
-{
-    char *a = mem ? strdup(mem) : NULL, *b = cores ? strdup(cores) : NULL;
-    if ((mem && !a) || (cores && !b)) {
-        free(a);
-        free(b);
-        return VS_ERR_NOMEM;
-    }
-    free(m->res_mem);
-    free(m->res_cores);
-    m->res_mem = a;
-    m->res_cores = b;
-    return VS_OK;
 }
 
 static void observe(struct hist *h, double s)
@@ -235,8 +217,8 @@ static const char *const pod_names[2][2] = {
 struct gauge_ctx {
     struct vs_buf *b;
     int family;
-    int old;            /* 1: the pre-v2.8 name and label names */
-    const char *res[2]; /* quota resource names: memory, cores */
+    int old;                      /* 1: the pre-v2.8 name and label names */
+    const struct vs_devices *set; /* the backends (quota resource names) */
 };
 
 /* hami_node_gpu_mig_instance_info: one sample per MIG instance realized on card c, i.e. per
@@ -360,21 +342,29 @@ static void quota_gauges(void *ctx, const struct vs_quota *q)
     struct gauge_ctx *g = ctx;
     const struct label_names *l = &label_sets[g->old];
     const char *name = quota_names[g->family][g->old];
-    const bool has[2] = {q->has_mem, q->has_cores};
-    const long long limit[2] = {q->mem_limit, q->cores_limit};
-    const long long used[2] = {q->mem_used, q->cores_used};
     char ns[256], rn[512];
     lv(q->ns, ns, sizeof(ns));
-    for (int r = 0; r < 2; r++) {
-        if (!g->res[r])
+    for (size_t d = 0; d < q->n && d < g->set->n; d++) {
+        const struct vs_device *dev = g->set->dev[d];
+        const struct vs_quota_res *qr = &q->res[d];
+        /* A backend counts in a namespace once it has a limit or usage there. */
+        if (!qr->has_mem && !qr->has_cores && !qr->mem_used && !qr->cores_used)
             continue;
-        lv(g->res[r], rn, sizeof(rn));
-        if (g->family == 0)
-            vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",limit=\"%lld\",zone=\"vGPU\"} %lld\n", name,
-                          l->quota_ns, ns, l->quota, rn, has[r] ? limit[r] : 0, used[r]);
-        else if (has[r])
-            vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name, l->quota_ns,
-                          ns, l->quota, rn, limit[r]);
+        const char *res[2] = {dev->res_mem, dev->res_cores};
+        const bool has[2] = {qr->has_mem, qr->has_cores};
+        const long long limit[2] = {qr->mem_limit, qr->cores_limit};
+        const long long used[2] = {qr->mem_used, qr->cores_used};
+        for (int r = 0; r < 2; r++) {
+            if (!res[r])
+                continue;
+            lv(res[r], rn, sizeof(rn));
+            if (g->family == 0)
+                vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",limit=\"%lld\",zone=\"vGPU\"} %lld\n",
+                              name, l->quota_ns, ns, l->quota, rn, has[r] ? limit[r] : 0, used[r]);
+            else if (has[r])
+                vs_buf_printf(g->b, "%s{%s=\"%s\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name,
+                              l->quota_ns, ns, l->quota, rn, limit[r]);
+        }
     }
 }
 
@@ -399,8 +389,7 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     for (int f = 0; model && f < 2; f++) {
         for (int old = 0; old < olds && quota_names[f][old]; old++) {
             vs_buf_printf(&b, "# TYPE %s gauge\n", quota_names[f][old]);
-            struct gauge_ctx g = {
-                .b = &b, .family = f, .old = old, .res = {m->res_mem, m->res_cores}};
+            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
             vs_model_each_quota(model, quota_gauges, &g);
         }
     }

@@ -32,12 +32,6 @@ struct vs_metrics;
 struct vs_metrics *vs_metrics_new(void);
 void vs_metrics_free(struct vs_metrics *m);
 
-/* Names the quota gauges give the memory and core resources (device config's
- * resourceMemoryName / resourceCoreName); copies them. Until set, or for a NULL name, the quota
- * families carry no samples of that resource. Call before rendering starts (not thread-safe). */
-enum vs_err vs_metrics_set_quota_resources(struct vs_metrics *m, const char *mem,
-                                           const char *cores);
-
 void vs_metrics_filter(struct vs_metrics *m, enum vs_filter_outcome o, double seconds);
 /* Counts one failed node of an unschedulable Filter by its reason words ("1/2 X, 1/2 Y" ->
  * X and Y; node-level strings by their text up to ':'). */

@@ -675,3 +675,79 @@ void vs_nodelock_stats(struct vs_nodelock *l, struct vs_nodelock_stats *out)
     out->acquired_at = atomic_load(&l->acquired_at);
     out->at_conflicts = atomic_load(&l->at_conflicts);
 }
+
+/* ------------------------------------------------------------------ timestamp locks */
+
+static enum vs_err patch_stamp(struct vs_nodelock *l, const char *node, const char *key,
+                               const char *value, const char *rv, struct vs_errbuf *eb)
+{
+    char path[512];
+    node_path(path, sizeof(path), node);
+    json_t *md =
+        json_pack("{s:{s:o}}", "annotations", key, value ? json_string(value) : json_null());
+    if (md && rv)
+        json_object_set_new(md, "resourceVersion", json_string(rv));
+    json_t *patch = md ? json_pack("{s:o}", "metadata", md) : NULL;
+    if (!patch)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    enum vs_err err = vs_kube_merge_patch(l->k, path, patch, NULL, eb);
+    json_decref(patch);
+    return err;
+}
+
+static enum vs_err get_stamp(struct vs_nodelock *l, const char *node, const char *key, json_t **nj,
+                             const char **val, const char **rv, struct vs_errbuf *eb)
+{
+    char path[512];
+    node_path(path, sizeof(path), node);
+    enum vs_err err = vs_kube_get(l->k, path, nj, eb);
+    if (err)
+        return err;
+    json_t *md = json_object_get(*nj, "metadata");
+    *val = json_string_value(json_object_get(json_object_get(md, "annotations"), key));
+    *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    return VS_OK;
+}
+
+enum vs_err vs_nodelock_stamp_acquire(struct vs_nodelock *l, const char *node, const char *key,
+                                      int64_t ttl_s, struct vs_errbuf *eb)
+{
+    enum vs_err err = VS_ERR_KUBE;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        json_t *nj = NULL;
+        const char *val, *rv;
+        if ((err = get_stamp(l, node, key, &nj, &val, &rv, eb)))
+            return err;
+        int64_t now = l->now(), t;
+        if (val && vs_annot_parse_rfc3339(val, &t)) {
+            err = vs_err_set(eb, VS_ERR_PARSE, "node %s: invalid %s \"%s\": not an RFC 3339 time",
+                             node, key, val);
+            json_decref(nj);
+            return err;
+        }
+        if (val && now - t < ttl_s) {
+            json_decref(nj);
+            return vs_err_set(eb, VS_ERR_CONFLICT, "node %s has been locked within 2 minutes",
+                              node);
+        }
+        char ts[40];
+        vs_annot_format_rfc3339(now, ts, sizeof(ts));
+        err = patch_stamp(l, node, key, ts, rv, eb);
+        json_decref(nj);
+        if (err != VS_ERR_CONFLICT)
+            return err;
+    }
+    return err;
+}
+
+enum vs_err vs_nodelock_stamp_release(struct vs_nodelock *l, const char *node, const char *key,
+                                      struct vs_errbuf *eb)
+{
+    json_t *nj = NULL;
+    const char *val, *rv;
+    enum vs_err err = get_stamp(l, node, key, &nj, &val, &rv, eb);
+    if (!err && val)
+        err = patch_stamp(l, node, key, NULL, NULL, eb);
+    json_decref(nj);
+    return err;
+}

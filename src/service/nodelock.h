@@ -61,6 +61,18 @@ struct vs_nodelock_repair {
 enum vs_err vs_nodelock_repair(struct vs_nodelock *l, int64_t before, struct vs_nodelock_repair *r,
                                struct vs_errbuf *eb);
 
+/* A backend's own lock (Cambricon's cambricon.com/dsmlu.lock, spec/hami-vendors.md §1.10): the
+ * node annotation `key` holds the RFC 3339 time it was taken, with no owner. Acquire: absent, or
+ * older than ttl_s (then replaced) -> set to now with a patch conditional on the node's
+ * resourceVersion (a 409 reads the node again, 5 tries); younger -> VS_ERR_CONFLICT "node <n> has
+ * been locked within 2 minutes" (HAMi's words for its 120 s); a value that is not RFC 3339 ->
+ * VS_ERR_PARSE naming it. Release: removes the annotation if present (the backend's device
+ * plugin normally does). */
+enum vs_err vs_nodelock_stamp_acquire(struct vs_nodelock *l, const char *node, const char *key,
+                                      int64_t ttl_s, struct vs_errbuf *eb);
+enum vs_err vs_nodelock_stamp_release(struct vs_nodelock *l, const char *node, const char *key,
+                                      struct vs_errbuf *eb);
+
 /* Go's time.Duration.String() for whole seconds: 300 -> "5m0s", 28 -> "28s", 3600 -> "1h0m0s". */
 void vs_duration_string(int64_t secs, char *out, unsigned len);
 

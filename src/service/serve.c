@@ -193,6 +193,14 @@ static const struct vs_flag flags[] = {
      .type = F_STR,
      .off = O(c.device_config),
      .help = "HAMi's device-config.yaml"},
+    {.name = "enable-ascend",
+     .type = F_BOOL,
+     .off = O(c.enable_ascend),
+     .help = "schedule Huawei Ascend NPUs (the vnpus section's chips)"},
+    {.name = "enable-iluvatar",
+     .type = F_BOOL,
+     .off = O(c.enable_iluvatar),
+     .help = "schedule Iluvatar GPUs (the iluvatars section's chips)"},
     {.name = "kubeconfig",
      .type = F_STR,
      .off = O(c.kubeconfig),
@@ -223,8 +231,6 @@ static const struct vs_flag flags[] = {
     {.name = "help", .alias = "h", .type = F_HELP, .help = "print this help and exit"},
     /* HAMi's flags for other vendors, and klog's: accepted and ignored (one warning). A name
      * ending in '-' is a prefix. */
-    {.name = "enable-ascend", .type = F_IGNORED, .help = VENDOR},
-    {.name = "enable-iluvatar", .type = F_IGNORED, .help = VENDOR},
     {.name = "amd-", .type = F_IGNORED, .help = VENDOR},
     {.name = "ascend-", .type = F_IGNORED, .help = VENDOR},
     {.name = "awsneuron-", .type = F_IGNORED, .help = VENDOR},
@@ -316,10 +322,9 @@ static int64_t now_s(void)
     return (int64_t)time(NULL);
 }
 
-static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q);
-
 struct quota_read {
     const char *ns;
+    uint16_t dev;
     struct vs_webhook_quota *q;
     bool found;
 };
@@ -328,20 +333,23 @@ static void quota_locked(void *ctx, const struct vs_model *m)
 {
     struct quota_read *r = ctx;
     const struct vs_quota *q = vs_model_quota(m, r->ns);
-    if (!q || (!q->has_mem && !q->has_cores))
+    if (!q || r->dev >= q->n)
+        return;
+    const struct vs_quota_res *qr = &q->res[r->dev];
+    if (!qr->has_mem && !qr->has_cores)
         return;
     r->found = true;
-    r->q->has_mem = q->has_mem;
-    r->q->has_cores = q->has_cores;
-    r->q->mem_limit = q->mem_limit;
-    r->q->mem_used = q->mem_used;
-    r->q->cores_limit = q->cores_limit;
-    r->q->cores_used = q->cores_used;
+    r->q->has_mem = qr->has_mem;
+    r->q->has_cores = qr->has_cores;
+    r->q->mem_limit = qr->mem_limit;
+    r->q->mem_used = qr->mem_used;
+    r->q->cores_limit = qr->cores_limit;
+    r->q->cores_used = qr->cores_used;
 }
 
-static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q)
+static bool quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q)
 {
-    struct quota_read r = {.ns = ns, .q = q, .found = false};
+    struct quota_read r = {.ns = ns, .dev = dev, .q = q, .found = false};
     vs_store_read(ctx, quota_locked, &r);
     return r.found;
 }
@@ -638,7 +646,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (c->device_config && vs_devcfg_load(&s->cfg, c->device_config, eb))
+    s->cfg.enable_ascend = c->enable_ascend;
+    s->cfg.enable_iluvatar = c->enable_iluvatar;
+    if (c->device_config ? vs_devcfg_load(&s->cfg, c->device_config, eb)
+                         : vs_devcfg_finish(&s->cfg, eb))
         goto fail;
     if (c->cluster) {
         s->mem = vs_memapi_start(eb);
@@ -750,8 +761,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .now = now_s,
                              .frag_stats = s->frag,
                              .requeue = s->requeue};
-    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds ||
-        vs_metrics_set_quota_resources(s->metrics, s->cfg.res_mem, s->cfg.res_cores)) {
+    if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }

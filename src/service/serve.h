@@ -24,6 +24,7 @@ struct vs_service_config {
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
     bool force_overwrite, leader_elect, legacy_metrics;
+    bool enable_ascend, enable_iluvatar; /* HAMi's switches for the vnpus and iluvatars backends */
 };
 
 struct vs_service;

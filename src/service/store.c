@@ -118,7 +118,7 @@ struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
     s->o = *o;
     if (s->o.reservation_ttl <= 0)
         s->o.reservation_ttl = 300;
-    s->model = vs_model_new(o->cfg->memory_factor);
+    s->model = vs_model_new(o->cfg->devices);
     if (!s->model) {
         free(s);
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
@@ -316,7 +316,7 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
     struct vs_kquota q;
     enum vs_err err = vs_codec_quota_from_json(obj, &q, eb);
     if (!err)
-        err = vs_model_set_quota(s->model, &q, s->o.cfg->res_mem, s->o.cfg->res_cores);
+        err = vs_model_set_quota(s->model, &q);
     vs_kquota_cleanup(&q);
     if (!err && !qk) {
         qk = calloc(1, sizeof(*qk));
@@ -502,7 +502,7 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     } else if (inf->which == INF_NODES) {
         const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
         had = n && n->present;
-        had_fp = had ? n->register_fp : 0;
+        had_fp = had ? n->inv_fp : 0;
     }
     if (inf->listing) {
         char key[512];
@@ -530,7 +530,7 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         s->nominee_freed = false;
     } else if (inf->which == INF_NODES) {
         const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
-        freed = n && n->present && (!had || n->register_fp != had_fp);
+        freed = n && n->present && (!had || n->inv_fp != had_fp);
     }
     pthread_rwlock_unlock(&s->mu);
     call_hooks(s, inf->which, type, obj, listing);
@@ -828,7 +828,8 @@ static enum vs_err hold_one(struct vs_store *s, const struct nominee *e,
         struct vs_usage *u = NULL;
         size_t nu = 0;
         struct vs_sched_extra *g = realloc(h->v, (h->n + 1) * sizeof(*g));
-        if (!g || vs_usage_collapse(&r.nodes[0].devs, e->pod.n_init, false, &u, &nu)) {
+        if (!g ||
+            vs_usage_collapse_all(r.nodes[0].allocs, r.nodes[0].n_allocs, e->pod.n_init, &u, &nu)) {
             if (g)
                 h->v = g;
             err = VS_ERR_NOMEM;
@@ -906,8 +907,17 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
         err = vs_sched_commit(s->model, pod, r, now, &eb);
-        if (err == VS_OK)
+        if (err == VS_OK) {
             r->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
+            /* The backends' annotations may read the node: made while it is locked. */
+            const struct vs_node_fit *f = &r->nodes[r->best];
+            if (!(r->annotations = json_object()) ||
+                vs_sched_annotations(o->cfg->devices, pod, vs_model_node(s->model, f->node), f,
+                                     now * 1000000000LL, r->annotations)) {
+                vs_model_remove_pod(s->model, pod->uid);
+                err = VS_ERR_NOMEM;
+            }
+        }
         pthread_rwlock_unlock(&s->mu);
         if (err != VS_ERR_CONFLICT)
             return err;

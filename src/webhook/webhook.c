@@ -12,6 +12,7 @@
 
 #include "annot.h"
 #include "buf.h"
+#include "device.h"
 #include "k8s_codec.h"
 #include "kobj.h"
 #include "policy.h"
@@ -33,8 +34,9 @@ struct review {
     const json_t *spec; /* raw request.object.spec, borrowed */
     struct vs_pod pod;  /* decoded, then mutated alongside the patch */
     json_t *ops;
-    bool recognised;  /* some container uses HAMi resources (§7 step 4/5) */
-    bool set_runtime; /* spec.runtimeClassName is to be added */
+    bool recognised;                  /* some container uses HAMi resources (§7 step 4/5) */
+    char *runtime;                    /* spec.runtimeClassName to add, NULL = none */
+    struct vs_kvlist set_annotations; /* pod annotations to set */
     bool oom;
 };
 
@@ -207,24 +209,70 @@ static json_t *env_var(const char *name, const char *value)
     return e;
 }
 
-/* The limits to add and env entries to append for one container. */
+/* The limits and requests to set and env entries to append for one container (NVIDIA's rules
+ * and every backend's admission hook), emitted together so parents are created once. */
+#define MAX_RES_CHANGES 16
 struct ctr_changes {
-    const char *lim_keys[2];
-    char lim_vals[2][24];
+    char *lim_keys[MAX_RES_CHANGES], *lim_vals[MAX_RES_CHANGES];
     size_t n_lim;
+    char *req_keys[MAX_RES_CHANGES], *req_vals[MAX_RES_CHANGES];
+    size_t n_req;
     json_t *env; /* array of new env entries */
 };
+
+static void changes_cleanup(struct ctr_changes *ch)
+{
+    for (size_t k = 0; k < ch->n_lim; k++) {
+        free(ch->lim_keys[k]);
+        free(ch->lim_vals[k]);
+    }
+    for (size_t k = 0; k < ch->n_req; k++) {
+        free(ch->req_keys[k]);
+        free(ch->req_vals[k]);
+    }
+    json_decref(ch->env);
+}
+
+/* Records key = val in one of the container's resource lists (the decoded pod and the list of
+ * changes; a key set twice keeps its last value). */
+static void want_res(struct review *r, struct vs_kvlist *list, char **keys, char **vals, size_t *n,
+                     const char *key, const char *val)
+{
+    if (vs_kv_set(list, key, val) != VS_OK) {
+        r->oom = true;
+        return;
+    }
+    for (size_t k = 0; k < *n; k++) {
+        if (strcmp(keys[k], key) == 0) {
+            char *v = strdup(val);
+            if (!v) {
+                r->oom = true;
+                return;
+            }
+            free(vals[k]);
+            vals[k] = v;
+            return;
+        }
+    }
+    if (*n == MAX_RES_CHANGES || !(keys[*n] = strdup(key)) || !(vals[*n] = strdup(val))) {
+        if (*n < MAX_RES_CHANGES)
+            free(keys[*n]);
+        r->oom = true;
+        return;
+    }
+    (*n)++;
+}
 
 static void want_limit(struct review *r, struct vs_container *c, struct ctr_changes *ch,
                        const char *key, const char *val)
 {
-    if (vs_kv_set(&c->limits, key, val) != VS_OK) {
-        r->oom = true;
-        return;
-    }
-    ch->lim_keys[ch->n_lim] = key;
-    snprintf(ch->lim_vals[ch->n_lim], sizeof(ch->lim_vals[0]), "%s", val);
-    ch->n_lim++;
+    want_res(r, &c->limits, ch->lim_keys, ch->lim_vals, &ch->n_lim, key, val);
+}
+
+static void want_request(struct review *r, struct vs_container *c, struct ctr_changes *ch,
+                         const char *key, const char *val)
+{
+    want_res(r, &c->requests, ch->req_keys, ch->req_vals, &ch->n_req, key, val);
 }
 
 static void want_env(struct review *r, struct ctr_changes *ch, const char *name, const char *value)
@@ -234,20 +282,46 @@ static void want_env(struct review *r, struct ctr_changes *ch, const char *name,
         r->oom = true;
 }
 
+/* spec.runtimeClassName, set once for the pod when it has none (the first asked wins). */
+static void want_runtime(struct review *r, const char *name)
+{
+    const json_t *rc = member(r->spec, "runtimeClassName");
+    if (!name || !*name || (json_is_string(rc) && *json_string_value(rc)) || r->runtime)
+        return;
+    if (!(r->runtime = strdup(name)))
+        r->oom = true;
+}
+
+/* A pod annotation to set (applied to the decoded pod; emitted once the containers are done). */
+static void want_annotation(struct review *r, const char *key, const char *value)
+{
+    if (vs_kv_set(&r->pod.annotations, key, value) != VS_OK ||
+        vs_kv_set(&r->set_annotations, key, value) != VS_OK)
+        r->oom = true;
+}
+
 /* Emits the ops for one container's changes against its raw JSON `raw`. */
 static void emit_ctr_ops(struct review *r, const char *list, size_t i, const json_t *raw,
                          struct ctr_changes *ch)
 {
+    const json_t *res = member(raw, "resources");
+    if ((ch->n_lim || ch->n_req) && !json_is_object(res))
+        add_ctr_op(r, list, i, "/resources", NULL, json_object());
     if (ch->n_lim) {
-        const json_t *res = member(raw, "resources");
         const json_t *lim = json_is_object(res) ? member(res, "limits") : NULL;
-        if (!json_is_object(res))
-            add_ctr_op(r, list, i, "/resources", NULL, json_object());
         if (!json_is_object(lim))
             add_ctr_op(r, list, i, "/resources/limits", NULL, json_object());
         for (size_t k = 0; k < ch->n_lim; k++)
             add_ctr_op(r, list, i, "/resources/limits", ch->lim_keys[k],
                        json_string(ch->lim_vals[k]));
+    }
+    if (ch->n_req) {
+        const json_t *rq = json_is_object(res) ? member(res, "requests") : NULL;
+        if (!json_is_object(rq))
+            add_ctr_op(r, list, i, "/resources/requests", NULL, json_object());
+        for (size_t k = 0; k < ch->n_req; k++)
+            add_ctr_op(r, list, i, "/resources/requests", ch->req_keys[k],
+                       json_string(ch->req_vals[k]));
     }
     if (json_array_size(ch->env) == 0)
         return;
@@ -263,8 +337,53 @@ static void emit_ctr_ops(struct review *r, const char *list, size_t i, const jso
     }
 }
 
-/* §7 "NVIDIA container mutation" for container c (index i of `list`, raw JSON `raw`).
- * Returns VS_ERR_INVAL with the message in eb for a validation error (answered with 500). */
+/* Every backend's admission hook for container c (spec/hami-vendors.md §1.12), in backend
+ * order; their changes join ch, pod-level ones r. */
+static enum vs_err admit_backends(struct review *r, struct vs_container *c, bool init,
+                                  struct ctr_changes *ch, struct vs_errbuf *eb)
+{
+    const struct vs_devices *set = r->cfg->devices;
+    for (size_t d = 0; d < set->n && !r->oom; d++) {
+        const struct vs_device *dev = set->dev[d];
+        bool found = false;
+        struct vs_admit a = {0};
+        enum vs_err err = VS_OK;
+        if (dev->ops->admit)
+            err = dev->ops->admit(dev, &r->pod, c, init, &a, &found, eb);
+        else
+            found = dev->res_count && vs_kv_get(&c->limits, dev->res_count);
+        for (size_t k = 0; !err && k < a.n; k++) {
+            const struct vs_admit_op *o = &a.ops[k];
+            switch (o->kind) {
+            case VS_ADMIT_LIMIT:
+                want_limit(r, c, ch, o->key, o->value);
+                break;
+            case VS_ADMIT_REQUEST:
+                want_request(r, c, ch, o->key, o->value);
+                break;
+            case VS_ADMIT_ENV:
+                want_env(r, ch, o->key, o->value);
+                break;
+            case VS_ADMIT_ANNOTATION:
+                want_annotation(r, o->key, o->value);
+                break;
+            case VS_ADMIT_RUNTIME:
+                want_runtime(r, o->value);
+                break;
+            }
+        }
+        r->oom |= a.oom;
+        vs_admit_cleanup(&a);
+        if (err)
+            return err;
+        r->recognised |= found;
+    }
+    return VS_OK;
+}
+
+/* §7 "NVIDIA container mutation" for container c (index i of `list`, raw JSON `raw`), then the
+ * other backends' admission. Returns VS_ERR_INVAL with the message in eb for a validation error
+ * (answered with 500). */
 static enum vs_err mutate_container(struct review *r, const char *list, size_t i, const json_t *raw,
                                     struct vs_container *c, struct vs_errbuf *eb)
 {
@@ -321,18 +440,17 @@ static enum vs_err mutate_container(struct review *r, const char *list, size_t i
         }
     }
     /* 6. Runtime class, once per pod. */
-    if (rec && cfg->runtime_class_name && *cfg->runtime_class_name) {
-        const json_t *rc = member(r->spec, "runtimeClassName");
-        if (!(json_is_string(rc) && *json_string_value(rc)))
-            r->set_runtime = true;
-    }
+    if (rec && cfg->runtime_class_name && *cfg->runtime_class_name)
+        want_runtime(r, cfg->runtime_class_name);
     /* 7. Hide the node's GPUs from containers that asked for none. */
     if (!rec && cfg->overwrite_env)
         want_env(r, &ch, ENV_VISIBLE, "none");
     r->recognised |= rec;
-    emit_ctr_ops(r, list, i, raw, &ch);
+    err = admit_backends(r, c, strcmp(list, "initContainers") == 0, &ch, eb);
+    if (!err)
+        emit_ctr_ops(r, list, i, raw, &ch);
 out:
-    json_decref(ch.env);
+    changes_cleanup(&ch);
     return err;
 }
 
@@ -355,39 +473,45 @@ static int64_t sat_add(int64_t a, int64_t b)
     return a + b;
 }
 
-/* §7 quota pre-check: true when the pod fits the namespace's tracked GPU quota. */
+/* §7 quota pre-check (spec/hami-vendors.md §1.13): true when the pod fits the namespace's
+ * tracked quota of every backend it asks for: the app containers' sum of memory x cards and
+ * cores x cards, or the largest init container's, against limit - used. */
 static bool fits_quota(const struct review *r, const char *ns, const struct vs_pod_req *req)
 {
-    struct vs_webhook_quota q;
-    int64_t app_mem = 0, app_cores = 0, init_mem = 0, init_cores = 0;
-
     if (!r->o->quota)
         return true;
-    memset(&q, 0, sizeof(q));
-    if (!r->o->quota(r->o->quota_ctx, ns, &q))
-        return true;
-    for (size_t i = 0; i < req->n_ctrs; i++) {
-        const struct vs_req *c = &req->ctrs[i];
-        if (c->nums <= 0)
+    const struct vs_devices *set = r->cfg->devices;
+    for (size_t d = 0; d < set->n; d++) {
+        if (!(req->devs & (1ull << d)))
             continue;
-        app_mem = sat_add(app_mem, (int64_t)c->nums * c->memreq);
-        app_cores = sat_add(app_cores, (int64_t)c->nums * c->cores);
-    }
-    for (size_t i = 0; i < req->n_init; i++) {
-        const struct vs_req *c = &req->init[i];
-        if (c->nums <= 0)
+        struct vs_webhook_quota q;
+        int64_t app_mem = 0, app_cores = 0, init_mem = 0, init_cores = 0;
+        memset(&q, 0, sizeof(q));
+        if (!r->o->quota(r->o->quota_ctx, ns, (uint16_t)d, &q))
             continue;
-        if ((int64_t)c->nums * c->memreq > init_mem)
-            init_mem = (int64_t)c->nums * c->memreq;
-        if ((int64_t)c->nums * c->cores > init_cores)
-            init_cores = (int64_t)c->nums * c->cores;
+        for (size_t i = 0; i < req->n_ctrs; i++) {
+            const struct vs_req *c = vs_ctr_req_get(&req->ctrs[i], (uint16_t)d);
+            if (!c || c->nums <= 0)
+                continue;
+            app_mem = sat_add(app_mem, (int64_t)c->nums * c->memreq);
+            app_cores = sat_add(app_cores, (int64_t)c->nums * c->cores);
+        }
+        for (size_t i = 0; i < req->n_init; i++) {
+            const struct vs_req *c = vs_ctr_req_get(&req->init[i], (uint16_t)d);
+            if (!c || c->nums <= 0)
+                continue;
+            if ((int64_t)c->nums * c->memreq > init_mem)
+                init_mem = (int64_t)c->nums * c->memreq;
+            if ((int64_t)c->nums * c->cores > init_cores)
+                init_cores = (int64_t)c->nums * c->cores;
+        }
+        int64_t mem = app_mem > init_mem ? app_mem : init_mem;
+        int64_t cores = app_cores > init_cores ? app_cores : init_cores;
+        if (q.has_mem && sat_add(q.mem_used, mem) > q.mem_limit)
+            return false;
+        if (q.has_cores && sat_add(q.cores_used, cores) > q.cores_limit)
+            return false;
     }
-    int64_t mem = app_mem > init_mem ? app_mem : init_mem;
-    int64_t cores = app_cores > init_cores ? app_cores : init_cores;
-    if (q.has_mem && sat_add(q.mem_used, mem) > q.mem_limit)
-        return false;
-    if (q.has_cores && sat_add(q.cores_used, cores) > q.cores_limit)
-        return false;
     return true;
 }
 
@@ -535,8 +659,22 @@ static void review_pod(struct review *r, const json_t *req, struct verdict *v)
         }
     if (r->oom)
         return;
-    if (r->set_runtime)
-        add_op(r, "add", "/spec/runtimeClassName", json_string(r->cfg->runtime_class_name));
+    if (r->runtime)
+        add_op(r, "add", "/spec/runtimeClassName", json_string(r->runtime));
+    if (r->set_annotations.n) {
+        const json_t *md = member(obj, "metadata");
+        if (!json_is_object(member(md, "annotations")))
+            add_op(r, "add", "/metadata/annotations", json_object());
+        for (size_t k = 0; k < r->set_annotations.n; k++) {
+            struct vs_buf b;
+            vs_buf_init(&b);
+            vs_buf_puts(&b, "/metadata/annotations/");
+            pointer_token(&b, r->set_annotations.items[k].key);
+            char *path = vs_buf_steal(&b);
+            add_op(r, "add", path, json_string(r->set_annotations.items[k].val));
+            free(path);
+        }
+    }
     /* 5. Privileged containers cannot be confined by HAMi's in-container limiter. */
     const struct vs_container *pc = r->recognised ? privileged(&r->pod) : NULL;
     if (pc) {
@@ -723,6 +861,8 @@ out:
     if (have_defaults)
         vs_devcfg_cleanup(&defaults);
     vs_pod_cleanup(&r.pod);
+    free(r.runtime);
+    vs_kv_cleanup(&r.set_annotations);
     json_decref(r.ops);
     json_decref(root);
     return status;

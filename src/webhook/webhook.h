@@ -22,8 +22,9 @@ struct vs_webhook_opts {
     const char *scheduler_name;   /* --scheduler-name; "" or NULL = never set */
     bool force_overwrite_default; /* --force-overwrite-default-scheduler (default true) */
     const struct vs_devcfg *cfg;
-    /* Fills q for namespace ns; returns false when the namespace has no quota. May be NULL. */
-    bool (*quota)(void *ctx, const char *ns, struct vs_webhook_quota *q);
+    /* Fills q with namespace ns's quota on backend dev (vs_device.id); returns false when it
+     * has none. May be NULL. */
+    bool (*quota)(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q);
     void *quota_ctx;
 };
 

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct vs_errbuf eb;
 
     vs_loader_load_buf((const char *)data, size, "fuzz", &set, discard, NULL, &eb);
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     for (size_t i = 0; m && i < set.n_nodes && i < 64; i++)
         vs_model_upsert_node(m, &set.nodes[i], &eb);
     for (size_t i = 0; m && i < set.n_pods && i < 64; i++) {

@@ -12,9 +12,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q)
+static bool quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q)
 {
     (void)ctx;
+    (void)dev;
     if (strcmp(ns, "ml") != 0)
         return false;
     q->has_mem = q->has_cores = true;

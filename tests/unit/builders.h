@@ -142,12 +142,32 @@ static inline void tb_filter(const struct vs_model *m, const struct vs_pod *p,
         abort();
 }
 
-/* Encoded devices of the chosen node ("" when none). New string. */
+/* The NVIDIA backend's id in the model's set. */
+static inline uint16_t tb_nv(const struct vs_model *m)
+{
+    return vs_devices_find(vs_model_devices(m), VS_VENDOR)->id;
+}
+
+/* Namespace ns's quota on NVIDIA (the namespace must have a quota entry). */
+static inline const struct vs_quota_res *tb_quota(const struct vs_model *m, const char *ns)
+{
+    return &vs_model_quota(m, ns)->res[tb_nv(m)];
+}
+
+/* vs_model_reserve of NVIDIA picks devs. */
+static inline enum vs_err tb_reserve(struct vs_model *m, const struct vs_pod *p, const char *node,
+                                     const struct vs_pod_devs *devs, int64_t now)
+{
+    struct vs_dev_alloc a = {.dev = tb_nv(m), .devs = *devs};
+    return vs_model_reserve(m, p, node, &a, 1, NULL, now);
+}
+
+/* Encoded devices of the chosen node: its first backend's ("" when none). New string. */
 static inline char *tb_devices(const struct vs_filter_result *r)
 {
-    if (r->best < 0)
+    if (r->best < 0 || r->nodes[r->best].n_allocs == 0)
         return tb_strdup("");
-    return vs_annot_format_devices(&r->nodes[r->best].devs);
+    return vs_annot_format_devices(&r->nodes[r->best].allocs[0].devs);
 }
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "devcfg.h"
+#include "device.h"
 #include "devcfg_yaml.h"
 #include "testutil.h"
 
@@ -120,6 +121,33 @@ Test(devcfg, buffer_form_needs_no_nul_and_accepts_edge_values)
     vs_devcfg_cleanup(&c);
 }
 
+/* A file with another vendor's section but no nvidia section is accepted; as in HAMi, NVIDIA then
+ * has no resource names, so no container asks for an NVIDIA card. The document is kept whole
+ * for the other backends, YAML scalars typed (int, bool, text). */
+Test(devcfg, vendor_section_without_nvidia)
+{
+    static const char text[] = "hygon:\n"
+                               "  resourceCountName: hygon.com/dcunum\n"
+                               "  memoryFactor: 2\n"
+                               "  flag: true\n"
+                               "  quoted: \"7\"\n";
+    struct vs_devcfg c;
+    struct vs_errbuf eb = {{0}};
+    cr_assert_eq(vs_devcfg_init(&c), VS_OK);
+    cr_assert_eq(vs_devcfg_load_buf(&c, text, strlen(text), "v.yaml", &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(c.res_count, "");
+    cr_assert_str_eq(c.res_mem, "");
+    cr_assert_str_eq(vs_devcfg_str(c.doc, "hygon", "resourceCountName"), "hygon.com/dcunum");
+    const json_t *h = json_object_get(c.doc, "hygon");
+    cr_assert_eq(json_integer_value(json_object_get(h, "memoryFactor")), 2);
+    cr_assert(json_is_true(json_object_get(h, "flag")));
+    cr_assert_str_eq(json_string_value(json_object_get(h, "quoted")), "7");
+    const struct vs_device *nv = vs_devices_find(c.devices, VS_VENDOR);
+    cr_assert_not_null(nv);
+    cr_assert_null(nv->res_count);
+    vs_devcfg_cleanup(&c);
+}
+
 Test(devcfg, unreadable_file)
 {
     struct vs_devcfg c;
@@ -179,13 +207,13 @@ static void free_err_cases(struct criterion_test_params *params)
 ParameterizedTestParameters(devcfg, errors)
 {
     static const struct err_case cases[] = {
-        {"", "d.yaml: no nvidia section"},
-        {"# nothing\n", "d.yaml: no nvidia section"},
-        {"just text\n", "d.yaml: no nvidia section"},
-        {"- nvidia\n", "d.yaml: no nvidia section"},
-        {"cambricon:\n  defaultMemory: 1\n", "d.yaml: no nvidia section"},
-        {"nvidia:\n", "d.yaml: no nvidia section"},
-        {"nvidia: {}\n", "d.yaml: no nvidia section"},
+        {"", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"# nothing\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"just text\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"- nvidia\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"cambricon: {}\nhygon: []\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"nvidia:\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
+        {"nvidia: {}\n", "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
         {"nvidia: [a]\n", "d.yaml: nvidia: expected a mapping, got a sequence"},
         {"nvidia: on\n", "d.yaml: nvidia: expected a mapping, got a scalar"},
         {"nvidia:\n  defaultMemory: [1\n",
@@ -248,11 +276,11 @@ ParameterizedTestParameters(devcfg, errors)
          "d.yaml: data[\"device-config.yaml\"]: line 2 column 1: invalid YAML: did not find "
          "expected node content"},
         {"kind: ConfigMap\ndata:\n  device-config.yaml: |\n    cambricon: {}\n",
-         "d.yaml: no nvidia section"},
+         "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
         {"kind: ConfigMap\ndata:\n  device-config.yaml: [a]\n",
          "d.yaml: data[\"device-config.yaml\"]: expected a string, got a sequence"},
         {"kind: ConfigMap\ndata:\n  other.yaml: |\n    nvidia: {defaultCores: 1}\n",
-         "d.yaml: no nvidia section"},
+         "d.yaml: no device section (nvidia, vnpus, hygon, ...)"},
     };
     size_t n = sizeof(cases) / sizeof(cases[0]);
     struct err_case *shared = cr_malloc(n * sizeof(*shared));

@@ -676,7 +676,7 @@ static struct vs_model *m;
 
 static void setup(void)
 {
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
 }
 
 static void teardown(void)

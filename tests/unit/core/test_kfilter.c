@@ -156,7 +156,7 @@ static const char *fit(struct vs_model *m, const char *pod_json, char *buf)
 
 Test(kfilter, resources_fit_joins_every_shortfall)
 {
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     struct vs_knode kn;
     node_from(NODE(",\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"4Gi\","
                    "\"ephemeral-storage\":\"10Gi\",\"pods\":\"2\"}}"),
@@ -194,7 +194,7 @@ Test(kfilter, resources_fit_joins_every_shortfall)
 
 Test(kfilter, least_allocated_score)
 {
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     struct vs_knode kn;
     node_from(NODE(",\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\"}}"), &kn);
     struct vs_errbuf eb;
@@ -213,7 +213,7 @@ Test(kfilter, least_allocated_score)
     cr_assert_eq(vs_kfilter_least_allocated(vs_model_node(m, "n1"), &huge), 0);
     vs_model_free(m);
 
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
     node_from(NODE(",\"status\":{\"allocatable\":{\"cpu\":\"3\"}}"), &kn);
     cr_assert_eq(vs_model_upsert_node(m, &kn, &eb), VS_OK);
     vs_knode_cleanup(&kn);

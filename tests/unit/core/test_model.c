@@ -9,7 +9,7 @@ static struct vs_model *m;
 
 static void setup(void)
 {
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
     char c0[256], c1[256], reg[600];
     tb_card(c0, sizeof(c0), "GPU0", 0, 0, 10, 40000, 100, 1);
     tb_card(c1, sizeof(c1), "GPU1", 1, 0, 10, 40000, 100, 1);
@@ -68,7 +68,7 @@ Test(model, a6_5_init_release)
     tb_ctr(&p, 0, "app", "1", "10000", NULL, "5");
     upsert(&p);
     assert_card("n1", 0, 1, 20000, 10);
-    cr_assert_eq(vs_model_quota(m, "team")->mem_used, 20000);
+    cr_assert_eq(tb_quota(m, "team")->mem_used, 20000);
     /* The init container exits 0: only the app part is counted from now on. */
     p.init_status = calloc(1, sizeof(*p.init_status));
     p.n_init_status = 1;
@@ -76,8 +76,8 @@ Test(model, a6_5_init_release)
     p.init_status[0].exit_code = 0;
     upsert(&p);
     assert_card("n1", 0, 1, 10000, 5);
-    cr_assert_eq(vs_model_quota(m, "team")->mem_used, 10000);
-    cr_assert_eq(vs_model_quota(m, "team")->cores_used, 5);
+    cr_assert_eq(tb_quota(m, "team")->mem_used, 10000);
+    cr_assert_eq(tb_quota(m, "team")->cores_used, 5);
     vs_pod_cleanup(&p);
 }
 
@@ -123,7 +123,7 @@ Test(model, add_modify_delete)
     vs_model_remove_pod(m, "p");
     assert_card("n1", 1, 0, 0, 0);
     cr_assert_eq(vs_model_pod_count(m), 0);
-    cr_assert_eq(vs_model_quota(m, "team")->mem_used, 0);
+    cr_assert_eq(tb_quota(m, "team")->mem_used, 0);
     vs_pod_cleanup(&p);
 }
 
@@ -265,7 +265,7 @@ Test(model, reservation_lifecycle)
     struct vs_pod_devs devs;
     struct vs_errbuf eb;
     cr_assert_eq(vs_annot_parse_devices("x", "GPU1,NVIDIA,1000,10:;", &devs, &eb), VS_OK);
-    cr_assert_eq(vs_model_reserve(m, &p, "n1", &devs, NULL, 100), VS_OK);
+    cr_assert_eq(tb_reserve(m, &p, "n1", &devs, 100), VS_OK);
     assert_card("n1", 1, 1, 1000, 10);
     /* An API event from before the patch (no annotation yet) does not undo the reservation. */
     upsert(&p);
@@ -281,7 +281,7 @@ Test(model, reservation_lifecycle)
     cr_assert_eq(vs_model_expire(m, 401, 300), 1);
     assert_card("n1", 1, 0, 0, 0);
     /* Reserve again, then the patched pod arrives: confirmed. */
-    cr_assert_eq(vs_model_reserve(m, &p, "n1", &devs, NULL, 500), VS_OK);
+    cr_assert_eq(tb_reserve(m, &p, "n1", &devs, 500), VS_OK);
     tb_anno(&p, VS_ANNO_ALLOCATED, "GPU1,NVIDIA,1000,10:;");
     tb_anno(&p, VS_ANNO_VGPU_TIME, "500");
     upsert(&p);
@@ -329,7 +329,7 @@ Test(model, collapse_rules)
     struct vs_usage *u;
     size_t n;
     /* Two init containers (max per card), two app containers (sum per card). */
-    cr_assert_eq(vs_usage_collapse(&d, 2, false, &u, &n), VS_OK);
+    cr_assert_eq(vs_usage_collapse(tb_nv(m), &d, 2, false, &u, &n), VS_OK);
     cr_assert_eq(n, 2);
     cr_assert_str_eq(u[0].uuid, "A");
     cr_assert_eq(u[0].mem, 300);
@@ -338,7 +338,7 @@ Test(model, collapse_rules)
     cr_assert_str_eq(u[1].uuid, "B");
     cr_assert_eq(u[1].slots, 1);
     vs_usage_free(u, n);
-    cr_assert_eq(vs_usage_collapse(&d, 2, true, &u, &n), VS_OK);
+    cr_assert_eq(vs_usage_collapse(tb_nv(m), &d, 2, true, &u, &n), VS_OK);
     cr_assert_eq(n, 1);
     cr_assert_eq(u[0].mem, 110);
     cr_assert_eq(u[0].cores, 5);
@@ -387,7 +387,7 @@ Test(model, incremental_equals_rebuild)
  * a scrambled order: every present node is found, every removed one is not. */
 Test(model, node_index_inserts_and_removals)
 {
-    struct vs_model *mm = vs_model_new(1);
+    struct vs_model *mm = vs_model_new(NULL);
     enum { N = 3000 };
     static char present[N];
     char name[32];
@@ -437,8 +437,9 @@ static void quota_line(void *ctx, const struct vs_quota *q)
 {
     char *out = ctx;
     size_t len = strlen(out);
-    snprintf(out + len, 512 - len, "%s:%d:%lld:%lld:%lld;", q->ns, q->has_mem,
-             (long long)q->mem_limit, (long long)q->mem_used, (long long)q->cores_used);
+    const struct vs_quota_res *r = &q->res[tb_nv(m)];
+    snprintf(out + len, 512 - len, "%s:%d:%lld:%lld:%lld;", q->ns, r->has_mem,
+             (long long)r->mem_limit, (long long)r->mem_used, (long long)r->cores_used);
 }
 
 Test(model, each_quota_in_namespace_order)
@@ -447,7 +448,7 @@ Test(model, each_quota_in_namespace_order)
     q.ns = tb_strdup("zeta");
     q.name = tb_strdup("gpu");
     vs_kv_set(&q.hard, "limits.nvidia.com/gpumem", "30000");
-    cr_assert_eq(vs_model_set_quota(m, &q, "nvidia.com/gpumem", "nvidia.com/gpucores"), VS_OK);
+    cr_assert_eq(vs_model_set_quota(m, &q), VS_OK);
     vs_kquota_cleanup(&q);
     struct vs_pod p;
     running(&p, "p", "n1", "GPU0,NVIDIA,1000,10:;");

@@ -144,7 +144,7 @@ Test(podres, bad_quantities_are_errors_naming_the_field)
 
 Test(podres, model_reads_allocatable_and_sums_pods)
 {
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     struct vs_knode kn;
     node_from("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"7910m\","
               "\"memory\":\"31Gi\",\"ephemeral-storage\":\"100Gi\",\"pods\":\"110\"}}}",
@@ -206,7 +206,7 @@ Test(podres, model_reads_allocatable_and_sums_pods)
 
 Test(podres, node_without_allocatable_reports_minus_one)
 {
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     struct vs_knode kn;
     node_from("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"4\","
               "\"memory\":\"many\"}}}",
@@ -226,7 +226,7 @@ Test(podres, node_without_allocatable_reports_minus_one)
 
 Test(podres, many_pods_grow_and_shrink_the_table)
 {
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     char uid[32];
     struct vs_podres r = {.cpu = 10, .mem = 1, .eph = 0, .nz_cpu = 10, .nz_mem = 1};
     for (int i = 0; i < 5000; i++) {

@@ -16,7 +16,7 @@ static struct vs_preempt_opts po;
 
 static void setup(void)
 {
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
     vs_devcfg_init(&cfg);
     so = (struct vs_sched_opts){.cfg = &cfg, .node_policy = "binpack", .gpu_policy = "spread"};
     po = (struct vs_preempt_opts){.sched = &so};
@@ -734,7 +734,7 @@ Test(preempt, precheck_equals_plain_enumeration)
     int planned = 0;
     for (int round = 0; round < 60; round++) {
         vs_model_free(m);
-        m = vs_model_new(1);
+        m = vs_model_new(NULL);
         char name[32];
         snprintf(name, sizeof(name), "r%d", round);
         int cards = 1 + rnd(3);

@@ -69,11 +69,20 @@ static void init_cfg(struct vs_devcfg *cfg, int32_t factor, int32_t defmem, int3
     cfg->memory_factor = factor;
     cfg->default_memory = defmem;
     cfg->default_cores = defcores;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_devcfg_finish(cfg, &eb), VS_OK);
 }
 
-static void assert_req(const struct vs_req *r, int32_t nums, int32_t mem, int32_t pct,
+/* A container's NVIDIA request (nums 0: it asks for none at all). */
+static void assert_req(const struct vs_ctr_req *cr, int32_t nums, int32_t mem, int32_t pct,
                        int32_t cores)
 {
+    if (nums == 0) {
+        cr_assert_eq(cr->n, 0, "%zu requests, want none", cr->n);
+        return;
+    }
+    cr_assert_eq(cr->n, 1, "%zu requests, want 1", cr->n);
+    const struct vs_req *r = &cr->r[0];
     cr_assert_eq(r->nums, nums, "nums %d, want %d", r->nums, nums);
     cr_assert_eq(r->memreq, mem, "memreq %d, want %d", r->memreq, mem);
     cr_assert_eq(r->pct, pct, "pct %d, want %d", r->pct, pct);
@@ -321,6 +330,7 @@ Test(request, configured_resource_names)
     free(cfg.res_mem);
     cfg.res_count = strdup("example.com/vgpu");
     cfg.res_mem = strdup("example.com/vgpu-mem");
+    cr_assert_eq(vs_devcfg_finish(&cfg, &eb), VS_OK);
     add_container(&pod.ctrs, &pod.n_ctrs, "c", "example.com/vgpu=1,example.com/vgpu-mem=4096", "");
     add_container(&pod.ctrs, &pod.n_ctrs, "d", "gpu=1,mem=1000", "");
     cr_assert_eq(vs_request_build(&pod, &cfg, &r, &eb), VS_OK, "%s", eb.msg);

@@ -10,7 +10,7 @@ static struct vs_model *m;
 
 static void setup(void)
 {
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
 }
 
 static void teardown(void)
@@ -750,7 +750,7 @@ Test(sched, quota_not_fit)
     q.ns = tb_strdup("team");
     q.name = tb_strdup("gpu");
     vs_kv_set(&q.hard, "limits.nvidia.com/gpumem", "3000");
-    cr_assert_eq(vs_model_set_quota(m, &q, "nvidia.com/gpumem", "nvidia.com/gpucores"), VS_OK);
+    cr_assert_eq(vs_model_set_quota(m, &q), VS_OK);
     vs_kquota_cleanup(&q);
     struct vs_pod p;
     tb_pod(&p, "team", "p", "uid-p");

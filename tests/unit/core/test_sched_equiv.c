@@ -176,8 +176,8 @@ static void check_lazy(const struct vs_filter_result *all, const struct vs_filte
                              (unsigned long long)seed, k);
     }
     if (all->best >= 0) {
-        char *da = vs_annot_format_devices(&all->nodes[all->best].devs);
-        char *dl = vs_annot_format_devices(&lazy->nodes[lazy->best].devs);
+        char *da = vs_annot_format_devices(&all->nodes[all->best].allocs[0].devs);
+        char *dl = vs_annot_format_devices(&lazy->nodes[lazy->best].allocs[0].devs);
         cr_assert_str_eq(dl, da);
         free(da);
         free(dl);
@@ -188,7 +188,7 @@ static void check_lazy(const struct vs_filter_result *all, const struct vs_filte
 static struct vs_model *random_cluster(uint64_t seed, char names[][16], const char **cands)
 {
     rng_state = seed;
-    struct vs_model *m = vs_model_new(1);
+    struct vs_model *m = vs_model_new(NULL);
     for (int i = 0; i < N_NODES; i++) {
         random_node(m, i, names);
         cands[i] = names[i];
@@ -236,8 +236,8 @@ static void check_round(uint64_t seed, struct coverage *cov)
             if (a->fit)
                 cr_assert(a->score == o->score, "score %f alone %f", a->score, o->score);
             if (all.best == i) {
-                char *da = vs_annot_format_devices(&a->devs);
-                char *dO = vs_annot_format_devices(&o->devs);
+                char *da = vs_annot_format_devices(&a->allocs[0].devs);
+                char *dO = vs_annot_format_devices(&o->allocs[0].devs);
                 cr_assert_str_eq(da, dO, "seed %llu pod %d node %s", (unsigned long long)seed, k,
                                  cands[i]);
                 free(da);

@@ -34,7 +34,7 @@ static void quota(const char *ns, const char *name, const char *mem, const char 
         vs_kv_set(&q.hard, "limits.nvidia.com/gpumem", mem);
     if (cores)
         vs_kv_set(&q.hard, "limits.nvidia.com/gpucores", cores);
-    cr_assert_eq(vs_model_set_quota(m, &q, "nvidia.com/gpumem", "nvidia.com/gpucores"), VS_OK);
+    cr_assert_eq(vs_model_set_quota(m, &q), VS_OK);
     vs_kquota_cleanup(&q);
 }
 
@@ -66,20 +66,40 @@ static void cluster(void)
     quota("team", "gpu-quota", "20000", NULL);
 }
 
+/* A device configuration of the test's own (memory factor, NVIDIA's resource names); models made
+ * on it borrow its backends, so it lives until the test's teardown. */
+static struct vs_devcfg cfg;
+static bool have_cfg;
+
+static struct vs_model *model_with(int32_t factor, const char *mem, const char *cores)
+{
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_devcfg_init(&cfg), VS_OK);
+    have_cfg = true;
+    cfg.memory_factor = factor;
+    free(cfg.res_mem);
+    free(cfg.res_cores);
+    cfg.res_mem = strdup(mem ? mem : "");
+    cfg.res_cores = strdup(cores ? cores : "");
+    cr_assert_eq(vs_devcfg_finish(&cfg, &eb), VS_OK, "%s", eb.msg);
+    return vs_model_new(cfg.devices);
+}
+
 static void setup(void)
 {
-    m = vs_model_new(1);
+    m = vs_model_new(NULL);
     mx = vs_metrics_new();
     cr_assert_not_null(m);
     cr_assert_not_null(mx);
-    cr_assert_eq(vs_metrics_set_quota_resources(mx, "nvidia.com/gpumem", "nvidia.com/gpucores"),
-                 VS_OK);
 }
 
 static void teardown(void)
 {
     vs_metrics_free(mx);
     vs_model_free(m);
+    if (have_cfg)
+        vs_devcfg_cleanup(&cfg);
+    have_cfg = false;
 }
 
 TestSuite(metrics, .init = setup, .fini = teardown);
@@ -194,7 +214,7 @@ Test(metrics, quota_limit_is_the_enforced_one)
 {
     /* memoryFactor 10: limits are in the unit of used (MiB); two quotas: the smaller wins. */
     vs_model_free(m);
-    m = vs_model_new(10);
+    m = model_with(10, "nvidia.com/gpumem", "nvidia.com/gpucores");
     quota("ml", "a", "3000", "80");
     quota("ml", "b", "2000", NULL);
     running("ml", "p", "n", "GPU-0,NVIDIA,12000,20:;", NULL);
@@ -218,8 +238,15 @@ Test(metrics, quota_limit_is_the_enforced_one)
 
 Test(metrics, quota_label_values_escaped)
 {
-    cr_assert_eq(vs_metrics_set_quota_resources(mx, "x/\"mem\"", NULL), VS_OK);
-    quota("team", "q", "100", "7");
+    vs_model_free(m);
+    m = model_with(1, "x/\"mem\"", NULL);
+    struct vs_kquota q = {0};
+    q.ns = tb_strdup("team");
+    q.name = tb_strdup("q");
+    vs_kv_set(&q.hard, "limits.x/\"mem\"", "100");
+    vs_kv_set(&q.hard, "limits.nvidia.com/gpucores", "7");
+    cr_assert_eq(vs_model_set_quota(m, &q), VS_OK);
+    vs_kquota_cleanup(&q);
     char *out = vs_metrics_render(mx, m, NULL, false);
     assert_line(out, "hami_resource_quota_used{namespace=\"team\",quota_name=\"x/\\\"mem\\\"\","
                      "limit=\"100\",zone=\"vGPU\"} 0");

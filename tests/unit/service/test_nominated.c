@@ -206,14 +206,14 @@ Test(nominated, unreserve_only_the_same_reservation)
     store_filter_n0("uid-r", 0, 1000, &pod, &r);
     cr_assert_eq(r.best, 0);
     cr_assert_neq(r.reservation, 0);
-    char *first_alloc = vs_annot_format_devices(&r.nodes[0].devs);
+    char *first_alloc = vs_annot_format_devices(&r.nodes[0].allocs[0].devs);
     uint64_t first = r.reservation;
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&pod);
     /* kube-scheduler filters the pod again (its Bind timed out): the same decision */
     store_filter_n0("uid-r", 0, 1000, &pod, &r);
     cr_assert_eq(r.best, 0);
-    char *alloc = vs_annot_format_devices(&r.nodes[0].devs);
+    char *alloc = vs_annot_format_devices(&r.nodes[0].allocs[0].devs);
     cr_assert_str_eq(alloc, first_alloc);
     cr_assert_neq(r.reservation, first);
     bool held = false;

@@ -115,17 +115,19 @@ static const char *const cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-/* The fake quota store: one namespace with the quota of the case's "quota" option. */
+/* The fake quota store: one namespace with the quota of the case's "quota" option, on NVIDIA
+ * (the only backend the cases ask for). */
 struct fake_quota {
     const char *ns;
     struct vs_webhook_quota q;
     int calls;
 };
 
-static bool fake_quota_cb(void *ctx, const char *ns, struct vs_webhook_quota *q)
+static bool fake_quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q)
 {
     struct fake_quota *f = ctx;
     f->calls++;
+    (void)dev;
     if (strcmp(ns, f->ns) != 0)
         return false;
     *q = f->q;

@@ -1,0 +1,317 @@
+/* device: building the set of configured backends from the registry, and the small helpers
+ * backends share (device.h). */
+#include "device.h"
+
+#include "devcfg.h"
+#include "model.h"
+#include "quantity.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct vs_device *vs_device_new(struct vs_devices *set, const char *word,
+                                const struct vs_device_ops *ops)
+{
+    if (set->n >= VS_MAX_DEVICES)
+        return NULL;
+    struct vs_device *d = calloc(1, sizeof(*d));
+    if (!d || !(d->word = strdup(word))) {
+        free(d);
+        return NULL;
+    }
+    d->ops = ops;
+    d->mem_factor = 1;
+    set->dev[set->n++] = d;
+    return d;
+}
+
+bool vs_device_set_str(char **field, const char *v)
+{
+    free(*field);
+    *field = NULL;
+    if (!v || !*v)
+        return true;
+    return (*field = strdup(v)) != NULL;
+}
+
+bool vs_device_add_managed(struct vs_device *d, const char *name)
+{
+    if (!name || !*name)
+        return true;
+    char **g = realloc(d->managed, (d->n_managed + 1) * sizeof(*g));
+    if (!g)
+        return false;
+    d->managed = g;
+    if (!(g[d->n_managed] = strdup(name)))
+        return false;
+    d->n_managed++;
+    return true;
+}
+
+static void device_free(struct vs_device *d)
+{
+    if (!d)
+        return;
+    if (d->priv) {
+        if (d->ops && d->ops->free_priv)
+            d->ops->free_priv(d->priv);
+        else
+            free(d->priv);
+    }
+    for (size_t i = 0; i < d->n_managed; i++)
+        free(d->managed[i]);
+    free(d->managed);
+    free(d->word);
+    free(d->res_count);
+    free(d->res_mem);
+    free(d->res_cores);
+    free(d->to_allocate_key);
+    free(d->allocated_key);
+    free(d->lock_key);
+    free(d);
+}
+
+void vs_devices_cleanup(struct vs_devices *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++)
+        device_free(set->dev[i]);
+    memset(set, 0, sizeof(*set));
+}
+
+static int word_cmp(const void *a, const void *b)
+{
+    const struct vs_device *x = *(const struct vs_device *const *)a;
+    const struct vs_device *y = *(const struct vs_device *const *)b;
+    return strcmp(x->word, y->word);
+}
+
+enum vs_err vs_devices_build(const struct vs_devcfg *cfg, struct vs_devices *set,
+                             struct vs_errbuf *eb)
+{
+    memset(set, 0, sizeof(*set));
+    for (size_t i = 0; i < vs_n_device_classes; i++) {
+        enum vs_err err = vs_device_classes[i]->make(cfg, set, eb);
+        if (err) {
+            vs_devices_cleanup(set);
+            return err;
+        }
+    }
+    /* Byte-wise word order: HAMi locks in this order at Bind, and it is our fixed order for
+     * everything a pod asks of several backends (hami-vendors §5.5). */
+    qsort(set->dev, set->n, sizeof(set->dev[0]), word_cmp);
+    for (size_t i = 0; i < set->n; i++) {
+        if (i && strcmp(set->dev[i - 1]->word, set->dev[i]->word) == 0) {
+            enum vs_err err = vs_err_set(eb, VS_ERR_PARSE, "two device backends use the word %s",
+                                         set->dev[i]->word);
+            vs_devices_cleanup(set);
+            return err;
+        }
+        set->dev[i]->id = (uint16_t)i;
+    }
+    return VS_OK;
+}
+
+const struct vs_device *vs_devices_find(const struct vs_devices *set, const char *word)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        if (strcmp(set->dev[i]->word, word) == 0)
+            return set->dev[i];
+    return NULL;
+}
+
+bool vs_device_candidate(const struct vs_device *d, const struct vs_card *c)
+{
+    return c->dev == d->id && strcasestr(c->type, d->word) != NULL;
+}
+
+enum vs_err vs_device_annotate_generic(const struct vs_device *d, const struct vs_pod_devs *devs,
+                                       json_t *out)
+{
+    char *v = vs_annot_format_devices(devs);
+    if (!v)
+        return VS_ERR_NOMEM;
+    int rc = 0;
+    if (d->to_allocate_key)
+        rc |= json_object_set_new(out, d->to_allocate_key, json_string(v));
+    if (d->allocated_key)
+        rc |= json_object_set_new(out, d->allocated_key, json_string(v));
+    free(v);
+    return rc ? VS_ERR_NOMEM : VS_OK;
+}
+
+const char *vs_device_res(const struct vs_container *c, const char *name, bool limits_only)
+{
+    if (!name || !*name)
+        return NULL;
+    const char *v = vs_kv_get(&c->limits, name);
+    if (v || limits_only)
+        return v;
+    return vs_kv_get(&c->requests, name);
+}
+
+const char *vs_devcfg_str(const json_t *doc, const char *section, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(doc, section), key));
+}
+
+void vs_admit_set(struct vs_admit *a, enum vs_admit_kind kind, const char *key, const char *value)
+{
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 4;
+        struct vs_admit_op *g = realloc(a->ops, nc * sizeof(*g));
+        if (!g) {
+            a->oom = true;
+            return;
+        }
+        a->ops = g;
+        a->cap = nc;
+    }
+    struct vs_admit_op *o = &a->ops[a->n];
+    o->kind = kind;
+    o->key = strdup(key ? key : "");
+    o->value = strdup(value ? value : "");
+    if (!o->key || !o->value) {
+        free(o->key);
+        free(o->value);
+        a->oom = true;
+        return;
+    }
+    a->n++;
+}
+
+void vs_admit_cleanup(struct vs_admit *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->ops[i].key);
+        free(a->ops[i].value);
+    }
+    free(a->ops);
+    memset(a, 0, sizeof(*a));
+}
+
+const char *vs_device_cfg_str(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              const char *dflt)
+{
+    if (!cfg->doc)
+        return dflt;
+    const char *v = vs_devcfg_str(cfg->doc, section, key);
+    return v ? v : "";
+}
+
+enum vs_err vs_device_cfg_int(const struct vs_devcfg *cfg, const char *section, const char *key,
+                              int64_t dflt, int64_t *out, struct vs_errbuf *eb)
+{
+    const json_t *v = cfg->doc ? json_object_get(json_object_get(cfg->doc, section), key) : NULL;
+    *out = dflt;
+    if (!v || json_is_null(v))
+        return VS_OK;
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return VS_OK;
+    }
+    const char *s = json_string_value(v);
+    char *end;
+    long long x = s ? strtoll(s, &end, 10) : 0;
+    if (s && *s && !*end) {
+        *out = x;
+        return VS_OK;
+    }
+    return vs_err_set(eb, VS_ERR_PARSE, "%s.%s: expected an integer", section, key);
+}
+
+static enum vs_err qty(const struct vs_container *c, const char *name, bool limits_only,
+                       int64_t min, int64_t max, bool ceil, int64_t *out, bool *present,
+                       struct vs_errbuf *eb)
+{
+    *present = false;
+    const char *v = vs_device_res(c, name, limits_only);
+    if (!v)
+        return VS_OK;
+    int64_t x;
+    enum vs_err e = ceil ? vs_quantity_ceil(v, &x) : vs_quantity_int(v, &x);
+    if (e || x < min || x > max)
+        return vs_err_set(eb, VS_ERR_INVAL,
+                          "invalid %s \"%s\" in container %s: must be a whole number between "
+                          "%lld and %lld",
+                          name, v, c->name ? c->name : "", (long long)min, (long long)max);
+    *present = true;
+    *out = x;
+    return VS_OK;
+}
+
+enum vs_err vs_device_qty(const struct vs_container *c, const char *name, bool limits_only,
+                          int64_t min, int64_t max, int64_t *out, bool *present,
+                          struct vs_errbuf *eb)
+{
+    return qty(c, name, limits_only, min, max, false, out, present, eb);
+}
+
+enum vs_err vs_device_qty_ceil(const struct vs_container *c, const char *name, bool limits_only,
+                               int64_t min, int64_t max, int64_t *out, bool *present,
+                               struct vs_errbuf *eb)
+{
+    return qty(c, name, limits_only, min, max, true, out, present, eb);
+}
+
+/* Whether any comma-separated, blank-trimmed item of list is a case-insensitive substring of
+ * type; *any tells whether the list had an item at all. */
+static bool list_hits(const char *type, const char *list, bool *any)
+{
+    *any = false;
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *a = p, *b = p + n;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b > a) {
+            *any = true;
+            char item[256];
+            snprintf(item, sizeof(item), "%.*s", (int)(b - a), a);
+            if (strcasestr(type, item))
+                return true;
+        }
+        p = e ? e + 1 : p + n;
+    }
+    return false;
+}
+
+bool vs_device_type_lists(const char *type, const char *use, const char *nouse)
+{
+    bool any;
+    if (!list_hits(type, use, &any) && any)
+        return false;
+    return !list_hits(type, nouse, &any);
+}
+
+enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *key,
+                                         struct vs_inventory *out, struct vs_errbuf *eb)
+{
+    const char *v = vs_kv_get(&kn->annotations, key);
+    if (!v)
+        return VS_OK;
+    return vs_annot_parse_register_as(key, v, &out->reg, eb);
+}
+
+uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vs_kv_get(&kn->annotations, keys[i]);
+        any |= v != NULL;
+        for (const char *p = v ? v : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        h = (h ^ (v ? 0xfeu : 0xffu)) * 0x100000001b3ULL;
+    }
+    return any ? (h ? h : 1) : 0;
+}
