@@ -622,7 +622,7 @@ void vs_dash_json_pending_entry(struct vs_jw *w, const struct vs_pending_entry *
 }
 
 char *vs_dash_json_pending(const struct vs_pending_entry *v, size_t n, const struct vs_dash_snap *s,
-                           uint64_t version, uint64_t dropped, int64_t now)
+                           size_t miss_max, uint64_t version, uint64_t dropped, int64_t now)
 {
     struct vs_buf b;
     vs_buf_init(&b);
@@ -637,7 +637,7 @@ char *vs_dash_json_pending(const struct vs_pending_entry *v, size_t n, const str
     vs_jw_key(&w, "pods");
     vs_jw_arr(&w);
     for (size_t i = 0; i < n; i++)
-        vs_dash_json_pending_entry(&w, &v[i], s, false);
+        vs_dash_json_pending_entry(&w, &v[i], i < miss_max ? s : NULL, false);
     vs_jw_end_arr(&w);
     vs_jw_end_obj(&w);
     return finish(&b);

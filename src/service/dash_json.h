@@ -1,4 +1,4 @@
-/* dash_json: the dashboard API's JSON documents (docs/dashboard-api.yaml), written by hand
+/* dash_json: the dashboard API's JSON documents (docs/dashboard-api.json), written by hand
  * into one buffer from the dashboard's copies (dash_snap.h, pending.h): no tree is built, so a
  * snapshot of 40,000 cards is encoded in a few milliseconds. Every string is escaped for JSON
  * and, beyond what JSON needs, `<`, `>`, `&` and U+2028/U+2029 as \u escapes, so a pod named
@@ -55,9 +55,10 @@ char *vs_dash_json_node(const struct vs_dash_snap *s, const struct vs_dash_meta 
  * workload the measure is taken against. */
 char *vs_dash_json_frag(const struct vs_dash_snap *s, struct vs_frag_ctx *x);
 /* GET api/v1/pending (detail false) and api/v1/pending/{ns}/{name} (one entry, detail true);
- * s (may be NULL) gives each entry's nearest miss. */
+ * s (may be NULL) gives the nearest miss of the first miss_max entries (the others: null, not
+ * worked out). */
 char *vs_dash_json_pending(const struct vs_pending_entry *v, size_t n, const struct vs_dash_snap *s,
-                           uint64_t version, uint64_t dropped, int64_t now);
+                           size_t miss_max, uint64_t version, uint64_t dropped, int64_t now);
 char *vs_dash_json_pending_one(const struct vs_pending_entry *e, const struct vs_dash_snap *s,
                                int64_t now);
 /* One pending entry as an object (used by the pod document too). */

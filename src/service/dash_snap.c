@@ -6,7 +6,6 @@
 
 #include "annot.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +66,27 @@ static const char *arena_intern(struct vs_dash_arena *a, const char *s)
     return d;
 }
 
+struct vs_dash_arena *vs_dash_arena_new(void)
+{
+    return calloc(1, sizeof(struct vs_dash_arena));
+}
+
+const char *vs_dash_arena_dup(struct vs_dash_arena *a, const char *s)
+{
+    return arena_dup(a, s ? s : "");
+}
+
+void vs_dash_arena_free(struct vs_dash_arena *a)
+{
+    if (!a)
+        return;
+    for (struct chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
 const char *vs_dash_state_name(enum vs_dash_state s)
 {
     switch (s) {
@@ -90,11 +110,7 @@ void vs_dash_snap_free(struct vs_dash_snap *s)
 {
     if (!s)
         return;
-    for (struct chunk *c = s->arena ? s->arena->head : NULL, *n; c; c = n) {
-        n = c->next;
-        free(c);
-    }
-    free(s->arena);
+    vs_dash_arena_free(s->arena);
     free(s->nodes);
     free(s->cards);
     free(s->shares);

@@ -69,7 +69,11 @@ struct vs_dash_ns {
     int64_t pods; /* tracked GPU pods; -1 when not counted (snapshot without detail) */
 };
 
+/* A string arena: copies live until vs_dash_arena_free (never moved). */
 struct vs_dash_arena;
+struct vs_dash_arena *vs_dash_arena_new(void);                         /* NULL: out of memory */
+const char *vs_dash_arena_dup(struct vs_dash_arena *a, const char *s); /* NULL: out of memory */
+void vs_dash_arena_free(struct vs_dash_arena *a);
 
 struct vs_dash_snap {
     uint64_t version;

@@ -1,0 +1,930 @@
+/* whatif: request decoding, the copy of the live model (flat, strings in one arena, so the read
+ * lock is held only for copying) and its translation back into Kubernetes objects: a node's
+ * register annotation from its cards, its score annotation from the topology matrix, every
+ * tracked pod as one with its collapsed usage written as a device list (one container per slot,
+ * so the usage collapses back to the same memory, cores and slots), its MIG placements, and one
+ * pod per node holding the cpu and memory the node's pods request. */
+#include "whatif.h"
+
+#include "annot.h"
+#include "dash_json.h"
+#include "dash_snap.h"
+#include "policy.h"
+#include "simulate.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ the copy */
+
+struct wi_pod {
+    const char *ns, *name, *uid;
+    bool bound, malformed;
+    int32_t priority;
+    struct vs_usage *usage; /* uuids in the arena */
+    size_t n_usage;
+    struct vs_mig_allocs mig; /* deep copy */
+};
+
+struct wi_node {
+    const char *name;
+    const char *cordon; /* raw hami.io/device-cordon, NULL when none */
+    bool unschedulable;
+    struct vs_register reg; /* deep copy of the cards' registration */
+    int64_t *topo;          /* n_cards x n_cards, NULL when none */
+    struct vs_node_res res;
+    struct wi_pod *pods;
+    size_t n_pods;
+};
+
+struct wi_quota {
+    const char *ns;
+    bool has_mem, has_cores;
+    int64_t mem_limit, cores_limit;
+};
+
+struct vs_whatif_state {
+    struct vs_dash_arena *a;
+    struct wi_node *nodes;
+    size_t n_nodes, cap_nodes;
+    struct wi_quota *quotas;
+    size_t n_quotas, cap_quotas;
+    bool oom;
+};
+
+static void mig_free(struct vs_mig_allocs *m)
+{
+    vs_mig_allocs_cleanup(m);
+}
+
+void vs_whatif_state_free(struct vs_whatif_state *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        struct wi_node *n = &st->nodes[i];
+        vs_register_cleanup(&n->reg);
+        free(n->topo);
+        for (size_t k = 0; k < n->n_pods; k++) {
+            free(n->pods[k].usage);
+            mig_free(&n->pods[k].mig);
+        }
+        free(n->pods);
+    }
+    free(st->nodes);
+    free(st->quotas);
+    vs_dash_arena_free(st->a);
+    free(st);
+}
+
+static char *xdup(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static bool copy_card(const struct vs_card *c, struct vs_card_reg *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->index = c->index;
+    d->count = c->count;
+    d->devmem = c->devmem;
+    d->devcore = c->devcore;
+    d->numa = c->numa;
+    d->health = c->health;
+    if (!(d->uuid = xdup(c->uuid)) || !(d->type = xdup(c->type)) || !(d->mode = xdup(c->mode)))
+        return false;
+    if (c->n_profiles && !(d->profiles = calloc(c->n_profiles, sizeof(*d->profiles))))
+        return false;
+    for (size_t i = 0; i < c->n_profiles; i++, d->n_profiles++) {
+        const struct vs_mig_profile *p = &c->profiles[i];
+        struct vs_mig_profile *q = &d->profiles[i];
+        *q = *p;
+        q->name = NULL;
+        q->placements = NULL;
+        q->n_placements = 0;
+        if (!(q->name = xdup(p->name)))
+            return false;
+        if (p->n_placements) {
+            if (!(q->placements = malloc(p->n_placements * sizeof(*q->placements))))
+                return false;
+            memcpy(q->placements, p->placements, p->n_placements * sizeof(*q->placements));
+            q->n_placements = p->n_placements;
+        }
+    }
+    return true;
+}
+
+static bool copy_mig(const struct vs_mig_allocs *s, struct vs_mig_allocs *d)
+{
+    memset(d, 0, sizeof(*d));
+    if (!s->n)
+        return true;
+    if (!(d->items = calloc(s->n, sizeof(*d->items))))
+        return false;
+    for (size_t i = 0; i < s->n; i++, d->n++) {
+        d->items[i] = s->items[i];
+        d->items[i].gpu_uuid = d->items[i].profile = d->items[i].mig_uuid = NULL;
+        if (!(d->items[i].gpu_uuid = xdup(s->items[i].gpu_uuid)) ||
+            !(d->items[i].profile = xdup(s->items[i].profile)) ||
+            (s->items[i].mig_uuid && !(d->items[i].mig_uuid = xdup(s->items[i].mig_uuid))))
+            return false;
+    }
+    return true;
+}
+
+static void copy_node(void *ctx, const struct vs_node *n)
+{
+    struct vs_whatif_state *st = ctx;
+    if (st->oom)
+        return;
+    if (st->n_nodes == st->cap_nodes) {
+        size_t nc = st->cap_nodes ? st->cap_nodes * 2 : 64;
+        struct wi_node *g = realloc(st->nodes, nc * sizeof(*g));
+        if (!g) {
+            st->oom = true;
+            return;
+        }
+        st->nodes = g;
+        st->cap_nodes = nc;
+    }
+    struct wi_node *d = &st->nodes[st->n_nodes++];
+    memset(d, 0, sizeof(*d));
+    d->name = vs_dash_arena_dup(st->a, n->name);
+    d->cordon = n->raw_cordon ? vs_dash_arena_dup(st->a, n->raw_cordon) : NULL;
+    d->unschedulable = n->unschedulable;
+    d->res = n->res;
+    if (!d->name || (n->raw_cordon && !d->cordon)) {
+        st->oom = true;
+        return;
+    }
+    if (n->n_cards && !(d->reg.cards = calloc(n->n_cards, sizeof(*d->reg.cards)))) {
+        st->oom = true;
+        return;
+    }
+    for (size_t c = 0; c < n->n_cards; c++) {
+        bool ok = copy_card(&n->cards[c], &d->reg.cards[c]);
+        d->reg.n++;
+        if (!ok) {
+            st->oom = true;
+            return;
+        }
+    }
+    if (n->topo && n->n_cards) {
+        size_t sz = n->n_cards * n->n_cards * sizeof(*d->topo);
+        if (!(d->topo = malloc(sz))) {
+            st->oom = true;
+            return;
+        }
+        memcpy(d->topo, n->topo, sz);
+    }
+    if (n->n_pods && !(d->pods = calloc(n->n_pods, sizeof(*d->pods)))) {
+        st->oom = true;
+        return;
+    }
+    for (const struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        if (pe->expired || d->n_pods >= n->n_pods)
+            continue; /* its usage no longer counts */
+        struct wi_pod *p = &d->pods[d->n_pods++];
+        p->ns = vs_dash_arena_dup(st->a, pe->ns);
+        p->name = vs_dash_arena_dup(st->a, pe->name);
+        p->uid = vs_dash_arena_dup(st->a, pe->uid);
+        p->bound = pe->bound;
+        p->malformed = pe->malformed;
+        p->priority = pe->priority;
+        if (!p->ns || !p->name || !p->uid || !copy_mig(&pe->mig, &p->mig)) {
+            st->oom = true;
+            return;
+        }
+        if (pe->n_usage) {
+            if (!(p->usage = malloc(pe->n_usage * sizeof(*p->usage)))) {
+                st->oom = true;
+                return;
+            }
+            for (size_t u = 0; u < pe->n_usage; u++) {
+                p->usage[u] = pe->usage[u];
+                p->usage[u].uuid = (char *)vs_dash_arena_dup(st->a, pe->usage[u].uuid);
+                if (!p->usage[u].uuid) {
+                    free(p->usage);
+                    p->usage = NULL;
+                    st->oom = true;
+                    return;
+                }
+            }
+            p->n_usage = pe->n_usage;
+        }
+    }
+}
+
+static void copy_quota(void *ctx, const struct vs_quota *q)
+{
+    struct vs_whatif_state *st = ctx;
+    if (st->oom || (!q->has_mem && !q->has_cores))
+        return;
+    if (st->n_quotas == st->cap_quotas) {
+        size_t nc = st->cap_quotas ? st->cap_quotas * 2 : 16;
+        struct wi_quota *g = realloc(st->quotas, nc * sizeof(*g));
+        if (!g) {
+            st->oom = true;
+            return;
+        }
+        st->quotas = g;
+        st->cap_quotas = nc;
+    }
+    st->quotas[st->n_quotas] = (struct wi_quota){vs_dash_arena_dup(st->a, q->ns), q->has_mem,
+                                                 q->has_cores, q->mem_limit, q->cores_limit};
+    if (!st->quotas[st->n_quotas].ns)
+        st->oom = true;
+    else
+        st->n_quotas++;
+}
+
+enum vs_err vs_whatif_copy(const struct vs_model *m, struct vs_whatif_state **out)
+{
+    *out = NULL;
+    struct vs_whatif_state *st = calloc(1, sizeof(*st));
+    if (!st || !(st->a = vs_dash_arena_new())) {
+        free(st);
+        return VS_ERR_NOMEM;
+    }
+    vs_model_each_node(m, copy_node, st);
+    vs_model_each_quota(m, copy_quota, st);
+    if (st->oom) {
+        vs_whatif_state_free(st);
+        return VS_ERR_NOMEM;
+    }
+    *out = st;
+    return VS_OK;
+}
+
+/* ------------------------------------------------------------------ back to objects */
+
+static bool kv(struct vs_kvlist *l, const char *k, const char *v)
+{
+    return vs_kv_set(l, k, v) == VS_OK;
+}
+
+static bool kv_int(struct vs_kvlist *l, const char *k, long long v, const char *suffix)
+{
+    char buf[40];
+    snprintf(buf, sizeof(buf), "%lld%s", v, suffix);
+    return kv(l, k, buf);
+}
+
+static char *format_topo(const struct wi_node *n)
+{
+    struct vs_topo t = {0};
+    char *out = NULL;
+    size_t nc = n->reg.n;
+    if (!(t.items = calloc(nc, sizeof(*t.items))))
+        return NULL;
+    for (size_t i = 0; i < nc; i++, t.n++) {
+        struct vs_topo_entry *e = &t.items[i];
+        if (!(e->uuid = xdup(n->reg.cards[i].uuid)) ||
+            (nc > 1 && !(e->scores = calloc(nc - 1, sizeof(*e->scores)))))
+            goto out;
+        for (size_t j = 0; j < nc; j++) {
+            if (j == i)
+                continue;
+            e->scores[e->n].score = n->topo[i * nc + j];
+            if (!(e->scores[e->n++].other = xdup(n->reg.cards[j].uuid)))
+                goto out;
+        }
+    }
+    out = vs_annot_format_score(&t);
+out:
+    vs_topo_cleanup(&t);
+    return out;
+}
+
+static bool node_object(const struct wi_node *n, struct vs_knode *k)
+{
+    memset(k, 0, sizeof(*k));
+    if (!(k->name = xdup(n->name)) || !(k->resource_version = xdup("1")))
+        return false;
+    k->unschedulable = n->unschedulable;
+    if (n->reg.n) {
+        char *reg = vs_annot_format_register(&n->reg);
+        bool ok = reg && kv(&k->annotations, VS_ANNO_REGISTER, reg);
+        free(reg);
+        if (!ok)
+            return false;
+    }
+    if (n->topo && n->reg.n) {
+        char *sc = format_topo(n);
+        bool ok = sc && kv(&k->annotations, VS_ANNO_SCORE, sc);
+        free(sc);
+        if (!ok)
+            return false;
+    }
+    if (n->cordon && !kv(&k->annotations, VS_ANNO_CORDON, n->cordon))
+        return false;
+    if ((n->res.alloc_cpu >= 0 && !kv_int(&k->allocatable, "cpu", n->res.alloc_cpu, "m")) ||
+        (n->res.alloc_mem >= 0 && !kv_int(&k->allocatable, "memory", n->res.alloc_mem, "")) ||
+        (n->res.alloc_eph >= 0 &&
+         !kv_int(&k->allocatable, "ephemeral-storage", n->res.alloc_eph, "")) ||
+        (n->res.alloc_pods >= 0 && !kv_int(&k->allocatable, "pods", n->res.alloc_pods, "")))
+        return false;
+    return true;
+}
+
+static bool add_container(struct vs_pod *p, const char *name)
+{
+    struct vs_container *g = realloc(p->ctrs, (p->n_ctrs + 1) * sizeof(*g));
+    if (!g)
+        return false;
+    p->ctrs = g;
+    memset(&g[p->n_ctrs], 0, sizeof(g[0]));
+    g[p->n_ctrs].name = xdup(name);
+    return g[p->n_ctrs++].name != NULL;
+}
+
+static bool pod_base(struct vs_pod *p, const char *ns, const char *name, const char *uid)
+{
+    memset(p, 0, sizeof(*p));
+    return (p->ns = xdup(ns)) && (p->name = xdup(name)) && (p->uid = xdup(uid)) &&
+           (p->node_name = xdup("")) && (p->scheduler_name = xdup("")) &&
+           (p->phase = xdup("Running")) && (p->resource_version = xdup("1")) &&
+           (p->nominated_node = xdup(""));
+}
+
+/* A tracked pod with its collapsed usage: one container per slot of its most shared card. */
+static bool tracked_pod(const struct wi_node *n, const struct wi_pod *w, struct vs_pod *p)
+{
+    if (!pod_base(p, w->ns, w->name, w->uid))
+        return false;
+    p->priority = w->priority;
+    if (w->bound) {
+        free(p->node_name);
+        if (!(p->node_name = xdup(n->name)))
+            return false;
+    }
+    int64_t slots = 1;
+    for (size_t u = 0; u < w->n_usage; u++)
+        if (w->usage[u].slots > slots)
+            slots = w->usage[u].slots;
+    if (slots > 64)
+        slots = 64;
+    struct vs_pod_devs devs = {0};
+    bool ok = (devs.ctrs = calloc((size_t)slots, sizeof(*devs.ctrs))) != NULL;
+    for (int64_t k = 0; ok && k < slots; k++) {
+        char cname[16];
+        snprintf(cname, sizeof(cname), "c%lld", (long long)k);
+        ok = add_container(p, cname);
+        struct vs_ctr_devs *cd = ok ? &devs.ctrs[devs.n++] : NULL;
+        for (size_t u = 0; ok && u < w->n_usage; u++) {
+            const struct vs_usage *us = &w->usage[u];
+            int64_t s = us->slots < 1 ? 1 : us->slots > 64 ? 64 : us->slots;
+            if (k >= s)
+                continue;
+            struct vs_cdev *g = realloc(cd->devs, (cd->n + 1) * sizeof(*g));
+            if (!g) {
+                ok = false;
+                break;
+            }
+            cd->devs = g;
+            struct vs_cdev *d = &g[cd->n++];
+            d->uuid = xdup(us->uuid);
+            d->type = xdup(VS_VENDOR);
+            d->usedmem = (int32_t)(us->mem / s + (k == 0 ? us->mem % s : 0));
+            d->usedcores = (int32_t)(us->cores / s + (k == 0 ? us->cores % s : 0));
+            ok = d->uuid && d->type;
+        }
+    }
+    char *alloc = ok ? vs_annot_format_devices(&devs) : NULL;
+    vs_pod_devs_cleanup(&devs);
+    ok = alloc && kv(&p->annotations, VS_ANNO_VGPU_NODE, n->name) &&
+         kv(&p->annotations, VS_ANNO_ALLOCATED, w->malformed ? "malformed" : alloc);
+    free(alloc);
+    if (ok && w->mig.n) {
+        char *mig = vs_annot_format_mig(&w->mig);
+        ok = mig && kv(&p->annotations, VS_ANNO_MIG_ALLOC, mig);
+        free(mig);
+    }
+    return ok;
+}
+
+/* The cpu, memory and ephemeral storage a node's pods request, held by one pod. */
+static bool usage_pod(const struct wi_node *n, size_t i, struct vs_pod *p)
+{
+    char name[64], uid[64];
+    snprintf(name, sizeof(name), "node-usage-%zu", i);
+    snprintf(uid, sizeof(uid), "vgpu-sched-whatif-usage-%zu", i);
+    if (!pod_base(p, "vgpu-sched-whatif", name, uid) || !add_container(p, "usage"))
+        return false;
+    free(p->node_name);
+    if (!(p->node_name = xdup(n->name)))
+        return false;
+    struct vs_kvlist *r = &p->ctrs[0].requests;
+    return kv_int(r, "cpu", n->res.cpu, "m") && kv_int(r, "memory", n->res.mem, "") &&
+           kv_int(r, "ephemeral-storage", n->res.eph, "");
+}
+
+enum vs_err vs_whatif_objects(const struct vs_whatif_state *st, const struct vs_devcfg *cfg,
+                              struct vs_objset *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t np = 0;
+    for (size_t i = 0; i < st->n_nodes; i++)
+        np += st->nodes[i].n_pods + 1;
+    out->nodes = calloc(st->n_nodes ? st->n_nodes : 1, sizeof(*out->nodes));
+    out->pods = calloc(np ? np : 1, sizeof(*out->pods));
+    out->quotas = calloc(st->n_quotas ? st->n_quotas : 1, sizeof(*out->quotas));
+    if (!out->nodes || !out->pods || !out->quotas)
+        goto oom;
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct wi_node *n = &st->nodes[i];
+        bool ok = node_object(n, &out->nodes[out->n_nodes]);
+        out->n_nodes++;
+        if (!ok)
+            goto oom;
+        for (size_t k = 0; k < n->n_pods; k++) {
+            ok = tracked_pod(n, &n->pods[k], &out->pods[out->n_pods]);
+            out->n_pods++;
+            if (!ok)
+                goto oom;
+        }
+        ok = usage_pod(n, i, &out->pods[out->n_pods]);
+        out->n_pods++;
+        if (!ok)
+            goto oom;
+    }
+    int64_t factor = cfg->memory_factor > 1 ? cfg->memory_factor : 1;
+    for (size_t i = 0; i < st->n_quotas; i++) {
+        const struct wi_quota *q = &st->quotas[i];
+        struct vs_kquota *k = &out->quotas[out->n_quotas++];
+        char key[300];
+        if (!(k->ns = xdup(q->ns)) || !(k->name = xdup("vgpu-sched-whatif")))
+            goto oom;
+        snprintf(key, sizeof(key), "limits.%s", cfg->res_mem);
+        if (q->has_mem && !kv_int(&k->hard, key, q->mem_limit / factor, ""))
+            goto oom;
+        snprintf(key, sizeof(key), "limits.%s", cfg->res_cores);
+        if (q->has_cores && !kv_int(&k->hard, key, q->cores_limit, ""))
+            goto oom;
+    }
+    return VS_OK;
+oom:
+    vs_objset_cleanup(out);
+    memset(out, 0, sizeof(*out));
+    return VS_ERR_NOMEM;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+void vs_whatif_req_cleanup(struct vs_whatif_req *r)
+{
+    vs_objset_cleanup(&r->pods);
+    free(r->node_policy);
+    free(r->gpu_policy);
+    memset(r, 0, sizeof(*r));
+}
+
+/* An integer field: absent/null leaves *out; else a whole number within [lo, hi]. */
+static enum vs_err int_field(const json_t *o, const char *key, const char *where, long long lo,
+                             long long hi, long long *out, bool *set, struct vs_errbuf *eb)
+{
+    const json_t *v = json_object_get(o, key);
+    if (set)
+        *set = false;
+    if (!v || json_is_null(v))
+        return VS_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return vs_err_set(eb, VS_ERR_INVAL, "%s%s must be a whole number from %lld to %lld", where,
+                          key, lo, hi);
+    *out = json_integer_value(v);
+    if (set)
+        *set = true;
+    return VS_OK;
+}
+
+static enum vs_err str_field(const json_t *o, const char *key, const char *where, size_t max,
+                             const char **out, struct vs_errbuf *eb)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return VS_OK;
+    if (!json_is_string(v) || json_string_length(v) > max ||
+        strlen(json_string_value(v)) != json_string_length(v))
+        return vs_err_set(eb, VS_ERR_INVAL, "%s%s must be a string of at most %zu bytes", where,
+                          key, max);
+    *out = json_string_value(v);
+    return VS_OK;
+}
+
+static enum vs_err known_keys(const json_t *o, const char *where, const char *const *keys,
+                              const char *list, struct vs_errbuf *eb)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        bool ok = false;
+        for (size_t i = 0; keys[i] && !ok; i++)
+            ok = strcmp(keys[i], k) == 0;
+        if (!ok) {
+            char key[64];
+            snprintf(key, sizeof(key), "%.60s", k);
+            return vs_err_set(eb, VS_ERR_INVAL, "unknown field \"%s%s\" (want %s)", where, key,
+                              list);
+        }
+    }
+    return VS_OK;
+}
+
+static enum vs_err shape_pod(const json_t *sh, const struct vs_devcfg *cfg, struct vs_pod *p,
+                             struct vs_errbuf *eb)
+{
+    static const char *const keys[] = {"cards", "memMiB",    "memPct", "coresPct", "type",
+                                       "mode",  "namespace", "name",   "priority", NULL};
+    enum vs_err err;
+    if ((err = known_keys(sh, "shape.", keys,
+                          "cards, memMiB, memPct, coresPct, type, mode, namespace, name, priority",
+                          eb)))
+        return err;
+    long long cards = 1, mem = 0, pct = 0, cores = 0, prio = 0;
+    bool has_mem, has_pct, has_cores;
+    const char *type = NULL, *mode = NULL, *ns = "default", *name = "what-if";
+    if ((err = int_field(sh, "cards", "shape.", 1, VS_WHATIF_MAX_CARDS, &cards, NULL, eb)) ||
+        (err = int_field(sh, "memMiB", "shape.", 1, 2147483647, &mem, &has_mem, eb)) ||
+        (err = int_field(sh, "memPct", "shape.", 1, 100, &pct, &has_pct, eb)) ||
+        (err = int_field(sh, "coresPct", "shape.", 0, 100, &cores, &has_cores, eb)) ||
+        (err =
+             int_field(sh, "priority", "shape.", -2147483647LL - 1, 2147483647, &prio, NULL, eb)) ||
+        (err = str_field(sh, "type", "shape.", 256, &type, eb)) ||
+        (err = str_field(sh, "mode", "shape.", 16, &mode, eb)) ||
+        (err = str_field(sh, "namespace", "shape.", 63, &ns, eb)) ||
+        (err = str_field(sh, "name", "shape.", 200, &name, eb)))
+        return err;
+    if (has_mem && has_pct)
+        return vs_err_set(eb, VS_ERR_INVAL, "shape.memMiB and shape.memPct exclude each other");
+    if (mode && *mode && strcmp(mode, "hami-core") != 0 && strcmp(mode, "mig") != 0 &&
+        strcmp(mode, "mps") != 0)
+        return vs_err_set(eb, VS_ERR_INVAL, "shape.mode must be hami-core, mig or mps");
+    if (!*ns || !*name)
+        return vs_err_set(eb, VS_ERR_INVAL, "shape.namespace and shape.name must not be empty");
+    if (!pod_base(p, ns, name, "") || !add_container(p, "main"))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    free(p->phase);
+    p->phase = xdup("Pending");
+    p->priority = (int32_t)prio;
+    struct vs_kvlist *l = &p->ctrs[0].limits;
+    if (!p->phase || !kv_int(l, cfg->res_count, cards, "") ||
+        (has_mem && !kv_int(l, cfg->res_mem, mem, "")) ||
+        (has_pct && !kv_int(l, cfg->res_mem_pct, pct, "")) ||
+        (has_cores && !kv_int(l, cfg->res_cores, cores, "")) ||
+        (type && *type && !kv(&p->annotations, VS_ANNO_USE_TYPE, type)) ||
+        (mode && *mode && !kv(&p->annotations, VS_ANNO_VGPU_MODE, mode)))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    return VS_OK;
+}
+
+/* A pasted pod is scheduled afresh: a placement it carries, and the node constraints the
+ * service cannot check, are left out. */
+static bool strip_pod(struct vs_pod *p, struct vs_whatif_req *r)
+{
+    static const char *const keys[] = {VS_ANNO_VGPU_NODE, VS_ANNO_ALLOCATED,  VS_ANNO_TO_ALLOCATE,
+                                       VS_ANNO_MIG_ALLOC, VS_ANNO_BIND_PHASE, VS_ANNO_BIND_TIME,
+                                       VS_ANNO_VGPU_TIME};
+    if ((p->node_name && *p->node_name) || vs_kv_get(&p->annotations, VS_ANNO_VGPU_NODE))
+        r->dropped_placement = true;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        vs_kv_del(&p->annotations, keys[i]);
+    free(p->node_name);
+    free(p->nominated_node);
+    p->node_name = xdup("");
+    p->nominated_node = xdup("");
+    if (p->node_selector.n || p->has_required_affinity || p->n_tols)
+        r->dropped_selectors = true;
+    vs_kv_cleanup(&p->node_selector);
+    p->has_required_affinity = false;
+    if (!p->ns || !*p->ns) {
+        free(p->ns);
+        p->ns = xdup("default");
+    }
+    free(p->phase);
+    p->phase = xdup("Pending");
+    return p->node_name && p->nominated_node && p->ns && p->phase;
+}
+
+/* Keeps the loader's first warning (a kind it skipped) for the error message. */
+static void first_warning(void *ctx, const char *msg)
+{
+    char *w = ctx;
+    if (!*w)
+        snprintf(w, 200, "%s", msg);
+}
+
+static bool grow_pods(struct vs_objset *s, size_t n)
+{
+    struct vs_pod *g = realloc(s->pods, (s->n_pods + n) * sizeof(*g));
+    if (!g)
+        return false;
+    s->pods = g;
+    return true;
+}
+
+/* Copies pod n times (names suffixed -1, -2, ... when n > 1), with fresh UIDs. */
+static enum vs_err replicate(struct vs_whatif_req *r, const struct vs_pod *src, long long n,
+                             size_t *seq, struct vs_errbuf *eb)
+{
+    if (r->pods.n_pods + (size_t)n > VS_WHATIF_MAX_PODS)
+        return vs_err_set(eb, VS_ERR_INVAL, "at most %d pods per what-if", VS_WHATIF_MAX_PODS);
+    if (!grow_pods(&r->pods, (size_t)n))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    for (long long i = 0; i < n; i++) {
+        struct vs_pod *d = &r->pods.pods[r->pods.n_pods];
+        memset(d, 0, sizeof(*d));
+        if (vs_pod_copy(d, src)) {
+            vs_pod_cleanup(d);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        r->pods.n_pods++;
+        char uid[48];
+        snprintf(uid, sizeof(uid), "what-if-%zu", ++*seq);
+        free(d->uid);
+        d->uid = xdup(uid);
+        if (n > 1) {
+            size_t len = strlen(src->name) + 24;
+            char *nm = malloc(len);
+            if (nm)
+                snprintf(nm, len, "%s-%lld", src->name, i + 1);
+            free(d->name);
+            d->name = nm;
+        }
+        if (!d->uid || !d->name)
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    return VS_OK;
+}
+
+enum vs_err vs_whatif_parse(const char *body, size_t len, const struct vs_devcfg *cfg,
+                            struct vs_whatif_req *out, struct vs_errbuf *eb)
+{
+    static const char *const keys[] = {"shape", "pod", "count", "nodePolicy", "gpuPolicy", NULL};
+    memset(out, 0, sizeof(*out));
+    json_error_t je;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    struct vs_objset pasted = {0};
+    struct vs_pod shape = {0};
+    bool have_shape = false;
+    enum vs_err err = VS_OK;
+    size_t seq = 0;
+    if (!root) {
+        err = vs_err_set(eb, VS_ERR_PARSE, "invalid JSON at line %d: %s", je.line, je.text);
+        goto out;
+    }
+    if (!json_is_object(root)) {
+        err = vs_err_set(eb, VS_ERR_INVAL, "the body must be a JSON object");
+        goto out;
+    }
+    if ((err = known_keys(root, "", keys, "shape, pod, count, nodePolicy, gpuPolicy", eb)))
+        goto out;
+    const json_t *sh = json_object_get(root, "shape");
+    const json_t *pod = json_object_get(root, "pod");
+    if ((sh && !json_is_null(sh)) == (pod && !json_is_null(pod))) {
+        err = vs_err_set(eb, VS_ERR_INVAL, "give exactly one of \"shape\" and \"pod\"");
+        goto out;
+    }
+    long long count = 1;
+    const char *np = NULL, *gp = NULL;
+    if ((err = int_field(root, "count", "", 1, VS_WHATIF_MAX_PODS, &count, NULL, eb)) ||
+        (err = str_field(root, "nodePolicy", "", 64, &np, eb)) ||
+        (err = str_field(root, "gpuPolicy", "", 256, &gp, eb)))
+        goto out;
+    const struct vs_node_policy *npol;
+    struct vs_gpu_policy gpol;
+    if ((np && *np && (err = vs_policy_parse_node(np, "nodePolicy", &npol, eb))) ||
+        (gp && *gp && (err = vs_policy_parse_gpu(gp, "gpuPolicy", &gpol, eb))))
+        goto out;
+    if ((np && *np && !(out->node_policy = strdup(np))) ||
+        (gp && *gp && !(out->gpu_policy = strdup(gp)))) {
+        err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (sh) {
+        if (!json_is_object(sh)) {
+            err = vs_err_set(eb, VS_ERR_INVAL, "shape must be an object");
+            goto out;
+        }
+        have_shape = true;
+        if ((err = shape_pod(sh, cfg, &shape, eb)) ||
+            (err = replicate(out, &shape, count, &seq, eb)))
+            goto out;
+    } else {
+        if (!json_is_string(pod)) {
+            err = vs_err_set(eb, VS_ERR_INVAL, "pod must be the pod's JSON or YAML text");
+            goto out;
+        }
+        struct vs_errbuf le;
+        char warn[200] = "";
+        if (vs_loader_load_buf(json_string_value(pod), json_string_length(pod), "pod", &pasted,
+                               first_warning, warn, &le)) {
+            err = vs_err_set(eb, VS_ERR_INVAL, "%s", le.msg);
+            goto out;
+        }
+        if (!pasted.n_pods) {
+            char why[210] = "";
+            if (*warn)
+                snprintf(why, sizeof(why), " (%.200s)", warn);
+            err = vs_err_set(eb, VS_ERR_INVAL, "pod: the text holds no object of kind Pod%s", why);
+            goto out;
+        }
+        for (size_t i = 0; i < pasted.n_pods; i++) {
+            if (!strip_pod(&pasted.pods[i], out)) {
+                err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+            if ((err = replicate(out, &pasted.pods[i], count, &seq, eb)))
+                goto out;
+        }
+    }
+out:
+    if (have_shape)
+        vs_pod_cleanup(&shape);
+    vs_objset_cleanup(&pasted);
+    json_decref(root);
+    if (err)
+        vs_whatif_req_cleanup(out);
+    return err;
+}
+
+/* ------------------------------------------------------------------ the answer */
+
+static void devices_json(struct vs_jw *w, const char *devices)
+{
+    struct vs_pod_devs d = {0};
+    struct vs_errbuf eb;
+    vs_jw_key(w, "containers");
+    vs_jw_arr(w);
+    if (devices && vs_annot_parse_devices(VS_ANNO_ALLOCATED, devices, &d, &eb) == VS_OK) {
+        for (size_t i = 0; i < d.n; i++) {
+            vs_jw_obj(w);
+            vs_jw_key(w, "index");
+            vs_jw_int(w, (int64_t)i);
+            vs_jw_key(w, "devices");
+            vs_jw_arr(w);
+            for (size_t k = 0; k < d.ctrs[i].n; k++) {
+                vs_jw_obj(w);
+                vs_jw_key(w, "uuid");
+                vs_jw_str(w, d.ctrs[i].devs[k].uuid);
+                vs_jw_key(w, "memMiB");
+                vs_jw_int(w, d.ctrs[i].devs[k].usedmem);
+                vs_jw_key(w, "coresPct");
+                vs_jw_int(w, d.ctrs[i].devs[k].usedcores);
+                vs_jw_end_obj(w);
+            }
+            vs_jw_end_arr(w);
+            vs_jw_end_obj(w);
+        }
+    }
+    vs_pod_devs_cleanup(&d);
+    vs_jw_end_arr(w);
+}
+
+/* The card index of uuid on node in the model after the run, -1 when not found. */
+static long card_index(const struct vs_model *m, const char *node, const char *uuid)
+{
+    const struct vs_node *n = vs_model_node(m, node);
+    for (size_t i = 0; n && i < n->n_cards; i++)
+        if (strcmp(n->cards[i].uuid, uuid) == 0)
+            return (long)n->cards[i].index;
+    return -1;
+}
+
+char *vs_whatif_run(const struct vs_whatif_state *st, struct vs_whatif_req *req,
+                    const struct vs_whatif_opts *o)
+{
+    struct vs_objset cl;
+    if (vs_whatif_objects(st, o->cfg, &cl))
+        return NULL;
+    struct vs_sim_run_opts ro = {.cfg = o->cfg,
+                                 .node_policy =
+                                     req->node_policy ? req->node_policy : o->node_policy,
+                                 .gpu_policy = req->gpu_policy ? req->gpu_policy : o->gpu_policy,
+                                 .table_full_max = 50,
+                                 .frag_stats = o->frag_stats,
+                                 .source = "the service's state"};
+    struct vs_sim_pod *res = NULL;
+    size_t n_res = 0;
+    struct vs_model *m = NULL;
+    char *text = NULL;
+    if (vs_simulate_run(&cl, &req->pods, &ro, NULL, &res, &n_res, &m))
+        goto out;
+    struct vs_buf b;
+    vs_buf_init(&b);
+    struct vs_jw w;
+    vs_jw_init(&w, &b);
+    vs_jw_obj(&w);
+    vs_jw_key(&w, "basedOn");
+    vs_jw_obj(&w);
+    vs_jw_key(&w, "version");
+    vs_jw_str(&w, o->version);
+    vs_jw_key(&w, "generatedAt");
+    vs_jw_int(&w, o->now);
+    vs_jw_key(&w, "nodes");
+    vs_jw_int(&w, (int64_t)cl.n_nodes);
+    vs_jw_end_obj(&w);
+    vs_jw_key(&w, "nodePolicy");
+    vs_jw_str(&w, ro.node_policy ? ro.node_policy : "binpack");
+    vs_jw_key(&w, "gpuPolicy");
+    vs_jw_str(&w, ro.gpu_policy ? ro.gpu_policy : "spread");
+    vs_jw_key(&w, "notes");
+    vs_jw_arr(&w);
+    vs_jw_str(&w, "evaluated on a private copy of the service's state: nothing was reserved or "
+                  "written");
+    if (req->dropped_selectors)
+        vs_jw_str(&w, "nodeSelector, node affinity and tolerations were not evaluated: the "
+                      "service keeps no node labels or taints");
+    if (req->dropped_placement)
+        vs_jw_str(&w, "the pod's own node and device placement were left out: it is scheduled "
+                      "afresh");
+    vs_jw_end_arr(&w);
+    vs_jw_key(&w, "results");
+    vs_jw_arr(&w);
+    for (size_t i = 0; i < n_res; i++) {
+        const struct vs_sim_pod *r = &res[i];
+        vs_jw_obj(&w);
+        vs_jw_key(&w, "pod");
+        vs_jw_str(&w, r->pod);
+        vs_jw_key(&w, "node");
+        vs_jw_str(&w, r->node);
+        vs_jw_key(&w, "error");
+        vs_jw_str(&w, r->error);
+        vs_jw_key(&w, "score");
+        if (r->node && r->devices)
+            vs_jw_num(&w, r->score);
+        else
+            vs_jw_null(&w);
+        devices_json(&w, r->devices);
+        vs_jw_key(&w, "cards");
+        vs_jw_arr(&w);
+        if (r->node && r->devices) {
+            struct vs_pod_devs d = {0};
+            struct vs_errbuf eb;
+            if (vs_annot_parse_devices(VS_ANNO_ALLOCATED, r->devices, &d, &eb) == VS_OK) {
+                for (size_t c = 0; c < d.n; c++)
+                    for (size_t k = 0; k < d.ctrs[c].n; k++) {
+                        vs_jw_obj(&w);
+                        vs_jw_key(&w, "container");
+                        vs_jw_int(&w, (int64_t)c);
+                        vs_jw_key(&w, "uuid");
+                        vs_jw_str(&w, d.ctrs[c].devs[k].uuid);
+                        vs_jw_key(&w, "index");
+                        long idx = card_index(m, r->node, d.ctrs[c].devs[k].uuid);
+                        if (idx >= 0)
+                            vs_jw_int(&w, idx);
+                        else
+                            vs_jw_null(&w);
+                        vs_jw_end_obj(&w);
+                    }
+            }
+            vs_pod_devs_cleanup(&d);
+        }
+        vs_jw_end_arr(&w);
+        vs_jw_key(&w, "reasonsSummary");
+        vs_jw_bool(&w, r->reasons_summary);
+        vs_jw_key(&w, "reasons");
+        vs_jw_arr(&w);
+        for (size_t k = 0; k < r->reasons.n; k++) {
+            vs_jw_obj(&w);
+            if (r->reasons_summary) {
+                vs_jw_key(&w, "reason");
+                vs_jw_str(&w, r->reasons.items[k].key);
+                vs_jw_key(&w, "nodes");
+                vs_jw_int(&w, strtoll(r->reasons.items[k].val, NULL, 10));
+            } else {
+                vs_jw_key(&w, "node");
+                vs_jw_str(&w, r->reasons.items[k].key);
+                vs_jw_key(&w, "reason");
+                vs_jw_str(&w, r->reasons.items[k].val);
+            }
+            vs_jw_end_obj(&w);
+        }
+        vs_jw_end_arr(&w);
+        vs_jw_key(&w, "preemption");
+        if (r->n_victims) {
+            vs_jw_obj(&w);
+            vs_jw_key(&w, "victims");
+            vs_jw_arr(&w);
+            for (size_t k = 0; k < r->n_victims; k++)
+                vs_jw_str(&w, r->victims[k]);
+            vs_jw_end_arr(&w);
+            vs_jw_end_obj(&w);
+        } else {
+            vs_jw_null(&w);
+        }
+        vs_jw_end_obj(&w);
+    }
+    vs_jw_end_arr(&w);
+    vs_jw_end_obj(&w);
+    text = vs_buf_steal(&b);
+out:
+    for (size_t i = 0; i < n_res; i++)
+        vs_sim_pod_cleanup(&res[i]);
+    free(res);
+    vs_model_free(m);
+    vs_objset_cleanup(&cl);
+    return text;
+}
