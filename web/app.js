@@ -50,6 +50,11 @@
     const g = v / 1024;
     return (Math.abs(g - Math.round(g)) < 0.05 ? Math.round(g) : g.toFixed(1)) + ' GiB';
   }
+  // exact figures (requests, slices): MiB as asked, GiB beside when large
+  function mibExact(v) {
+    if (v === null || v === undefined) return 'not reported';
+    return v >= 1024 ? v + ' MiB (' + mib(v) + ')' : v + ' MiB';
+  }
   function pct(v) { return v === null || v === undefined ? 'not reported' : v + ' %'; }
   function num(v, digits) {
     if (v === null || v === undefined) return 'not reported';
@@ -79,7 +84,7 @@
   function ratio(used, total) { return total > 0 ? Math.max(0, Math.min(1, used / total)) : 0; }
   function request(c) {
     if (!c || !c.cards) return 'no GPU';
-    const mem = c.memMiB !== null && c.memMiB !== undefined ? mib(c.memMiB)
+    const mem = c.memMiB !== null && c.memMiB !== undefined ? mibExact(c.memMiB)
       : c.memPct !== null && c.memPct !== undefined ? c.memPct + ' % of memory' : 'whole memory';
     return c.cards + ' × ' + mem + ', ' + c.coresPct + ' % cores';
   }
@@ -112,16 +117,15 @@
 
   /* ------------------------------------------------------------ fetching */
 
-  async function getJSON(path, etag) {
-    const headers = { Accept: 'application/json' };
-    if (etag) headers['If-None-Match'] = etag;
-    const r = await fetch(path, { headers, cache: 'no-store', credentials: 'same-origin' });
-    if (r.status === 304) return { status: 304, etag };
+  // The browser's cache revalidates with the ETag it stored (If-None-Match) and turns a 304 into
+  // the stored answer: an unchanged document costs the server no copy and the page no parse of a
+  // new body. The caller compares ETags to skip re-rendering.
+  async function getJSON(path) {
+    const r = await fetch(path, { headers: { Accept: 'application/json' }, cache: 'no-cache', credentials: 'same-origin' });
     let body = null;
     try { body = await r.json(); } catch (e) { body = null; }
     if (!r.ok) {
-      const msg = body && body.error ? body.error : 'HTTP ' + r.status;
-      const err = new Error(msg);
+      const err = new Error(body && body.error ? body.error : 'HTTP ' + r.status);
       err.status = r.status;
       throw err;
     }
@@ -129,8 +133,8 @@
   }
 
   async function refreshSnapshot() {
-    const r = await getJSON('api/v1/snapshot', state.snapEtag);
-    if (r.status === 304) return false;
+    const r = await getJSON('api/v1/snapshot');
+    if (state.snap && r.etag && r.etag === state.snapEtag) return false;
     state.snap = r.body;
     state.snapEtag = r.etag;
     indexNamespaces(state.snap);
@@ -144,12 +148,12 @@
     clear(el);
     const s = state.snap;
     if (!s) return;
-    el.append(
+    el.append(...[
       h('span', { class: 'chip ' + (s.service.leader ? 'ok' : 'no') }, s.service.leader ? 'leader' : 'not the leader'),
       h('span', { class: 'chip ' + (s.service.synced ? 'ok' : 'no') }, s.service.synced ? 'cache synced' : 'cache syncing'),
       h('span', { class: 'chip' }, 'policies ' + s.service.nodePolicy + ' / ' + s.service.gpuPolicy),
       h('span', { class: 'chip', id: 'updated' }, (state.paused ? 'paused at ' : 'updated ') + new Date(s.generatedAt * 1000).toLocaleTimeString()),
-      state.lastError ? h('span', { class: 'chip no' }, 'update failed: ' + state.lastError) : null);
+      state.lastError ? h('span', { class: 'chip no' }, 'update failed: ' + state.lastError) : null].filter(Boolean));
   }
 
   function stat(label, value, detail, used, total, key) {
@@ -258,7 +262,7 @@
 
   views.cluster = function (root, args) {
     const s = state.snap;
-    const gpuNodes = s.nodes.filter((n) => n.cards.length || n.error);
+    const gpuNodes = s.nodes.filter((n) => n.registered);
     const hidden = s.nodes.length - gpuNodes.length;
     root.append(h('h1', null, 'Cluster map'));
     if (!gpuNodes.length) {
@@ -344,9 +348,13 @@
 
   function num_(v, text) { return { num: true, value: v, text }; }
 
+  const NUM_HEADS = new Set(['Memory', 'Cores', 'Slots', 'Attempts', 'Count', 'Nodes', 'Age', 'Waiting',
+    'In flight', 'Cards', 'Free cards', 'Idle (cards)', 'Stranded (cards)', 'Pods', 'Memory used',
+    'Memory limit', 'Cores used', 'Cores limit', 'Weight']);
+
   function table(heads, rows, attrs) {
     const t = h('table', attrs || null,
-      h('thead', null, h('tr', null, heads.map((x) => h('th', { scope: 'col', class: /^(Memory|Cores|Slots|Attempts|Count|Idle|Stranded|Free|Cards|Age|Waiting|In flight)/.test(x) ? 'num' : null }, x)))),
+      h('thead', null, h('tr', null, heads.map((x) => h('th', { scope: 'col', class: NUM_HEADS.has(x) ? 'num' : null }, x)))),
       h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => {
         if (c && typeof c === 'object' && !(c instanceof Node) && !Array.isArray(c) && c.num) {
           return h('td', { class: 'num', 'data-value': c.value === null || c.value === undefined ? 'null' : c.value }, c.text);
@@ -394,9 +402,14 @@
       usageLine('GPU cores', q.coresUsedPct, q.coresLimitPct, pct));
   }
 
+  function missNote(x) {
+    if (x.error) return '—';
+    return x.nearestMissStatus === 'none' ? 'no card of an accepted type comes near' : 'not worked out';
+  }
+
   async function loadPending() {
-    const r = await getJSON('api/v1/pending', state.pendingEtag);
-    if (r.status !== 304) { state.pending = r.body; state.pendingEtag = r.etag; }
+    const r = await getJSON('api/v1/pending');
+    if (!state.pending || r.etag !== state.pendingEtag) { state.pending = r.body; state.pendingEtag = r.etag; }
     return state.pending;
   }
 
@@ -419,7 +432,7 @@
       num_(now - x.firstRefusedAt, age(now - x.firstRefusedAt)),
       num_(x.attempts, String(x.attempts)),
       x.error ? h('span', { class: 'refused' }, x.error) : h('span', { class: 'reasons' }, x.reasons.slice(0, 4).map((r) => r.reason + ' (' + r.nodes + ')').join(', ')),
-      x.nearestMiss ? x.nearestMiss.text : h('span', { class: 'muted' }, x.error ? '—' : 'not worked out')]), { 'data-table': 'pending' }));
+      x.nearestMiss ? x.nearestMiss.text : h('span', { class: 'muted' }, missNote(x))]), { 'data-table': 'pending' }));
   };
 
   async function pendingOne(root, ns, name) {
@@ -434,9 +447,9 @@
       h('dt', null, 'Attempts'), h('dd', null, String(x.attempts)),
       h('dt', null, 'Asks'), h('dd', null, x.containers.map((c) => h('div', null, c.name + (c.init ? ' (init)' : '') + ': ' + request(c)))),
       x.useGpuType ? [h('dt', null, 'Card types'), h('dd', null, x.useGpuType)] : null,
-      h('dt', null, 'Nearest miss'), h('dd', null, x.nearestMiss ? x.nearestMiss.text : 'not worked out'),
+      h('dt', null, 'Nearest miss'), h('dd', null, x.nearestMiss ? x.nearestMiss.text : missNote(x)),
       x.preemption ? [h('dt', null, 'Preempting'), h('dd', null, x.preemption.victims.join(', ') + ' on ' + x.preemption.node)] : null,
-      h('dt', null, 'Details'), h('dd', null, link(podHref(x.namespace, x.name), 'Find this pod')))));
+      h('dt', null, 'Details'), h('dd', null, link(podHref(x.namespace, x.name), 'The pod\'s page')))));
     if (x.error) root.append(h('p', { class: 'error-box' }, x.error));
     root.append(h('h2', null, 'Reasons of the last Filter'));
     root.append(table(['Reason', 'Nodes'], x.reasons.map((w) => [w.reason, num_(w.nodes, String(w.nodes))])));
@@ -474,6 +487,7 @@
       h('dt', null, 'Node'), h('dd', { 'data-field': 'node' }, p.node ? link(nodeHref(p.node), p.node) : 'none yet'),
       h('dt', null, 'Mode'), h('dd', { 'data-field': 'mode' }, p.mode || 'not reported'),
       h('dt', null, 'Bind phase'), h('dd', { 'data-field': 'bindPhase' }, p.bindPhase || 'not reported'),
+      h('dt', null, 'Bind time'), h('dd', null, when(p.bindTime)),
       h('dt', null, 'Policies'), h('dd', { 'data-field': 'policies' }, 'node ' + p.policies.node + ' (' + p.policies.nodeFrom + '), GPU ' + p.policies.gpu + ' (' + p.policies.gpuFrom + ')'),
       h('dt', null, 'Phase'), h('dd', null, p.phase || 'not reported'),
       h('dt', null, 'Priority'), h('dd', null, p.priority === null ? 'not reported' : String(p.priority)),
@@ -482,15 +496,15 @@
       p.api.error ? [h('dt', null, 'API'), h('dd', { class: 'refused' }, p.api.error)] : null)));
     if (p.cards.length) {
       root.append(h('h2', null, 'Cards'));
-      root.append(table(['GPU', 'UUID', 'Model', 'Memory', 'Cores', 'Slots', 'Card memory used'], p.cards.map((c) => [
-        link(nodeHref(p.node), 'GPU ' + c.index), h('span', { class: 'mono' }, c.uuid), c.vendor + ' ' + c.type,
-        num_(c.memMiB, mib(c.memMiB)), num_(c.coresPct, pct(c.coresPct)), num_(c.slots, String(c.slots)),
+      root.append(table(['GPU', 'UUID', 'Vendor', 'Model', 'Memory', 'Cores', 'Slots', 'Card memory used'], p.cards.map((c) => [
+        link(nodeHref(p.node), 'GPU ' + c.index), h('span', { class: 'mono' }, c.uuid), c.vendor, c.type,
+        num_(c.memMiB, mibExact(c.memMiB)), num_(c.coresPct, pct(c.coresPct)), num_(c.slots, String(c.slots)),
         mib(c.cardMemUsedMiB) + ' of ' + mib(c.cardMemTotalMiB)]), { 'data-table': 'pod-cards' }));
     }
     root.append(h('h2', null, 'Containers'));
     root.append(table(['Container', 'Asks', 'Slices (card: memory, cores)'], p.containers.map((c) => [
       c.name + (c.init ? ' (init)' : ''), c.request ? request(c.request) : 'no GPU',
-      c.devices.length ? c.devices.map((d) => h('div', null, (d.index === null ? d.uuid : 'GPU ' + d.index) + ': ' + mib(d.memMiB) + ', ' + pct(d.coresPct))) : h('span', { class: 'muted' }, 'none')])));
+      c.devices.length ? c.devices.map((d) => h('div', null, (d.index === null ? d.uuid : 'GPU ' + d.index) + ': ' + mibExact(d.memMiB) + ', ' + pct(d.coresPct))) : h('span', { class: 'muted' }, 'none')])));
     if (p.mig.length) {
       root.append(h('h2', null, 'MIG instances'));
       root.append(table(['Container', 'GPU', 'Profile', 'Placement', 'MIG UUID'], p.mig.map((m) => [
@@ -533,11 +547,18 @@
     root.append(h('h1', null, 'Quota'));
     root.append(h('p', { class: 'muted' }, 'GPU memory and cores each namespace holds, as HAMi accounts them, against the smallest ResourceQuota limit (limits.nvidia.com/gpumem, limits.nvidia.com/gpucores).'));
     if (!s.namespaces.length) { root.append(h('p', { class: 'panel' }, 'No namespace holds GPUs or has a GPU quota.')); return; }
+    const usedCell = (used, limit, fmt, what) => {
+      const cell = h('div', null, fmt(used));
+      if (limit !== null && limit !== undefined) {
+        cell.append(h('div', { class: 'meter', role: 'img', 'aria-label': what + ' ' + Math.round(ratio(used, limit) * 100) + ' % of the limit' }, meterFill(ratio(used, limit))));
+      }
+      return { num: true, value: used, text: cell };
+    };
     root.append(table(['Namespace', 'Pods', 'Memory used', 'Memory limit', 'Cores used', 'Cores limit'], s.namespaces.map((q) => [
       link(nsHref(q.name), [swatch(q.name), ' ', q.name]),
       num_(q.pods, q.pods === null ? 'not reported' : String(q.pods)),
-      num_(q.memUsedMiB, mib(q.memUsedMiB)), num_(q.memLimitMiB, q.memLimitMiB === null ? 'no limit' : mib(q.memLimitMiB)),
-      num_(q.coresUsedPct, pct(q.coresUsedPct)), num_(q.coresLimitPct, q.coresLimitPct === null ? 'no limit' : pct(q.coresLimitPct))]), { 'data-table': 'quota' }));
+      usedCell(q.memUsedMiB, q.memLimitMiB, mib, 'memory'), num_(q.memLimitMiB, q.memLimitMiB === null ? 'no limit' : mib(q.memLimitMiB)),
+      usedCell(q.coresUsedPct, q.coresLimitPct, pct, 'cores'), num_(q.coresLimitPct, q.coresLimitPct === null ? 'no limit' : pct(q.coresLimitPct))]), { 'data-table': 'quota' }));
   };
 
   views.health = async function (root) {

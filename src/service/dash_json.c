@@ -316,6 +316,7 @@ static void node_json(struct vs_jw *w, const struct vs_dash_snap *s, size_t i, b
     }
     vs_jw_obj(w);
     kstr(w, "name", n->name);
+    kbool(w, "registered", n->registered);
     kbool(w, "schedulable", !n->unschedulable);
     kstr(w, "error", n->error);
     kint(w, "pods", n->n_pods);
@@ -571,8 +572,11 @@ void vs_dash_json_pending_entry(struct vs_jw *w, const struct vs_pending_entry *
     }
     vs_jw_end_arr(w);
     struct vs_dash_miss miss;
+    bool found = s && vs_dash_nearest_miss(s, e, &miss);
+    /* none: worked out, no usable card of an accepted type comes near (or a pod-level error) */
+    kstr(w, "nearestMissStatus", found ? "found" : s || e->error ? "none" : "notComputed");
     vs_jw_key(w, "nearestMiss");
-    if (s && vs_dash_nearest_miss(s, e, &miss)) {
+    if (found) {
         const struct vs_dash_card *c = &s->cards[miss.card];
         vs_jw_obj(w);
         kstr(w, "node", s->nodes[miss.node].name);

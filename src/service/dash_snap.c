@@ -248,7 +248,9 @@ static void copy_node(void *ctx, const struct vs_node *n)
     struct vs_dash_node *d = &s->nodes[s->n_nodes];
     memset(d, 0, sizeof(*d));
     d->name = arena_dup(s->arena, n->name);
-    d->error = n->error ? arena_dup(s->arena, n->error) : NULL;
+    /* no register annotation: a node without GPUs, not a broken one */
+    d->registered = !(n->error && strncmp(n->error, "annos not found", 15) == 0);
+    d->error = n->error && d->registered ? arena_dup(s->arena, n->error) : NULL;
     d->unschedulable = n->unschedulable;
     d->first_card = (uint32_t)s->n_cards;
     d->n_cards = (uint32_t)n->n_cards;
@@ -257,7 +259,7 @@ static void copy_node(void *ctx, const struct vs_node *n)
     d->alloc_mem = n->res.alloc_mem;
     d->cpu = n->res.cpu;
     d->mem = n->res.mem;
-    if (!d->name || (n->error && !d->error)) {
+    if (!d->name || (n->error && d->registered && !d->error)) {
         x->oom = true;
         return;
     }
@@ -367,7 +369,7 @@ void vs_dash_totals(const struct vs_dash_snap *s, struct vs_dash_totals *t)
     memset(t, 0, sizeof(*t));
     t->nodes = s->n_nodes;
     for (size_t i = 0; i < s->n_nodes; i++)
-        t->gpu_nodes += s->nodes[i].n_cards > 0;
+        t->gpu_nodes += s->nodes[i].registered;
     for (size_t i = 0; i < s->n_cards; i++) {
         const struct vs_dash_card *c = &s->cards[i];
         t->cards++;

@@ -44,7 +44,8 @@ struct vs_dash_card {
 
 struct vs_dash_node {
     const char *name;
-    const char *error; /* why its devices are unusable, NULL when fine */
+    const char *error;  /* why its devices are unusable, NULL when fine (or unregistered) */
+    bool registered;    /* it carries hami.io/node-nvidia-register (a GPU node) */
     bool unschedulable;
     uint32_t first_card, n_cards;
     uint32_t n_pods; /* tracked GPU pods on it */
