@@ -102,7 +102,14 @@ export async function openView(page, url, route, view) {
     .catch(() => {});
   // A hash change on the loaded page, as a person clicking would (a new navigation would abort
   // the page's requests in flight).
-  if (page.url().startsWith(url)) await page.evaluate((r) => { location.hash = '#/' + r; }, route);
-  else await page.goto(url + '#/' + route);
+  if (page.url().startsWith(url)) {
+    await page.evaluate((r) => {
+      if (location.hash === '#/' + r) window.dispatchEvent(new HashChangeEvent('hashchange'));
+      else location.hash = '#/' + r;
+    }, route);
+  }
+  else {
+    await page.goto(url + '#/' + route);
+  }
   await page.waitForSelector(`main[data-ready="${view}"]`);
 }
