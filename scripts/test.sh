@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of vgpu-sched from a fresh clone: installs missing packages, builds, runs the
 # unit/integration/golden/replay tests plainly and under ASan+UBSan, the dashboard in headless
-# chromium, checks formatting, runs each
-# libFuzzer target for a bounded time, and (when its tools are present) the end-to-end suite.
+# chromium, checks formatting, runs each libFuzzer target for a bounded time, and (when its
+# tools are present) the end-to-end suite.
 # Env: VS_FUZZ_SECONDS (default 15 per target), VS_SKIP_E2E=1, VS_E2E_SOAK (minutes of the e2e
 # soak, default 2, 0 skips it), VS_JOBS (default 2).
 set -uo pipefail

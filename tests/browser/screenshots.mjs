@@ -1,32 +1,40 @@
-// Screenshots of every dashboard view on an embedded cluster (scripts/demo.sh, and by hand):
-//   node screenshots.mjs BINARY CLUSTER OUTDIR [views...]
+// Screenshots of every dashboard view (scripts/demo.sh, and by hand):
+//   node screenshots.mjs BINARY CLUSTER OUTDIR [views...]   starts the binary on the cluster file
+//                                                           and refuses its pending pods first
+//   node screenshots.mjs --url URL OUTDIR [views...]        a dashboard already running at URL
 // Writes OUTDIR/dashboard-<view>.png; the cluster map also as OUTDIR/dashboard.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { filterPending, launch, openView, startService, watchedPage } from './lib.mjs';
 
-const [binary, cluster, outdir, ...only] = process.argv.slice(2);
-if (!binary || !cluster || !outdir) {
-  console.error('usage: node screenshots.mjs BINARY CLUSTER OUTDIR [views...]');
+const argv = process.argv.slice(2);
+let url, binary, cluster, outdir, only;
+if (argv[0] === '--url') [, url, outdir, ...only] = argv;
+else [binary, cluster, outdir, ...only] = argv;
+if (!outdir || (!url && !cluster)) {
+  console.error('usage: node screenshots.mjs BINARY CLUSTER OUTDIR [views...] | --url URL OUTDIR [views...]');
   process.exit(2);
 }
 mkdirSync(outdir, { recursive: true });
 const views = [
-  ['cluster', 'cluster', 'cluster'], ['pending', 'pending', 'pending'], ['find', 'find?q=llama', 'find'],
-  ['pod', 'pod/research/train-llama', 'pod'], ['fragmentation', 'fragmentation', 'fragmentation'],
-  ['quota', 'quota', 'quota'], ['health', 'health', 'health'], ['whatif', 'whatif', 'whatif'],
-  ['node', 'node/gpu-h100-1', 'node'], ['pending-one', 'pending/research/too-big', 'pending'],
+  ['cluster', 'cluster', 'cluster'], ['pending', 'pending', 'pending'],
+  ['fragmentation', 'fragmentation', 'fragmentation'], ['quota', 'quota', 'quota'],
+  ['health', 'health', 'health'], ['whatif', 'whatif', 'whatif'],
 ].filter(([name]) => !only.length || only.includes(name));
-const svc = await startService(binary, cluster);
-let b;
+let svc = null, b = null;
 try {
-  await filterPending(svc, cluster);
+  if (!url) {
+    svc = await startService(binary, cluster);
+    await filterPending(svc, cluster);
+    url = svc.url;
+  }
+  if (!url.endsWith('/')) url += '/';
   b = await launch();
-  const { page, problems } = await watchedPage(b.context, svc.origin);
+  const { page, problems } = await watchedPage(b.context, new URL(url).origin);
   for (const [name, route, view] of views) {
-    await openView(page, svc.url, route, view);
+    await openView(page, url, route, view);
     if (name === 'whatif') {
-      await page.fill('#wi-mem', '20000');
+      await page.fill('#wi-mem', '8000');
       await page.fill('#wi-cores', '30');
       await page.click('#whatif-form button[type=submit]');
       await page.waitForSelector('[data-whatif=result]');
@@ -35,8 +43,8 @@ try {
     if (name === 'cluster') await page.screenshot({ path: join(outdir, 'dashboard.png'), fullPage: true });
   }
   if (problems.length) console.error('problems:\n' + problems.join('\n'));
-  console.log(`dashboard screenshots in ${outdir} (${svc.url})`);
+  console.log(`dashboard screenshots in ${outdir} (${url})`);
 } finally {
   if (b) await b.close();
-  await svc.stop();
+  if (svc) await svc.stop();
 }
