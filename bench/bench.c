@@ -888,13 +888,16 @@ static void dash_copy_locked(void *ctx, const struct vs_model *m)
 
 static void dash_snapshot(struct vs_store *s, double *copy_us, double *encode_us, size_t *bytes)
 {
-    struct vs_dash_copy_opts o = {.detail_max_nodes = 300};
+    struct vs_dash_copy_opts o = {.detail_max_nodes = 300, .cards = VS_DASH_CARDS_DETAIL};
     struct dash_copy c = {.s = s, .o = &o};
     double t0 = now_s();
     vs_store_read(s, dash_copy_locked, &c);
     double t1 = now_s();
-    struct vs_dash_meta meta = {.version = "v", .node_policy = "binpack", .gpu_policy = "spread",
-                                .leader = true, .synced = true};
+    struct vs_dash_meta meta = {.version = "v",
+                                .node_policy = "binpack",
+                                .gpu_policy = "spread",
+                                .leader = true,
+                                .synced = true};
     char *text = vs_dash_json_snapshot(c.snap, &meta);
     double t2 = now_s();
     if (!text)
@@ -972,7 +975,7 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
     }
     print_ms("dashboard snapshot: copy under the read lock", &copy);
     print_ms("dashboard snapshot: JSON encoding", &enc);
-    printf("  (%.1f MiB of JSON for %ld nodes x %ld cards, cards only above 300 nodes)\n",
+    printf("  (%.1f MiB of JSON for %ld nodes x %ld cards: node sums only above 300 nodes)\n",
            (double)bytes / 1048576.0, o->nodes, o->cards);
     /* fragmentation and the pending list (500 refused pods, each refused by every node) */
     struct vs_dash_copy_opts co = {0};
@@ -989,7 +992,8 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
     struct vs_node_fit *fits = xcalloc((size_t)o->nodes, sizeof(*fits));
     for (long i = 0; i < o->nodes; i++)
         fits[i] = (struct vs_node_fit){.node = names[i], .reason = "8/8 CardInsufficientMemory"};
-    struct vs_filter_result fr = {.managed = true, .nodes = fits, .n = (size_t)o->nodes, .best = -1};
+    struct vs_filter_result fr = {
+        .managed = true, .nodes = fits, .n = (size_t)o->nodes, .best = -1};
     struct vs_pod big;
     bench_pod(&big);
     char uid[48];

@@ -99,7 +99,7 @@
   }
   function indexNamespaces(snap) {
     const names = new Set((snap.namespaces || []).map((n) => n.name));
-    for (const n of snap.nodes || []) for (const c of n.cards) for (const p of c.pods || []) names.add(p.namespace);
+    for (const n of snap.nodes || []) for (const c of n.cards || []) for (const p of c.pods || []) names.add(p.namespace);
     const sorted = Array.from(names).sort();
     state.nsIndex = new Map(sorted.map((n, i) => [n, i]));
   }
@@ -242,9 +242,9 @@
         link(nodeHref(n.name), n.name, { class: 'nodename' }),
         !n.schedulable ? h('span', { class: 'badge warn' }, 'unschedulable') : null,
         n.error ? h('span', { class: 'badge bad', title: n.error }, 'devices unusable') : null,
-        h('span', { class: 'muted' }, n.cards.length + (n.cards.length === 1 ? ' card, ' : ' cards, ') + n.pods + (n.pods === 1 ? ' pod' : ' pods'))),
+        h('span', { class: 'muted' }, n.cardCount + (n.cardCount === 1 ? ' card, ' : ' cards, ') + n.pods + (n.pods === 1 ? ' pod' : ' pods'))),
       n.error ? h('p', { class: 'error-box' }, n.error) : null,
-      n.cards.map((c) => cardBlock(n, c)));
+      (n.cards || []).map((c) => cardBlock(n, c)));
   }
 
   function legend(snap) {
@@ -372,7 +372,7 @@
     root.append(h('h1', null, swatch(ns), ' Namespace ', h('span', { class: 'mono' }, ns)));
     if (q) root.append(quotaPanel(q));
     const rows = [];
-    for (const n of s.nodes) for (const c of n.cards) for (const p of c.pods || []) if (p.namespace === ns) rows.push([p, n, c]);
+    for (const n of s.nodes) for (const c of n.cards || []) for (const p of c.pods || []) if (p.namespace === ns) rows.push([p, n, c]);
     root.append(h('h2', null, 'GPU pods'));
     if (s.detail !== 'pods') {
       root.append(h('p', { class: 'muted' }, 'This cluster is large: pods are listed per node. ', link('#/find?q=' + enc(ns), 'Search this namespace\'s pods')));

@@ -146,8 +146,9 @@ void vs_dash_json_string(struct vs_buf *b, const char *str)
 void vs_jw_key(struct vs_jw *w, const char *k)
 {
     sep(w);
-    vs_dash_json_string(w->b, k);
-    vs_buf_append(w->b, ":", 1);
+    vs_buf_append(w->b, "\"", 1);
+    vs_buf_puts(w->b, k);
+    vs_buf_append(w->b, "\":", 2);
     w->comma[w->depth] = false;
 }
 
@@ -304,33 +305,28 @@ static void card_json(struct vs_jw *w, const struct vs_dash_snap *s, const struc
 static void node_json(struct vs_jw *w, const struct vs_dash_snap *s, size_t i, bool shares)
 {
     const struct vs_dash_node *n = &s->nodes[i];
-    int64_t mt = 0, mu = 0, ct = 0, cu = 0, st = 0, su = 0;
-    for (uint32_t k = 0; k < n->n_cards; k++) {
-        const struct vs_dash_card *c = &s->cards[n->first_card + k];
-        mt += c->devmem;
-        mu += c->usedmem;
-        ct += c->devcore;
-        cu += c->usedcores;
-        st += c->count;
-        su += c->used;
-    }
     vs_jw_obj(w);
     kstr(w, "name", n->name);
     kbool(w, "registered", n->registered);
     kbool(w, "schedulable", !n->unschedulable);
     kstr(w, "error", n->error);
     kint(w, "pods", n->n_pods);
-    kint(w, "memTotalMiB", mt);
-    kint(w, "memUsedMiB", mu);
-    kint(w, "coresTotalPct", ct);
-    kint(w, "coresUsedPct", cu);
-    kint(w, "slotsTotal", st);
-    kint(w, "slotsUsed", su);
-    vs_jw_key(w, "cards");
-    vs_jw_arr(w);
-    for (uint32_t k = 0; k < n->n_cards; k++)
-        card_json(w, s, &s->cards[n->first_card + k], shares);
-    vs_jw_end_arr(w);
+    kint(w, "cardCount", n->n_cards);
+    kint(w, "cardsUsed", n->cards_used);
+    kint(w, "cardsUnusable", n->cards_unusable);
+    kint(w, "memTotalMiB", n->mem_total);
+    kint(w, "memUsedMiB", n->mem_used);
+    kint(w, "coresTotalPct", n->cores_total);
+    kint(w, "coresUsedPct", n->cores_used);
+    kint(w, "slotsTotal", n->slots_total);
+    kint(w, "slotsUsed", n->slots_used);
+    if (n->n_copied == n->n_cards) {
+        vs_jw_key(w, "cards");
+        vs_jw_arr(w);
+        for (uint32_t k = 0; k < n->n_cards; k++)
+            card_json(w, s, &s->cards[n->first_card + k], shares);
+        vs_jw_end_arr(w);
+    }
     vs_jw_end_obj(w);
 }
 
@@ -365,7 +361,7 @@ char *vs_dash_json_snapshot(const struct vs_dash_snap *s, const struct vs_dash_m
     vs_jw_init(&w, &b);
     vs_jw_obj(&w);
     meta_fields(&w, meta, s);
-    kstr(&w, "detail", s->detail ? "pods" : "cards");
+    kstr(&w, "detail", s->detail ? "pods" : "nodes");
     totals_json(&w, s, meta);
     vs_jw_key(&w, "namespaces");
     vs_jw_arr(&w);
@@ -476,7 +472,7 @@ char *vs_dash_json_frag(const struct vs_dash_snap *s, struct vs_frag_ctx *x)
         double idle = 0, stranded = 0;
         bool ok = vs_dash_frag_node(s, x, i, &idle, &stranded);
         size_t free_cards = 0;
-        for (uint32_t k = 0; k < n->n_cards; k++) {
+        for (uint32_t k = 0; k < n->n_copied; k++) {
             const struct vs_dash_card *c = &s->cards[n->first_card + k];
             free_cards += vs_dash_card_usable(c) && c->used == 0;
         }

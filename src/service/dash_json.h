@@ -29,7 +29,7 @@ void vs_jw_obj(struct vs_jw *w);
 void vs_jw_end_obj(struct vs_jw *w);
 void vs_jw_arr(struct vs_jw *w);
 void vs_jw_end_arr(struct vs_jw *w);
-void vs_jw_key(struct vs_jw *w, const char *k);
+void vs_jw_key(struct vs_jw *w, const char *k); /* k: plain ASCII, written as it is */
 void vs_jw_str(struct vs_jw *w, const char *s); /* NULL: null */
 void vs_jw_int(struct vs_jw *w, int64_t v);
 void vs_jw_num(struct vs_jw *w, double v); /* not finite: null */
@@ -46,8 +46,9 @@ struct vs_dash_meta {
     size_t pending; /* refused pods listed under pending */
 };
 
-/* GET api/v1/snapshot: every node, card (with each pod's share when s->detail), namespace and
- * quota, and the totals. New string (free with free()), NULL when out of memory. */
+/* GET api/v1/snapshot: every node with the sums over its cards, each card when they were copied
+ * (with each pod's share when s->detail), every namespace and quota, and the totals. New string
+ * (free with free()), NULL when out of memory. */
 char *vs_dash_json_snapshot(const struct vs_dash_snap *s, const struct vs_dash_meta *meta);
 /* GET api/v1/nodes/{name}: s holds that one node with detail. */
 char *vs_dash_json_node(const struct vs_dash_snap *s, const struct vs_dash_meta *meta);

@@ -206,6 +206,7 @@ struct copy_ctx {
     struct vs_dash_snap *s;
     const struct vs_dash_copy_opts *o;
     bool detail;
+    enum vs_dash_cards cards; /* DETAIL resolved: ALL with detail, else DETAIL (none) */
     bool oom;
 };
 
@@ -255,6 +256,17 @@ static void copy_node(void *ctx, const struct vs_node *n)
     d->first_card = (uint32_t)s->n_cards;
     d->n_cards = (uint32_t)n->n_cards;
     d->n_pods = (uint32_t)n->n_pods;
+    for (size_t c = 0; c < n->n_cards; c++) {
+        const struct vs_card *k = &n->cards[c];
+        d->mem_total += k->devmem;
+        d->mem_used += k->usedmem;
+        d->cores_total += k->devcore;
+        d->cores_used += k->usedcores;
+        d->slots_total += k->count;
+        d->slots_used += k->used;
+        d->cards_used += k->used > 0;
+        d->cards_unusable += !k->health || k->cordoned || k->mig_unhealthy;
+    }
     d->alloc_cpu = n->res.alloc_cpu;
     d->alloc_mem = n->res.alloc_mem;
     d->cpu = n->res.cpu;
@@ -263,14 +275,18 @@ static void copy_node(void *ctx, const struct vs_node *n)
         x->oom = true;
         return;
     }
-    for (size_t c = 0; c < n->n_cards; c++) {
+    for (size_t c = 0; x->cards != VS_DASH_CARDS_DETAIL && c < n->n_cards; c++) {
+        const struct vs_card *k = &n->cards[c];
+        if (x->cards == VS_DASH_CARDS_UNUSABLE && k->health && !k->cordoned && !k->mig_unhealthy)
+            continue;
         if (!grow((void **)&s->cards, s->n_cards, &s->cap_cards, sizeof(*s->cards)) ||
-            !card_view(s->arena, &n->cards[c], &s->cards[s->n_cards])) {
+            !card_view(s->arena, k, &s->cards[s->n_cards])) {
             x->oom = true;
             return;
         }
         s->n_cards++;
     }
+    d->n_copied = (uint32_t)(s->n_cards - d->first_card);
     s->n_nodes++;
     if (x->detail && !copy_shares(s, n, (uint32_t)(s->n_nodes - 1)))
         x->oom = true;
@@ -316,7 +332,11 @@ enum vs_err vs_dash_snap_copy(const struct vs_model *m, const struct vs_dash_cop
     struct copy_ctx x = {.s = s, .o = o};
     x.detail =
         o->only_node || (o->detail_max_nodes && vs_model_node_count(m) <= o->detail_max_nodes);
-    s->detail = x.detail;
+    x.cards = o->cards == VS_DASH_CARDS_DETAIL && x.detail ? VS_DASH_CARDS_ALL : o->cards;
+    if (o->only_node)
+        x.cards = VS_DASH_CARDS_ALL;
+    s->detail = x.detail && x.cards == VS_DASH_CARDS_ALL;
+    x.detail = s->detail;
     s->tracked_pods = vs_model_pod_count(m);
     if (o->only_node) {
         const struct vs_node *n = vs_model_node(m, o->only_node);
@@ -368,20 +388,19 @@ void vs_dash_totals(const struct vs_dash_snap *s, struct vs_dash_totals *t)
 {
     memset(t, 0, sizeof(*t));
     t->nodes = s->n_nodes;
-    for (size_t i = 0; i < s->n_nodes; i++)
-        t->gpu_nodes += s->nodes[i].registered;
-    for (size_t i = 0; i < s->n_cards; i++) {
-        const struct vs_dash_card *c = &s->cards[i];
-        t->cards++;
-        t->cards_used += c->used > 0;
-        t->cards_idle += c->used == 0;
-        t->unusable_cards += !vs_dash_card_usable(c);
-        t->mem_total += c->devmem;
-        t->mem_used += c->usedmem;
-        t->cores_total += c->devcore;
-        t->cores_used += c->usedcores;
-        t->slots_total += c->count;
-        t->slots_used += c->used;
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        const struct vs_dash_node *n = &s->nodes[i];
+        t->gpu_nodes += n->registered;
+        t->cards += n->n_cards;
+        t->cards_used += n->cards_used;
+        t->cards_idle += n->n_cards - n->cards_used;
+        t->unusable_cards += n->cards_unusable;
+        t->mem_total += n->mem_total;
+        t->mem_used += n->mem_used;
+        t->cores_total += n->cores_total;
+        t->cores_used += n->cores_used;
+        t->slots_total += n->slots_total;
+        t->slots_used += n->slots_used;
     }
 }
 
@@ -390,7 +409,7 @@ bool vs_dash_largest_slice(const struct vs_dash_snap *s, size_t i, size_t *card,
 {
     const struct vs_dash_node *n = &s->nodes[i];
     bool found = false;
-    for (size_t k = 0; k < n->n_cards; k++) {
+    for (size_t k = 0; k < n->n_copied; k++) {
         const struct vs_dash_card *c = &s->cards[n->first_card + k];
         if (!vs_dash_card_usable(c) || c->used >= c->count)
             continue;
@@ -413,7 +432,8 @@ bool vs_dash_frag_node(const struct vs_dash_snap *s, struct vs_frag_ctx *x, size
                        double *stranded)
 {
     const struct vs_dash_node *n = &s->nodes[i];
-    if (x->k == 0 || n->n_cards == 0 || n->n_cards > VS_FRAG_MAX_CARDS || n->error)
+    if (x->k == 0 || n->n_cards == 0 || n->n_copied != n->n_cards ||
+        n->n_cards > VS_FRAG_MAX_CARDS || n->error)
         return false;
     struct vs_frag_card fc[VS_FRAG_MAX_CARDS];
     double id = 0;
@@ -450,25 +470,53 @@ void vs_dash_format_mib(int64_t mib, char *out, size_t len)
         snprintf(out, len, "%.1f GiB", g);
 }
 
-static bool type_accepted(const char *type, const char *use, const char *nouse)
+/* A pod's card type selectors, parsed once, with the verdicts of the types met so far (the
+ * snapshot keeps one string per type, so a type is its pointer). */
+struct type_accept {
+    struct vs_strlist use, nouse;
+    bool any; /* no selector: every type */
+    const char *seen[16];
+    bool ok[16];
+    size_t n_seen;
+};
+
+static void types_init(struct type_accept *t, const char *use, const char *nouse)
 {
-    struct vs_strlist u = {0}, nu = {0};
-    bool ok = true;
-    if ((use && *use && vs_annot_parse_list(use, &u)) ||
-        (nouse && *nouse && vs_annot_parse_list(nouse, &nu))) {
-        vs_strlist_cleanup(&u);
-        return true; /* cannot tell: weigh the card */
+    memset(t, 0, sizeof(*t));
+    if ((use && *use && vs_annot_parse_list(use, &t->use)) ||
+        (nouse && *nouse && vs_annot_parse_list(nouse, &t->nouse))) {
+        vs_strlist_cleanup(&t->use);
+        vs_strlist_cleanup(&t->nouse);
+        t->any = true; /* cannot tell: weigh every card */
+        return;
     }
+    t->any = !t->use.n && !t->nouse.n;
+}
+
+static bool types_accept(struct type_accept *t, const char *type)
+{
+    if (t->any)
+        return true;
+    for (size_t i = 0; i < t->n_seen; i++)
+        if (t->seen[i] == type)
+            return t->ok[i];
     bool any_use = false, any_nouse = false;
-    for (size_t i = 0; i < u.n; i++)
-        any_use |= strcasestr(type, u.items[i]) != NULL;
-    for (size_t i = 0; i < nu.n; i++)
-        any_nouse |= strcasestr(type, nu.items[i]) != NULL;
-    if ((u.n && !any_use) || any_nouse)
-        ok = false;
-    vs_strlist_cleanup(&u);
-    vs_strlist_cleanup(&nu);
+    for (size_t i = 0; i < t->use.n; i++)
+        any_use |= strcasestr(type, t->use.items[i]) != NULL;
+    for (size_t i = 0; i < t->nouse.n; i++)
+        any_nouse |= strcasestr(type, t->nouse.items[i]) != NULL;
+    bool ok = !((t->use.n && !any_use) || any_nouse);
+    if (t->n_seen < 16) {
+        t->seen[t->n_seen] = type;
+        t->ok[t->n_seen++] = ok;
+    }
     return ok;
+}
+
+static void types_cleanup(struct type_accept *t)
+{
+    vs_strlist_cleanup(&t->use);
+    vs_strlist_cleanup(&t->nouse);
 }
 
 struct want {
@@ -518,19 +566,21 @@ bool vs_dash_nearest_miss(const struct vs_dash_snap *s, const struct vs_pending_
     bool all = e->n_detail == 0 || e->n_detail < e->n_nodes;
     size_t n_walk = all ? s->n_nodes : e->n_detail;
     double best = INFINITY;
+    struct type_accept ta;
+    types_init(&ta, e->use_type, e->nouse_type);
     for (size_t k = 0; k < n_walk; k++) {
         long ni = all ? (long)k : vs_dash_snap_find(s, e->detail[k].node);
         if (ni < 0)
             continue;
         const struct vs_dash_node *n = &s->nodes[ni];
-        if (n->error || n->n_cards < (uint32_t)w.nums)
+        if (n->error || n->n_copied < (uint32_t)w.nums)
             continue;
         /* the node's w.nums cards with the least shortfall; its miss is the worst of them */
         double d[VS_FRAG_MAX_CARDS];
         size_t idx[VS_FRAG_MAX_CARDS], m = 0;
-        for (size_t c = 0; c < n->n_cards && m < VS_FRAG_MAX_CARDS; c++) {
+        for (size_t c = 0; c < n->n_copied && m < VS_FRAG_MAX_CARDS; c++) {
             const struct vs_dash_card *cd = &s->cards[n->first_card + c];
-            if (!vs_dash_card_usable(cd) || !type_accepted(cd->type, e->use_type, e->nouse_type))
+            if (!vs_dash_card_usable(cd) || !types_accept(&ta, cd->type))
                 continue;
             int64_t a, b;
             bool sl;
@@ -560,6 +610,7 @@ bool vs_dash_nearest_miss(const struct vs_dash_snap *s, const struct vs_pending_
         out->card = idx[worst];
         shortfall(&s->cards[idx[worst]], &w, &out->mem, &out->cores, &out->slot);
     }
+    types_cleanup(&ta);
     if (!isfinite(best))
         return false;
     const struct vs_dash_card *c = &s->cards[out->card];
@@ -644,7 +695,7 @@ enum vs_err vs_dash_pod_copy(const struct vs_model *m, const char *uid, uint64_t
         return VS_ERR_NOMEM;
     if (pe && pe->on && pe->on->present) {
         struct vs_dash_copy_opts o = {.only_node = pe->on->name};
-        struct copy_ctx x = {.s = s, .o = &o, .detail = false};
+        struct copy_ctx x = {.s = s, .o = &o, .detail = false, .cards = VS_DASH_CARDS_ALL};
         copy_node(&x, pe->on);
         /* only this pod's shares */
         long k = x.oom ? -1 : add_pod(s, pe, 0);

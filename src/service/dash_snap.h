@@ -44,11 +44,16 @@ struct vs_dash_card {
 
 struct vs_dash_node {
     const char *name;
-    const char *error;  /* why its devices are unusable, NULL when fine (or unregistered) */
-    bool registered;    /* it carries hami.io/node-nvidia-register (a GPU node) */
+    const char *error; /* why its devices are unusable, NULL when fine (or unregistered) */
+    bool registered;   /* it carries hami.io/node-nvidia-register (a GPU node) */
     bool unschedulable;
-    uint32_t first_card, n_cards;
-    uint32_t n_pods; /* tracked GPU pods on it */
+    uint32_t n_cards;    /* registered cards (whether copied or not) */
+    uint32_t first_card; /* into cards, when cards were copied */
+    uint32_t n_copied;   /* cards copied: n_cards, or only the unusable ones, or 0 */
+    uint32_t n_pods;     /* tracked GPU pods on it */
+    uint32_t cards_used, cards_unusable;
+    /* sums over its cards, as /metrics' hami_gpu_* gauges */
+    int64_t mem_total, mem_used, cores_total, cores_used, slots_total, slots_used;
     /* allocatable cpu (milli) and memory (bytes), -1 when unknown; requests of its pods */
     int64_t alloc_cpu, alloc_mem, cpu, mem;
 };
@@ -95,10 +100,17 @@ struct vs_dash_snap {
     struct vs_dash_arena *arena;
 };
 
+enum vs_dash_cards {
+    VS_DASH_CARDS_ALL,     /* every card */
+    VS_DASH_CARDS_DETAIL,  /* every card when detail applies, else none (the node sums only) */
+    VS_DASH_CARDS_UNUSABLE /* only the unusable cards (unhealthy, cordoned, MIG bookkeeping) */
+};
+
 struct vs_dash_copy_opts {
     /* Copy every pod's share of every card when the model has at most this many nodes with a
      * Node object (0: never). */
     size_t detail_max_nodes;
+    enum vs_dash_cards cards;
     /* Copy only this node (with detail, whatever its size); NULL: every node. */
     const char *only_node;
 };
@@ -116,14 +128,16 @@ struct vs_dash_totals {
     size_t nodes, gpu_nodes, cards, cards_used, cards_idle, unusable_cards;
     int64_t mem_total, mem_used, cores_total, cores_used, slots_total, slots_used;
 };
-/* Sums over every card (as /metrics' hami_gpu_* gauges add up). */
+/* Sums over every card (as /metrics' hami_gpu_* gauges add up), from the nodes' sums: right
+ * whether the cards were copied or not. */
 void vs_dash_totals(const struct vs_dash_snap *s, struct vs_dash_totals *t);
 
 /* A card the scheduler may hand out: healthy, not cordoned, MIG bookkeeping sound. */
 bool vs_dash_card_usable(const struct vs_dash_card *c);
 
 /* The largest one-card slice that still fits on node i: the usable card with a free slot and
- * the most free memory (then the most free cores). False when no card has room. */
+ * the most free memory (then the most free cores). False when no card has room. The functions
+ * below read cards: take the copy with VS_DASH_CARDS_ALL. */
 bool vs_dash_largest_slice(const struct vs_dash_snap *s, size_t i, size_t *card, int64_t *mem,
                            int64_t *cores);
 

@@ -332,7 +332,8 @@ static void api_snapshot(struct vs_dashboard *d, const struct vs_http_req *req,
     state_etag(d, etag, sizeof(etag), "s", vs_store_version(d->a->store));
     if (not_modified(req, resp, etag))
         return;
-    struct vs_dash_copy_opts o = {.detail_max_nodes = d->o.detail_max_nodes};
+    struct vs_dash_copy_opts o = {.detail_max_nodes = d->o.detail_max_nodes,
+                                  .cards = VS_DASH_CARDS_DETAIL};
     struct vs_dash_snap *s = copy_model(d, &o);
     if (!s) {
         json_error(resp, 500, "out of memory");
@@ -818,7 +819,7 @@ static void api_health(struct vs_dashboard *d, struct vs_http_resp *resp)
         vs_nodelock_stats(a->lock, &ls);
     struct vs_store_stats ss;
     vs_store_stats(a->store, &ss);
-    struct vs_dash_copy_opts o = {0};
+    struct vs_dash_copy_opts o = {.cards = VS_DASH_CARDS_UNUSABLE};
     struct vs_dash_snap *s = copy_model(d, &o);
     if (!s) {
         vs_bindq_nodes_free(bv, nb);
@@ -893,7 +894,7 @@ static void api_health(struct vs_dashboard *d, struct vs_http_resp *resp)
     vs_jw_arr(&w);
     for (size_t i = 0; i < s->n_nodes; i++) {
         const struct vs_dash_node *n = &s->nodes[i];
-        for (uint32_t k = 0; k < n->n_cards; k++) {
+        for (uint32_t k = 0; k < n->n_copied; k++) {
             const struct vs_dash_card *c = &s->cards[n->first_card + k];
             if (vs_dash_card_usable(c))
                 continue;

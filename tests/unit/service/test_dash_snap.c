@@ -131,9 +131,36 @@ Test(dash_snap, copy_without_detail_and_one_node)
     cr_assert_not(s->detail);
     cr_assert_eq(s->n_pods, 0);
     cr_assert_eq(s->n_shares, 0);
+    cr_assert_eq(s->n_cards, 3);
     cr_assert_eq(s->nss[0].pods, -1);
     vs_dash_snap_free(s);
-    struct vs_dash_copy_opts o = {.only_node = "n2"};
+    /* the poll's copy of a large cluster: the nodes' sums, no card */
+    struct vs_dash_copy_opts o = {.detail_max_nodes = 1, .cards = VS_DASH_CARDS_DETAIL};
+    cr_assert_eq(vs_dash_snap_copy(m, &o, 1, 0, &s), VS_OK);
+    cr_assert_not(s->detail);
+    cr_assert_eq(s->n_cards, 0);
+    cr_assert_eq(s->nodes[0].n_cards, 2);
+    cr_assert_eq(s->nodes[0].n_copied, 0);
+    cr_assert_eq(s->nodes[0].mem_total, 24000);
+    cr_assert_eq(s->nodes[0].mem_used, 3000);
+    cr_assert_eq(s->nodes[0].cards_used, 1);
+    cr_assert_eq(s->nodes[0].cards_unusable, 1);
+    struct vs_dash_totals t;
+    vs_dash_totals(s, &t);
+    cr_assert_eq(t.mem_total, 48000);
+    cr_assert_eq(t.mem_used, 4000);
+    cr_assert_eq(t.cards, 3);
+    cr_assert_eq(t.unusable_cards, 1);
+    vs_dash_snap_free(s);
+    /* health's copy: only the unusable cards */
+    o = (struct vs_dash_copy_opts){.cards = VS_DASH_CARDS_UNUSABLE};
+    cr_assert_eq(vs_dash_snap_copy(m, &o, 1, 0, &s), VS_OK);
+    cr_assert_eq(s->n_cards, 1);
+    cr_assert_str_eq(s->cards[0].uuid, "GPU-1");
+    cr_assert_eq(s->nodes[0].n_copied, 1);
+    cr_assert_eq(s->nodes[1].n_copied, 0);
+    vs_dash_snap_free(s);
+    o = (struct vs_dash_copy_opts){.only_node = "n2"};
     cr_assert_eq(vs_dash_snap_copy(m, &o, 1, 0, &s), VS_OK);
     cr_assert_eq(s->n_nodes, 1);
     cr_assert_str_eq(s->nodes[0].name, "n2");
