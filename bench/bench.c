@@ -61,7 +61,7 @@ struct opts {
     long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
     const char *policy; /* --policy: node and card policy of the in-process Filter */
     bool dashboard;     /* --dashboard: the dashboard's costs and its effect on Filter */
-    long dash_seconds;  /* --dash-seconds: length of each Filter run with and without polling */
+    long dash_seconds;  /* --dash-seconds: Filter time with and without polling, in all */
 };
 
 struct card_model {
@@ -1058,7 +1058,10 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
     free(wtext);
     vs_whatif_req_cleanup(&wr);
     vs_whatif_state_free(wc.st);
-    /* Filter with and without a page polling every second, alternating rounds */
+    /* Filter with and without a page polling every second: short blocks of about 2 s, in
+     * pairs whose order alternates (AB BA AB ...), so that a change of the machine's load
+     * falls on both conditions alike. Each pair's p99 ratio is kept; the median ratio and the
+     * pooled p99s are reported. */
     struct opts fo = *o;
     struct vs_pod pod;
     bench_pod(&pod);
@@ -1070,15 +1073,19 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
     mean_us = probe.lat.n ? mean_us / (double)probe.lat.n : 100;
     free(probe.lat.v);
     free(probe.cpu.v);
-    fo.iters = (long)((double)o->dash_seconds * 1e6 / (mean_us > 1 ? mean_us : 1));
-    if (fo.iters < 1000)
-        fo.iters = 1000;
-    struct lat quiet = {xcalloc((size_t)fo.iters * 3, sizeof(double)), 0};
-    struct lat polled = {xcalloc((size_t)fo.iters * 3, sizeof(double)), 0};
+    fo.iters = (long)(2e6 / (mean_us > 1 ? mean_us : 1));
+    if (fo.iters < 500)
+        fo.iters = 500;
+    long pairs = o->dash_seconds / 4 > 1 ? o->dash_seconds / 4 : 1;
+    struct lat quiet = {xcalloc((size_t)(fo.iters * pairs), sizeof(double)), 0};
+    struct lat polled = {xcalloc((size_t)(fo.iters * pairs), sizeof(double)), 0};
+    double *ratios = xcalloc((size_t)pairs, sizeof(double));
     long polls = 0;
     double copy_max = 0;
-    for (int round = 0; round < 3; round++) {
-        for (int with = 0; with < 2; with++) {
+    for (long pair = 0; pair < pairs; pair++) {
+        double p99[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            int with = (int)((pair + k) % 2);
             struct dash_poller p = {.s = store, .interval_s = 1.0};
             pthread_t t;
             if (with && pthread_create(&t, NULL, dash_poll_main, &p))
@@ -1092,27 +1099,33 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
                 if (p.copy_max_us > copy_max)
                     copy_max = p.copy_max_us;
             }
+            p99[with] = pct(&r.lat, 0.99);
             struct lat *dst = with ? &polled : &quiet;
             memcpy(dst->v + dst->n, r.lat.v, r.lat.n * sizeof(double));
             dst->n += r.lat.n;
             free(r.lat.v);
             free(r.cpu.v);
         }
+        ratios[pair] = p99[0] > 0 ? p99[1] / p99[0] : 1;
     }
+    qsort(ratios, (size_t)pairs, sizeof(double), dbl_cmp);
+    double median_ratio = ratios[pairs / 2];
+    free(ratios);
     vs_pod_cleanup(&pod);
     lat_sort(&quiet);
     lat_sort(&polled);
     print_lat("filter in-process 500 cand, no page", &quiet);
     print_lat("filter in-process 500 cand, polled 1/s", &polled);
     double dp99 = pct(&quiet, 0.99) > 0 ? (pct(&polled, 0.99) / pct(&quiet, 0.99) - 1) * 100 : 0;
-    printf("  (3 alternating rounds of %ld Filters each; %ld snapshots taken while polled, the "
-           "longest copy %.2f ms; p99 %+.1f %%)\n",
-           fo.iters, polls, copy_max / 1000.0, dp99);
+    printf("  (%ld pairs of blocks of %ld Filters; %ld snapshots taken while polled, the longest "
+           "copy %.2f ms; pooled p99 %+.1f %%, median of the pairs' p99 ratios %+.1f %%)\n",
+           pairs, fo.iters, polls, copy_max / 1000.0, dp99, (median_ratio - 1) * 100);
     printf("bench dashboard nodes=%ld cards=%ld pods=%ld snapshot_copy_cpu_ms=%.2f "
            "snapshot_encode_cpu_ms=%.2f snapshot_mib=%.1f filter500_p99_us=%.1f "
-           "filter500_polled_p99_us=%.1f p99_change_pct=%.1f\n",
+           "filter500_polled_p99_us=%.1f p99_change_pct=%.1f p99_median_pair_change_pct=%.1f\n",
            o->nodes, o->cards, o->pods, pct(&copy_cpu, 0.5) / 1000.0, pct(&enc_cpu, 0.5) / 1000.0,
-           (double)bytes / 1048576.0, pct(&quiet, 0.99), pct(&polled, 0.99), dp99);
+           (double)bytes / 1048576.0, pct(&quiet, 0.99), pct(&polled, 0.99), dp99,
+           (median_ratio - 1) * 100);
     free(copy.v);
     free(enc.v);
     free(copy_cpu.v);
@@ -1769,7 +1782,7 @@ static void usage(FILE *f)
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
             "                        [--policy P] [--filter-only]\n"
-            "       vgpu-sched-bench --dashboard [--dash-seconds 10] [--nodes N] ...\n"
+            "       vgpu-sched-bench --dashboard [--dash-seconds 60] [--nodes N] ...\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
             "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n");
 }
@@ -1799,7 +1812,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .bind_clients = 64,
                        .hold_ms = 20,
                        .queue_depth = 1,
-                       .dash_seconds = 10};
+                       .dash_seconds = 60};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
