@@ -23,16 +23,15 @@ struct wi_pod {
     const char *ns, *name, *uid;
     bool bound, malformed;
     int32_t priority;
-    struct vs_usage *usage; /* uuids in the arena */
-    size_t n_usage;
-    struct vs_mig_allocs mig; /* deep copy */
+    size_t first_usage, n_usage; /* into the state's usage pool (uuids in the arena) */
+    struct vs_mig_allocs mig;    /* deep copy */
 };
 
 struct wi_node {
     const char *name;
     const char *cordon; /* raw hami.io/device-cordon, NULL when none */
     bool unschedulable;
-    struct vs_register reg; /* deep copy of the cards' registration */
+    struct vs_register reg; /* the cards' registration: strings in the arena, profiles owned */
     int64_t *topo;          /* n_cards x n_cards, NULL when none */
     struct vs_node_res res;
     struct wi_pod *pods;
@@ -47,6 +46,8 @@ struct wi_quota {
 
 struct vs_whatif_state {
     struct vs_dash_arena *a;
+    struct vs_usage *usage; /* every copied pod's usage, one array */
+    size_t n_usage, cap_usage;
     struct wi_node *nodes;
     size_t n_nodes, cap_nodes;
     struct wi_quota *quotas;
@@ -65,14 +66,18 @@ void vs_whatif_state_free(struct vs_whatif_state *st)
         return;
     for (size_t i = 0; i < st->n_nodes; i++) {
         struct wi_node *n = &st->nodes[i];
-        vs_register_cleanup(&n->reg);
-        free(n->topo);
-        for (size_t k = 0; k < n->n_pods; k++) {
-            free(n->pods[k].usage);
-            mig_free(&n->pods[k].mig);
+        for (size_t c = 0; c < n->reg.n; c++) {
+            for (size_t k = 0; k < n->reg.cards[c].n_profiles; k++)
+                free(n->reg.cards[c].profiles[k].placements);
+            free(n->reg.cards[c].profiles);
         }
+        free(n->reg.cards);
+        free(n->topo);
+        for (size_t k = 0; k < n->n_pods; k++)
+            mig_free(&n->pods[k].mig);
         free(n->pods);
     }
+    free(st->usage);
     free(st->nodes);
     free(st->quotas);
     vs_dash_arena_free(st->a);
@@ -84,7 +89,8 @@ static char *xdup(const char *s)
     return strdup(s ? s : "");
 }
 
-static bool copy_card(const struct vs_card *c, struct vs_card_reg *d)
+/* Strings go to the arena (the copy is made under the model's read lock: few allocations). */
+static bool copy_card(struct vs_dash_arena *a, const struct vs_card *c, struct vs_card_reg *d)
 {
     memset(d, 0, sizeof(*d));
     d->index = c->index;
@@ -93,7 +99,9 @@ static bool copy_card(const struct vs_card *c, struct vs_card_reg *d)
     d->devcore = c->devcore;
     d->numa = c->numa;
     d->health = c->health;
-    if (!(d->uuid = xdup(c->uuid)) || !(d->type = xdup(c->type)) || !(d->mode = xdup(c->mode)))
+    if (!(d->uuid = (char *)vs_dash_arena_dup(a, c->uuid)) ||
+        !(d->type = (char *)vs_dash_arena_dup(a, c->type)) ||
+        !(d->mode = (char *)vs_dash_arena_dup(a, c->mode)))
         return false;
     if (c->n_profiles && !(d->profiles = calloc(c->n_profiles, sizeof(*d->profiles))))
         return false;
@@ -104,7 +112,7 @@ static bool copy_card(const struct vs_card *c, struct vs_card_reg *d)
         q->name = NULL;
         q->placements = NULL;
         q->n_placements = 0;
-        if (!(q->name = xdup(p->name)))
+        if (!(q->name = (char *)vs_dash_arena_dup(a, p->name)))
             return false;
         if (p->n_placements) {
             if (!(q->placements = malloc(p->n_placements * sizeof(*q->placements))))
@@ -164,7 +172,7 @@ static void copy_node(void *ctx, const struct vs_node *n)
         return;
     }
     for (size_t c = 0; c < n->n_cards; c++) {
-        bool ok = copy_card(&n->cards[c], &d->reg.cards[c]);
+        bool ok = copy_card(st->a, &n->cards[c], &d->reg.cards[c]);
         d->reg.n++;
         if (!ok) {
             st->oom = true;
@@ -197,22 +205,28 @@ static void copy_node(void *ctx, const struct vs_node *n)
             st->oom = true;
             return;
         }
-        if (pe->n_usage) {
-            if (!(p->usage = malloc(pe->n_usage * sizeof(*p->usage)))) {
+        if (st->n_usage + pe->n_usage > st->cap_usage) {
+            size_t nc = st->cap_usage ? st->cap_usage * 2 : 4096;
+            while (nc < st->n_usage + pe->n_usage)
+                nc *= 2;
+            struct vs_usage *g = realloc(st->usage, nc * sizeof(*g));
+            if (!g) {
                 st->oom = true;
                 return;
             }
-            for (size_t u = 0; u < pe->n_usage; u++) {
-                p->usage[u] = pe->usage[u];
-                p->usage[u].uuid = (char *)vs_dash_arena_dup(st->a, pe->usage[u].uuid);
-                if (!p->usage[u].uuid) {
-                    free(p->usage);
-                    p->usage = NULL;
-                    st->oom = true;
-                    return;
-                }
+            st->usage = g;
+            st->cap_usage = nc;
+        }
+        p->first_usage = st->n_usage;
+        for (size_t u = 0; u < pe->n_usage; u++) {
+            struct vs_usage *d2 = &st->usage[st->n_usage];
+            *d2 = pe->usage[u];
+            if (!(d2->uuid = (char *)vs_dash_arena_dup(st->a, pe->usage[u].uuid))) {
+                st->oom = true;
+                return;
             }
-            p->n_usage = pe->n_usage;
+            st->n_usage++;
+            p->n_usage++;
         }
     }
 }
@@ -350,8 +364,10 @@ static bool pod_base(struct vs_pod *p, const char *ns, const char *name, const c
 }
 
 /* A tracked pod with its collapsed usage: one container per slot of its most shared card. */
-static bool tracked_pod(const struct wi_node *n, const struct wi_pod *w, struct vs_pod *p)
+static bool tracked_pod(const struct vs_whatif_state *st, const struct wi_node *n,
+                        const struct wi_pod *w, struct vs_pod *p)
 {
+    const struct vs_usage *usage = st->usage + w->first_usage;
     if (!pod_base(p, w->ns, w->name, w->uid))
         return false;
     p->priority = w->priority;
@@ -362,8 +378,8 @@ static bool tracked_pod(const struct wi_node *n, const struct wi_pod *w, struct 
     }
     int64_t slots = 1;
     for (size_t u = 0; u < w->n_usage; u++)
-        if (w->usage[u].slots > slots)
-            slots = w->usage[u].slots;
+        if (usage[u].slots > slots)
+            slots = usage[u].slots;
     if (slots > 64)
         slots = 64;
     struct vs_pod_devs devs = {0};
@@ -374,7 +390,7 @@ static bool tracked_pod(const struct wi_node *n, const struct wi_pod *w, struct 
         ok = add_container(p, cname);
         struct vs_ctr_devs *cd = ok ? &devs.ctrs[devs.n++] : NULL;
         for (size_t u = 0; ok && u < w->n_usage; u++) {
-            const struct vs_usage *us = &w->usage[u];
+            const struct vs_usage *us = &usage[u];
             int64_t s = us->slots < 1 ? 1 : us->slots > 64 ? 64 : us->slots;
             if (k >= s)
                 continue;
@@ -440,7 +456,7 @@ enum vs_err vs_whatif_objects(const struct vs_whatif_state *st, const struct vs_
         if (!ok)
             goto oom;
         for (size_t k = 0; k < n->n_pods; k++) {
-            ok = tracked_pod(n, &n->pods[k], &out->pods[out->n_pods]);
+            ok = tracked_pod(st, n, &n->pods[k], &out->pods[out->n_pods]);
             out->n_pods++;
             if (!ok)
                 goto oom;
