@@ -927,7 +927,7 @@ struct dash_poller {
 static void *dash_poll_main(void *arg)
 {
     struct dash_poller *p = arg;
-    double next = now_s() + p->interval_s;
+    double next = now_s(); /* the page's first poll comes at once */
     while (!atomic_load(&p->stop)) {
         if (now_s() < next) {
             usleep(2000);

@@ -353,7 +353,7 @@ enum vs_err vs_dash_snap_copy(const struct vs_model *m, const struct vs_dash_cop
     /* pods per namespace, from the copied pods (detail) */
     if (s->n_nss > 1)
         qsort(s->nss, s->n_nss, sizeof(*s->nss), ns_cmp);
-    for (size_t i = 0; x.detail && i < s->n_pods; i++) {
+    for (size_t i = 0; x.detail && s->n_nss && i < s->n_pods; i++) {
         struct vs_dash_ns key = {.ns = s->pods[i].ns};
         struct vs_dash_ns *e = bsearch(&key, s->nss, s->n_nss, sizeof(*s->nss), ns_cmp);
         if (e)
