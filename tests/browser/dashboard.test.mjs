@@ -55,7 +55,11 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  if (svc) await svc.stop();
+  if (svc) {
+    // a clean shutdown, and nothing from a sanitizer when the binary has one
+    assert.equal(await svc.stop(), 0, svc.log().slice(-2000));
+    assert.doesNotMatch(svc.log(), /Sanitizer|runtime error:/);
+  }
 });
 
 describe('dashboard', () => {
