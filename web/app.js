@@ -55,6 +55,11 @@
     if (v === null || v === undefined) return 'not reported';
     return v >= 1024 ? v + ' MiB (' + mib(v) + ')' : v + ' MiB';
   }
+  // compute in cards: gpucores are percent of one card
+  function cardsOf(v) {
+    const c = v / 100;
+    return (Math.abs(c - Math.round(c)) < 0.005 ? String(Math.round(c)) : c.toFixed(2)) + (c === 1 ? ' card' : ' cards');
+  }
   function pct(v) { return v === null || v === undefined ? 'not reported' : v + ' %'; }
   function num(v, digits) {
     if (v === null || v === undefined) return 'not reported';
@@ -176,7 +181,7 @@
       stat('GPU nodes', String(t.gpuNodes), t.nodes + ' nodes in all', undefined, 0, 'gpuNodes'),
       stat('Cards', String(t.cards), t.cardsUsed + ' in use, ' + t.cardsIdle + ' idle' + (t.cardsUnusable ? ', ' + t.cardsUnusable + ' unusable' : ''), undefined, 0, 'cards'),
       stat('GPU memory', mib(t.memUsedMiB), 'of ' + mib(t.memTotalMiB) + ' allocated', t.memUsedMiB, t.memTotalMiB, 'memUsedMiB'),
-      stat('GPU cores', pct(t.coresUsedPct), 'of ' + pct(t.coresTotalPct) + ' (100 % = one card)', t.coresUsedPct, t.coresTotalPct, 'coresUsedPct'),
+      stat('GPU compute', cardsOf(t.coresUsedPct), 'of ' + cardsOf(t.coresTotalPct) + ' (gpucores ÷ 100)', t.coresUsedPct, t.coresTotalPct, 'coresUsedPct'),
       stat('Slots', String(t.slotsUsed), 'of ' + t.slotsTotal + ' container slots', t.slotsUsed, t.slotsTotal, 'slotsUsed'),
       stat('GPU pods', String(t.pods), 'tracked on cards', undefined, 0, 'pods'),
       stat('Pending', String(t.pending), 'refused, not placed yet', undefined, 0, 'pending'));
@@ -295,17 +300,27 @@
     wrap.append(h('div', { class: 'heat-legend' },
       [['h0', 'idle'], ['h1', 'under 25 %'], ['h2', '25–60 %'], ['h3', '60–90 %'], ['h4', '90 % or more'], ['hx', 'devices unusable']]
         .map(([c, t]) => h('span', null, h('span', { class: 'box ' + c, 'aria-hidden': 'true' }), t))));
-    const grid = h('div', { class: 'heat', role: 'list', 'aria-label': 'GPU nodes by memory allocated' });
+    // Thousands of squares: plain elements with few attributes (the title names the link for
+    // assistive technology as well), built in a detached container.
+    const grid = h('div', { class: 'heat', role: 'group', 'aria-label': 'GPU nodes by memory allocated' });
+    const frag = document.createDocumentFragment();
     nodes.forEach((n, i) => {
-      const label = n.name + ': ' + mib(n.memUsedMiB) + ' of ' + mib(n.memTotalMiB) + ', ' + n.pods + ' pods' + (n.error ? ', devices unusable' : '');
-      grid.append(h('a', { class: heatLevel(n), href: nodeHref(n.name), title: label, 'aria-label': label, role: 'listitem', tabindex: i === 0 ? '0' : '-1', 'data-node': n.name }));
+      const a = document.createElement('a');
+      a.className = heatLevel(n);
+      a.href = nodeHref(n.name);
+      a.title = n.name + ': ' + mib(n.memUsedMiB) + ' of ' + mib(n.memTotalMiB) + ', ' + n.pods + ' pods' + (n.error ? ', devices unusable' : '');
+      if (i) a.tabIndex = -1;
+      frag.appendChild(a);
     });
+    grid.appendChild(frag);
     // one tab stop for the grid; arrows move within it
     grid.addEventListener('keydown', (e) => {
       const items = Array.from(grid.children);
       const i = items.indexOf(document.activeElement);
       if (i < 0) return;
-      const cols = Math.max(1, Math.round(grid.clientWidth / 19));
+      // the squares in the first row: the row length, whatever the width
+      let cols = 1;
+      while (cols < items.length && items[cols].offsetTop === items[0].offsetTop) cols++;
       const to = { ArrowRight: i + 1, ArrowLeft: i - 1, ArrowDown: i + cols, ArrowUp: i - cols, Home: 0, End: items.length - 1 }[e.key];
       if (to === undefined) return;
       e.preventDefault();
