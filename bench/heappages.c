@@ -3,7 +3,8 @@
  * chunks, their bytes and the 4 KiB pages they touch: the pages a trim cannot give back. Chunks
  * are also dated by the mark they were allocated after, so a page that holds a chunk made in
  * an earlier wave (not at start, not in the wave just ended) shows long-lived memory that
- * arrived later and scattered (docs/reliability.md, session 12). Analysis tool, not shipped. */
+ * arrived later and scattered (docs/reliability.md "How the soak measures, and the tools").
+ * Analysis tool, not shipped. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
 
 #include "annot.h"
 #include "devcfg.h"
+#include "flags.h"
 #include "frag.h"
 #include "kfilter.h"
 #include "loader.h"
@@ -38,65 +39,93 @@ static void warn_to(void *ctx, const char *msg)
     fprintf((FILE *)ctx, "warning: %s\n", msg);
 }
 
-/* Accepts --flag=value and --flag value. Returns 0, or 2 with a message. */
-static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *err)
+/* The flags of `simulate`: the parser and --help read this table (flags.h); docs/flags.md is the
+ * --help output, checked by ctest flags_doc. */
+#define O(f) offsetof(struct sim_opts, f)
+static const struct vs_flag flags[] = {
+    {.name = "cluster",
+     .type = VS_FLAG_STR,
+     .off = O(cluster),
+     .help = "required: nodes and placed pods, as kubectl prints them (JSON or YAML)"},
+    {.name = "pods",
+     .type = VS_FLAG_STR,
+     .off = O(pods),
+     .help = "more pods to schedule after the cluster file's pending ones"},
+    {.name = "node-scheduler-policy",
+     .type = VS_FLAG_STR,
+     .off = O(node_policy),
+     .help = "binpack | spread | fragmentation",
+     .def = "binpack"},
+    {.name = "gpu-scheduler-policy",
+     .type = VS_FLAG_STR,
+     .off = O(gpu_policy),
+     .help = "spread | binpack | topology-aware | mutex | numa | fragmentation, or a comma chain",
+     .def = "spread"},
+    {.name = "device-config-file",
+     .type = VS_FLAG_STR,
+     .off = O(devcfg),
+     .help = "HAMi's device-config.yaml"},
+    {.name = "output", .type = VS_FLAG_STR, .off = O(output), .help = "table | json"},
+    {.name = "reasons",
+     .type = VS_FLAG_STR,
+     .off = O(reasons),
+     .help = "full | summary: a refused pod's reasons per node, or counted by reason word"},
+    {.name = "cpu-pods",
+     .type = VS_FLAG_STR,
+     .off = O(cpu_pods),
+     .help = "kube | fragmentation: how the pods asking for no GPU are placed"},
+    {.name = "svg",
+     .type = VS_FLAG_STR,
+     .off = O(svg),
+     .help = "also draw each card's allocation into this SVG file"},
+    {.name = "help", .alias = "h", .type = VS_FLAG_HELP, .help = "print this help and exit"},
+};
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
+static void sim_defaults(struct sim_opts *o)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-    } flags[] = {
-        {"cluster", offsetof(struct sim_opts, cluster)},
-        {"pods", offsetof(struct sim_opts, pods)},
-        {"node-scheduler-policy", offsetof(struct sim_opts, node_policy)},
-        {"gpu-scheduler-policy", offsetof(struct sim_opts, gpu_policy)},
-        {"device-config-file", offsetof(struct sim_opts, devcfg)},
-        {"output", offsetof(struct sim_opts, output)},
-        {"svg", offsetof(struct sim_opts, svg)},
-        {"reasons", offsetof(struct sim_opts, reasons)},
-        {"cpu-pods", offsetof(struct sim_opts, cpu_pods)},
-    };
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(err, "simulate: unexpected argument \"%s\"\n", a);
-            return 2;
-        }
-        a += 2;
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-        size_t k;
-        for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-            if (strlen(flags[k].name) == nl && strncmp(flags[k].name, a, nl) == 0)
-                break;
-        if (k == sizeof(flags) / sizeof(flags[0])) {
-            fprintf(err, "simulate: unknown flag --%.*s\n", (int)nl, a);
-            return 2;
-        }
-        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        if (!val) {
-            fprintf(err, "simulate: flag --%s needs a value\n", flags[k].name);
-            return 2;
-        }
-        *(const char **)((char *)o + flags[k].off) = val;
+    *o = (struct sim_opts){.output = "table", .reasons = "full", .cpu_pods = "kube"};
+}
+
+void vs_simulate_usage(FILE *f)
+{
+    struct sim_opts o;
+    sim_defaults(&o);
+    fprintf(f, "usage: vgpu-sched simulate --cluster FILE [flags]\n"
+               "\n"
+               "What-if: schedules the cluster file's pending pods, then every pod of --pods, one\n"
+               "at a time with the same Filter, score and reserve code as serve, and kube-\n"
+               "scheduler's own filters before it; no cluster or network needed. Exit status: 0\n"
+               "(also when pods do not fit), 2 bad flags or input.\n"
+               "\n"
+               "flags:\n");
+    vs_flags_print(f, flags, N_FLAGS, &o);
+}
+
+/* Returns 0, 1 after --help (usage printed to out), or 2 with a message. */
+static int parse_flags(int argc, char **argv, struct sim_opts *o, FILE *out, FILE *err)
+{
+    sim_defaults(o);
+    enum vs_flags_result r =
+        vs_flags_parse(flags, N_FLAGS, argc, argv, o, "simulate", err, NULL, NULL);
+    if (r == VS_FLAGS_HELP) {
+        vs_simulate_usage(out);
+        return 1;
     }
+    if (r != VS_FLAGS_OK)
+        return 2;
     if (!o->cluster) {
         fprintf(err, "simulate: --cluster FILE is required\n");
         return 2;
     }
-    if (!o->output)
-        o->output = "table";
     if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0) {
         fprintf(err, "simulate: invalid --output \"%s\" (want table or json)\n", o->output);
         return 2;
     }
-    if (!o->reasons)
-        o->reasons = "full";
     if (strcmp(o->reasons, "full") != 0 && strcmp(o->reasons, "summary") != 0) {
         fprintf(err, "simulate: invalid --reasons \"%s\" (want full or summary)\n", o->reasons);
         return 2;
     }
-    if (!o->cpu_pods)
-        o->cpu_pods = "kube";
     if (strcmp(o->cpu_pods, "kube") != 0 && strcmp(o->cpu_pods, "fragmentation") != 0) {
         fprintf(err, "simulate: invalid --cpu-pods \"%s\" (want kube or fragmentation)\n",
                 o->cpu_pods);
@@ -538,10 +567,10 @@ oom:
 
 int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    struct sim_opts o = {0};
-    int rc = parse_flags(argc, argv, &o, err);
+    struct sim_opts o;
+    int rc = parse_flags(argc, argv, &o, out, err);
     if (rc)
-        return rc;
+        return rc == 1 ? 0 : rc;
     struct vs_errbuf eb;
     struct vs_gpu_policy gp;
     const struct vs_node_policy *np;

@@ -38,7 +38,10 @@ int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct v
                     FILE *err, struct vs_sim_pod **out, size_t *n_out, struct vs_model **model);
 
 /* Runs the subcommand with argv after "simulate". Output to out, diagnostics to err.
- * Returns the process exit code: 0 done (even if pods did not fit), 2 bad flags or input. */
+ * Returns the process exit code: 0 done (even if pods did not fit) or after -h/--help (usage
+ * to out), 2 bad flags or input. */
 int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err);
+/* Prints `simulate --help`: what it does and every flag from the table the parser reads. */
+void vs_simulate_usage(FILE *f);
 
 #endif

@@ -14,7 +14,7 @@
 /* Shapes are kept for the process's life and made in the middle of a Filter's short-lived
  * memory: they come SHAPE_BLOCK at a time (one allocation for 64 shapes, not three per shape),
  * and a shape without type lists copies no string. (Tried as the cause of the soak's early RSS
- * rise, which it did not change: docs/reliability.md, session 10.) */
+ * rise, which it did not change: docs/reliability.md "Soak", "Ruled out".) */
 #define SHAPE_BLOCK 64
 struct shape_block {
     struct shape_block *next;

@@ -40,10 +40,11 @@
  * measure ranks nodes or cards (Filter, simulate --cpu-pods, /prioritize). */
 #define VS_FRAG_TIE 1e-9
 /* Weight of the cpu-stranding term against the measure (both in cards); see
- * vs_frag_strand_growth and docs/benchmarks.md (session 8) for how it was chosen. */
+ * vs_frag_strand_growth and docs/benchmarks.md "The cpu-stranding term" for how it was chosen. */
 #define VS_FRAG_STRAND_W 0.1
 /* Weight of the type-pressure term (ours; vs_frag_type_pressure) against the measure, for GPU
- * pods that name no card type; docs/benchmarks.md (session 9) for how it was chosen. */
+ * pods that name no card type; docs/benchmarks.md "The type-pressure term" for how it was
+ * chosen. */
 #define VS_FRAG_TYPE_W 0.03
 
 /* What one pod asks of one node: `nums` cards each with `cores` % of the cores and either

@@ -3,8 +3,17 @@
 #include "policy.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+/* Appends name i of n to a list for an error message: "a, b, c" (last_or: "a, b or c"). */
+static void list_name(char *buf, size_t size, size_t i, size_t n, const char *name, bool last_or)
+{
+    size_t len = strlen(buf);
+    const char *sep = i == 0 ? "" : (last_or && i + 1 == n ? " or " : ", ");
+    snprintf(buf + len, len < size ? size - len : 0, "%s%s", sep, name);
+}
 
 static const struct vs_card_policy *card_lookup(const char *w, size_t n)
 {
@@ -32,11 +41,16 @@ enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_
             e--;
         if (e > s) {
             const struct vs_card_policy *cp = card_lookup(s, (size_t)(e - s));
-            if (!cp)
+            if (!cp) {
+                char names[256] = "";
+                for (size_t i = 0; i < vs_n_card_policies; i++)
+                    list_name(names, sizeof(names), i, vs_n_card_policies,
+                              vs_card_policies[i]->name, false);
                 return vs_err_set(eb, VS_ERR_INVAL,
-                                  "invalid %s \"%s\": unknown policy \"%.*s\" (want binpack, "
-                                  "spread, topology-aware, mutex, numa or a comma list of them)",
-                                  key, val, (int)(e - s > 64 ? 64 : e - s), s);
+                                  "invalid %s \"%s\": unknown policy \"%.*s\" (want %s or a comma "
+                                  "list of them)",
+                                  key, val, (int)(e - s > 64 ? 64 : e - s), s, names);
+            }
             if (nw < 16)
                 words[nw++] = cp;
         }
@@ -122,7 +136,9 @@ enum vs_err vs_policy_parse_node(const char *val, const char *key,
             return VS_OK;
         }
     }
-    return vs_err_set(eb, VS_ERR_INVAL,
-                      "invalid %s \"%s\": unknown policy \"%.*s\" (want binpack or spread)", key,
-                      val, (int)(e - s > 64 ? 64 : e - s), s);
+    char names[256] = "";
+    for (size_t i = 0; i < vs_n_node_policies; i++)
+        list_name(names, sizeof(names), i, vs_n_node_policies, vs_node_policies[i]->name, true);
+    return vs_err_set(eb, VS_ERR_INVAL, "invalid %s \"%s\": unknown policy \"%.*s\" (want %s)", key,
+                      val, (int)(e - s > 64 ? 64 : e - s), s, names);
 }

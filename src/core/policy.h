@@ -99,7 +99,8 @@ struct vs_gpu_policy {
 };
 
 /* Parses a policy string; `key` names the source in errors (annotation key or flag name).
- * Error: `invalid <key> "<val>": unknown policy "<word>" (want binpack, spread, ...)`. */
+ * Error: `invalid <key> "<val>": unknown policy "<word>" (want binpack, spread, ...)`, listing
+ * every card policy of the registry in its order. */
 enum vs_err vs_policy_parse_gpu(const char *val, const char *key, struct vs_gpu_policy *out,
                                 struct vs_errbuf *eb);
 /* Whether the policy puts a share on the least used card first: `spread` or `topology-aware`
@@ -124,6 +125,8 @@ struct vs_node_policy {
 extern const struct vs_node_policy *const vs_node_policies[];
 extern const size_t vs_n_node_policies;
 
+/* Error: `invalid <key> "<val>": unknown policy "<word>" (want binpack, spread or ...)`,
+ * listing every node policy of the registry in its order. */
 enum vs_err vs_policy_parse_node(const char *val, const char *key,
                                  const struct vs_node_policy **out, struct vs_errbuf *eb);
 

@@ -352,7 +352,8 @@ static double node_idle(const struct vs_node *n)
 /* The cpu-stranding term for the pod of x on node n (with the measure, n <= VS_FRAG_MAX_CARDS),
  * the GPU capacity it takes sized on the node's first card. Pods that name the card types they
  * may use (use-gputype) go without it: their choice is the measure's type terms' (with the term
- * they lost up to 1.2 points on the openb gpuspec workloads, docs/benchmarks.md session 8). */
+ * they lost up to 1.2 points on the openb gpuspec workloads, docs/benchmarks.md
+ * "The cpu-stranding term"). */
 static double pod_strand(const struct fit_ctx *x, const struct vs_node *n)
 {
     double cpc = x->frag->cpu_per_card;

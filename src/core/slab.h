@@ -4,12 +4,13 @@
  * Events live for minutes among millions of short-lived chunks (request bodies, JSON trees).
  * From malloc they land on pages of the arenas where the short-lived chunks come and go, and
  * each one keeps its page from the trim: in a 20-minute soak ~540 of them held ~470 pages
- * (docs/reliability.md, session 13). Here they share blocks mapped for them alone, in 16 size
- * classes up to 512 bytes; a freed slot is reused by the next object of its class, so the
- * blocks touched follow the most objects alive at once, not how long the service has run. A
- * block whose objects are all freed is unmapped unless it is its class's only empty one.
- * A larger object (rare: a long posted-Event key, a pod on more than 16 cards) gets a mapping
- * of its own, aligned like a block, so every object's block head is found from its address.
+ * (docs/reliability.md "Long-lived objects apart from request memory"). Here they share blocks
+ * mapped for them alone, in 16 size classes up to 512 bytes; a freed slot is reused by the next
+ * object of its class, so the blocks touched follow the most objects alive at once, not how long
+ * the service has run. A block whose objects are all freed is unmapped unless it is its class's
+ * only empty one. A larger object (rare: a long posted-Event key, a pod on more than 16 cards) gets
+ * a mapping of its own, aligned like a block, so every object's block head is found from its
+ * address.
  *
  * Not thread-safe: the owner's lock serialises every call (the model's write lock, the async
  * patcher's mutex). Under AddressSanitizer free slots and the bytes of a slot past the size

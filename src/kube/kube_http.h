@@ -22,7 +22,8 @@
  * cleaned up. Keeping the first ones rather than whichever comes back first means the
  * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
  * once at start and never re-made among a burst's short-lived memory, where its chunks would
- * keep pages resident after the burst is freed (docs/reliability.md, session 12). */
+ * keep pages resident after the burst is freed (docs/reliability.md "API connections kept, not
+ * re-made"). */
 #define POOL_MAX 8
 
 /* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
@@ -144,7 +145,7 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
  * leaves its connection in that multi for the next watch; a multi made per watch (multi NULL)
  * closes it, so every restart of a long-running watch would make a new TLS connection, whose
  * ~500 small OpenSSL allocations then sit among a burst's short-lived memory and keep its pages
- * resident (docs/reliability.md, session 12). */
+ * resident (docs/reliability.md "API connections kept, not re-made"). */
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),

@@ -71,8 +71,8 @@ void vs_ext_bind(void *app, const struct vs_http_req *req, struct vs_http_resp *
  * (or an empty placeholder) completed with the fewest lower-priority GPU pods bound there that
  * make the pod fit; nodes where nothing works are omitted. */
 void vs_ext_preempt(void *app, const struct vs_http_req *req, struct vs_http_resp *resp);
-/* kube-scheduler's prioritizeVerb, for pods that ask for no GPU (README: a second extender
- * entry without managedResources): a HostPriorityList scoring each node by
+/* kube-scheduler's prioritizeVerb, for pods that ask for no GPU (docs/fragmentation.md: a
+ * second extender entry without managedResources): a HostPriorityList scoring each node by
  * vs_ext_prioritize_answer. A pod asking for a GPU (its node was chosen by Filter), or whose
  * requests do not parse, gets Score 0 on every node. 400 for a body that is not ExtenderArgs,
  * 503 while the cache is syncing (kube-scheduler then drops these scores). */

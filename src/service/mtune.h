@@ -4,7 +4,8 @@
  * service's threads live as long as it does (the HTTP pool, informers, the patch workers while
  * busy), and chunks parked in their caches count as in use: the trim cannot give their pages
  * back. Under waves of pods RSS then rose 16-25 KiB a wave for 20 minutes and more; with the
- * caches off it stayed flat and ~2 MiB lower (e2e soak, docs/reliability.md, session 13).
+ * caches off it stayed flat and ~2 MiB lower (e2e soak, docs/reliability.md
+ * "glibc's per-thread caches off").
  * glibc reads the setting (GLIBC_TUNABLES) only when a process starts, so `serve` re-executes
  * itself once with it. A GLIBC_TUNABLES that already sets glibc.malloc.tcache_count wins. */
 #ifndef VS_MTUNE_H

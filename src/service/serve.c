@@ -10,6 +10,7 @@
 #include "requeue.h"
 #include "devcfg.h"
 #include "extender.h"
+#include "flags.h"
 #include "frag.h"
 #include "kube.h"
 #include "leader.h"
@@ -40,7 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum ftype { F_STR, F_BOOL, F_INT, F_DOUBLE, F_DUR };
+/* Row types, short for the table below. */
+#define F_STR     VS_FLAG_STR
+#define F_BOOL    VS_FLAG_BOOL
+#define F_INT     VS_FLAG_INT
+#define F_DOUBLE  VS_FLAG_DOUBLE
+#define F_DUR     VS_FLAG_DUR
+#define F_IGNORED VS_FLAG_IGNORED
+#define F_HELP    VS_FLAG_HELP
 
 /* Command-line only settings beside the service configuration. */
 struct serve_opts {
@@ -50,238 +58,267 @@ struct serve_opts {
     bool profiling, debug;
 };
 
-struct flag {
-    const char *name;
-    const char *alias;
-    enum ftype type;
-    size_t off;
-    const char *help;
-};
+/* Range ends of the numeric rows. */
+#define DAY_MS  (24.0 * 3600 * 1000)
+#define MILLION 1e6
 
-#define O(f) offsetof(struct serve_opts, f)
-static const struct flag flags[] = {
-    {"http_bind", "http-bind", F_STR, O(c.http_bind), "listen address of filter/bind/webhook"},
-    {"cert_file", "cert-file", F_STR, O(c.cert_file), "TLS certificate (PEM)"},
-    {"key_file", "key-file", F_STR, O(c.key_file), "TLS key (PEM)"},
-    {"client-ca-file", NULL, F_STR, O(c.client_ca_file), "require client certificates from CA"},
-    {"tls-min-version", NULL, F_STR, O(c.tls_min_version), "VersionTLS12 (default) | VersionTLS13"},
-    {"tls-cipher-suites", NULL, F_STR, O(c.tls_cipher_suites), "TLS 1.2 suites, Go names"},
-    {"scheduler-name", NULL, F_STR, O(c.scheduler_name), "schedulerName set by the webhook"},
-    {"node-scheduler-policy", NULL, F_STR, O(c.node_policy), "binpack | spread"},
-    {"gpu-scheduler-policy", NULL, F_STR, O(c.gpu_policy), "card policy or comma chain"},
-    {"metrics-bind-address", NULL, F_STR, O(c.metrics_bind), "Prometheus listener"},
-    {"node-label-selector", NULL, F_STR, O(c.node_label_selector), "k=v,k2=v2"},
-    {"kube-qps", NULL, F_DOUBLE, O(c.kube_qps), "API client requests/s (0 or less: no limit)"},
-    {"kube-burst", NULL, F_INT, O(c.kube_burst), "API client burst"},
-    {"kube-timeout", NULL, F_DUR, O(c.kube_timeout_ms), "API request timeout (0 = none)"},
-    {"profiling", NULL, F_BOOL, O(profiling), "accepted for compatibility (no pprof in C)"},
-    {"node-lock-timeout", NULL, F_DUR, O(c.lock_timeout_ms), "node lock expiry"},
-    {"node-lock-retry-timeout", NULL, F_DUR, O(c.lock_retry_ms),
-     "longest wait of a Bind for a locked node (0 = fail at once)"},
-    {"bind-queue-depth", NULL, F_INT, O(c.bind_queue_depth),
-     "Binds queued or in flight that rank a node after the others (0 = off)"},
-    {"bind-queue-saturation", NULL, F_DOUBLE, O(c.bind_queue_saturation),
-     "share of --node-lock-retry-timeout a new Bind may wait before its node ranks last (0 = off)"},
-    {"force-overwrite-default-scheduler", NULL, F_BOOL, O(c.force_overwrite),
-     "webhook replaces default-scheduler"},
-    {"leader-elect", NULL, F_BOOL, O(c.leader_elect), "follow the kube-scheduler Lease"},
-    {"leader-elect-resource-name", NULL, F_STR, O(c.lease_name), "Lease name"},
-    {"leader-elect-resource-namespace", NULL, F_STR, O(c.lease_ns), "Lease namespace"},
-    {"legacy-metrics", NULL, F_BOOL, O(c.legacy_metrics), "also emit HAMi's pre-v2.8 metric names"},
-    {"device-config-file", NULL, F_STR, O(c.device_config), "HAMi device-config.yaml"},
-    {"debug", NULL, F_BOOL, O(debug), "debug logging"},
-    {"v", NULL, F_INT, O(verbosity), "klog verbosity (>= 4 = debug)"},
-    {"kubeconfig", NULL, F_STR, O(c.kubeconfig), "out-of-cluster API access"},
-    {"cluster", NULL, F_STR, O(c.cluster), "embedded mode: cluster file, no API server"},
-    {"log-format", NULL, F_STR, O(log_format), "text | json"},
-    {"reservation-ttl", NULL, F_DUR, O(c.reservation_ttl_ms), "expiry of unbound reservations"},
-    {"http-threads", NULL, F_INT, O(c.http_threads), "HTTP thread pool size"},
-    {"gpu-preemption", NULL, F_STR, O(c.gpu_preemption), "auto | verb | filter | off"},
-    {"dashboard", NULL, F_BOOL, O(c.dashboard), "serve the web dashboard on the metrics listener"},
-    {"dashboard-base-path", NULL, F_STR, O(c.dashboard_base),
-     "path the dashboard is served under (behind an ingress), default /"},
-    {"dashboard-frame-ancestors", NULL, F_STR, O(c.dashboard_ancestors),
-     "CSP frame-ancestors: who may embed the dashboard, default 'none'"},
+/* The flags of `serve`: the parser and --help read this table (flags.h); docs/flags.md is the
+ * --help output, checked by ctest flags_doc. A row: name (and alias), type, where the value
+ * goes, one line of help, .def when the default value alone does not say it, and for a numeric
+ * flag the range it accepts (.min, .max; test_flags checks every numeric row has one). */
+#define O(f)   offsetof(struct serve_opts, f)
+#define VENDOR "HAMi's flag for another vendor: accepted and ignored"
+#define KLOG   "klog's flag: accepted and ignored"
+static const struct vs_flag flags[] = {
+    {.name = "http_bind",
+     .alias = "http-bind",
+     .type = F_STR,
+     .off = O(c.http_bind),
+     .help = "listener of /filter, /bind, /preempt, /prioritize, /webhook, /healthz, /readyz"},
+    {.name = "cert_file",
+     .alias = "cert-file",
+     .type = F_STR,
+     .off = O(c.cert_file),
+     .help = "TLS certificate, PEM; HTTPS when both files are given, reloaded when they change"},
+    {.name = "key_file",
+     .alias = "key-file",
+     .type = F_STR,
+     .off = O(c.key_file),
+     .help = "TLS private key, PEM"},
+    {.name = "client-ca-file",
+     .type = F_STR,
+     .off = O(c.client_ca_file),
+     .help = "require client certificates signed by this CA"},
+    {.name = "tls-min-version",
+     .type = F_STR,
+     .off = O(c.tls_min_version),
+     .help = "lowest TLS version accepted: VersionTLS12 | VersionTLS13",
+     .def = "VersionTLS12"},
+    {.name = "tls-cipher-suites",
+     .type = F_STR,
+     .off = O(c.tls_cipher_suites),
+     .help = "TLS 1.2 suites allowed, comma list of Go names; TLS 1.3 suites always on",
+     .def = "GnuTLS's list"},
+    {.name = "scheduler-name",
+     .type = F_STR,
+     .off = O(c.scheduler_name),
+     .help = "schedulerName the webhook sets; source of Events"},
+    {.name = "node-scheduler-policy",
+     .type = F_STR,
+     .off = O(c.node_policy),
+     .help = "binpack | spread | fragmentation"},
+    {.name = "gpu-scheduler-policy",
+     .type = F_STR,
+     .off = O(c.gpu_policy),
+     .help = "spread | binpack | topology-aware | mutex | numa | fragmentation, or a comma chain"},
+    {.name = "metrics-bind-address",
+     .type = F_STR,
+     .off = O(c.metrics_bind),
+     .help = "listener of /metrics and the dashboard; empty: none"},
+    {.name = "dashboard",
+     .type = F_BOOL,
+     .off = O(c.dashboard),
+     .help = "serve the read-only web dashboard and its JSON API on the metrics listener"},
+    {.name = "dashboard-base-path",
+     .type = F_STR,
+     .off = O(c.dashboard_base),
+     .help = "path the dashboard is served under (behind an ingress); / redirects to it",
+     .def = "/"},
+    {.name = "dashboard-frame-ancestors",
+     .type = F_STR,
+     .off = O(c.dashboard_ancestors),
+     .help = "Content-Security-Policy frame-ancestors: who may embed the dashboard",
+     .def = "'none'"},
+    {.name = "legacy-metrics",
+     .type = F_BOOL,
+     .off = O(c.legacy_metrics),
+     .help = "also emit HAMi's pre-v2.8 metric names"},
+    {.name = "node-label-selector",
+     .type = F_STR,
+     .off = O(c.node_label_selector),
+     .help = "k=v,k2=v2: only these nodes are tracked"},
+    {.name = "kube-qps",
+     .type = F_DOUBLE,
+     .off = O(c.kube_qps),
+     .help = "API client requests per second; 0 = no limit",
+     .min = 0,
+     .max = MILLION},
+    {.name = "kube-burst",
+     .type = F_INT,
+     .off = O(c.kube_burst),
+     .help = "API client burst above --kube-qps",
+     .min = 1,
+     .max = MILLION},
+    {.name = "kube-timeout",
+     .type = F_DUR,
+     .off = O(c.kube_timeout_ms),
+     .help = "API request timeout; 0 = none",
+     .min = 0,
+     .max = DAY_MS},
+    {.name = "node-lock-timeout",
+     .type = F_DUR,
+     .off = O(c.lock_timeout_ms),
+     .help = "node lock expiry",
+     .min = 1000,
+     .max = DAY_MS},
+    {.name = "node-lock-retry-timeout",
+     .type = F_DUR,
+     .off = O(c.lock_retry_ms),
+     .help = "longest wait of a Bind for its node's lock; 0 = fail at once",
+     .min = 0,
+     .max = DAY_MS},
+    {.name = "bind-queue-depth",
+     .type = F_INT,
+     .off = O(c.bind_queue_depth),
+     .help = "Binds queued or in flight that make a node busy: it ranks after the others; 0 = off",
+     .min = 0,
+     .max = MILLION},
+    {.name = "bind-queue-saturation",
+     .type = F_DOUBLE,
+     .off = O(c.bind_queue_saturation),
+     .help = "share of --node-lock-retry-timeout a new Bind may wait before its node ranks last; "
+             "0 = off",
+     .min = 0,
+     .max = 1},
+    {.name = "reservation-ttl",
+     .type = F_DUR,
+     .off = O(c.reservation_ttl_ms),
+     .help = "a pod filtered but not bound within this time stops holding capacity",
+     .min = 1000,
+     .max = DAY_MS},
+    {.name = "gpu-preemption",
+     .type = F_STR,
+     .off = O(c.gpu_preemption),
+     .help = "auto | verb | filter | off; auto: verb from API server v1.38 on, else filter"},
+    {.name = "force-overwrite-default-scheduler",
+     .type = F_BOOL,
+     .off = O(c.force_overwrite),
+     .help = "the webhook replaces default-scheduler too"},
+    {.name = "leader-elect",
+     .type = F_BOOL,
+     .off = O(c.leader_elect),
+     .help = "follow kube-scheduler's Lease; a follower refuses Filter and Bind"},
+    {.name = "leader-elect-resource-name",
+     .type = F_STR,
+     .off = O(c.lease_name),
+     .help = "name of that Lease"},
+    {.name = "leader-elect-resource-namespace",
+     .type = F_STR,
+     .off = O(c.lease_ns),
+     .help = "namespace of that Lease"},
+    {.name = "device-config-file",
+     .type = F_STR,
+     .off = O(c.device_config),
+     .help = "HAMi's device-config.yaml"},
+    {.name = "kubeconfig",
+     .type = F_STR,
+     .off = O(c.kubeconfig),
+     .help = "out-of-cluster API access",
+     .def = "$KUBECONFIG, ~/.kube/config, in-cluster"},
+    {.name = "cluster",
+     .type = F_STR,
+     .off = O(c.cluster),
+     .help = "embedded mode: no API server, the cluster is loaded from this file"},
+    {.name = "http-threads",
+     .type = F_INT,
+     .off = O(c.http_threads),
+     .help = "threads serving the main listener",
+     .min = 1,
+     .max = 1024},
+    {.name = "log-format", .type = F_STR, .off = O(log_format), .help = "text | json"},
+    {.name = "debug", .type = F_BOOL, .off = O(debug), .help = "debug logging"},
+    {.name = "v",
+     .type = F_INT,
+     .off = O(verbosity),
+     .help = "klog verbosity; 4 or more: debug logging",
+     .min = 0,
+     .max = INT32_MAX},
+    {.name = "profiling",
+     .type = F_BOOL,
+     .off = O(profiling),
+     .help = "accepted for compatibility; no pprof endpoints"},
+    {.name = "help", .alias = "h", .type = F_HELP, .help = "print this help and exit"},
+    /* HAMi's flags for other vendors, and klog's: accepted and ignored (one warning). A name
+     * ending in '-' is a prefix. */
+    {.name = "enable-ascend", .type = F_IGNORED, .help = VENDOR},
+    {.name = "enable-iluvatar", .type = F_IGNORED, .help = VENDOR},
+    {.name = "amd-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "ascend-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "awsneuron-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "cambricon-mlu-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "dcu-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "enflame-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "hygon-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "iluvatar-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "kunlun-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "metax-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "mlu-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "mthreads-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "sgpu-topology-aware", .type = F_IGNORED, .help = VENDOR},
+    {.name = "vendor-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "xpu-", .type = F_IGNORED, .help = VENDOR},
+    {.name = "add_dir_header", .type = F_IGNORED, .help = KLOG},
+    {.name = "alsologtostderr", .type = F_IGNORED, .help = KLOG},
+    {.name = "log_backtrace_at", .type = F_IGNORED, .help = KLOG},
+    {.name = "log_dir", .alias = "log-dir", .type = F_IGNORED, .help = KLOG},
+    {.name = "log_file", .alias = "log-file", .type = F_IGNORED, .help = KLOG},
+    {.name = "log_file_max_size", .type = F_IGNORED, .help = KLOG},
+    {.name = "logtostderr", .type = F_IGNORED, .help = KLOG},
+    {.name = "one_output", .type = F_IGNORED, .help = KLOG},
+    {.name = "skip_headers", .type = F_IGNORED, .help = KLOG},
+    {.name = "skip_log_headers", .type = F_IGNORED, .help = KLOG},
+    {.name = "stderrthreshold", .type = F_IGNORED, .help = KLOG},
+    {.name = "vmodule", .type = F_IGNORED, .help = KLOG},
 };
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 
-/* Flags of HAMi's other vendors and of klog: accepted and ignored (one warning). */
-static const char *const ignored_prefixes[] = {
-    "enable-ascend",
-    "enable-iluvatar",
-    "metax-",
-    "mthreads-",
-    "cambricon-mlu-",
-    "dcu-",
-    "kunlun-",
-    "enflame-",
-    "sgpu-topology-aware",
-    "iluvatar-",
-    "ascend-",
-    "hygon-",
-    "amd-",
-    "awsneuron-",
-    "logtostderr",
-    "alsologtostderr",
-    "log_dir",
-    "log_file",
-    "log-dir",
-    "log-file",
-    "stderrthreshold",
-    "vmodule",
-    "skip_headers",
-    "one_output",
-    "add_dir_header",
-    "log_backtrace_at",
-    "skip_log_headers",
-    "log_file_max_size",
-    "vendor-",
-    "mlu-",
-    "xpu-",
-};
-
-int vs_parse_duration_ms(const char *s, long long *out)
+const struct vs_flag *vs_serve_flags(size_t *n)
 {
-    if (!s || !*s)
-        return -1;
-    double total = 0;
-    const char *p = s;
-    if (strcmp(s, "0") == 0) {
-        *out = 0;
-        return 0;
-    }
-    while (*p) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno || v < 0)
-            return -1;
-        p = end;
-        double mul;
-        if (strncmp(p, "ms", 2) == 0) {
-            mul = 1;
-            p += 2;
-        } else if (strncmp(p, "us", 2) == 0) {
-            mul = 0.001;
-            p += 2;
-        } else if (strncmp(p, "ns", 2) == 0) {
-            mul = 0.000001;
-            p += 2;
-        } else if (*p == 'h') {
-            mul = 3600000;
-            p++;
-        } else if (*p == 'm') {
-            mul = 60000;
-            p++;
-        } else if (*p == 's') {
-            mul = 1000;
-            p++;
-        } else {
-            return -1;
-        }
-        total += v * mul;
-    }
-    *out = (long long)total;
-    return 0;
+    *n = N_FLAGS;
+    return flags;
 }
 
-static int set_flag(struct serve_opts *o, const struct flag *f, const char *val, FILE *err)
+void vs_serve_usage(FILE *f)
 {
-    void *dst = (char *)o + f->off;
-    char *end;
-    switch (f->type) {
-    case F_STR:
-        *(const char **)dst = val;
-        return 0;
-    case F_BOOL:
-        if (!val || strcmp(val, "true") == 0 || strcmp(val, "1") == 0 || strcmp(val, "t") == 0 ||
-            strcmp(val, "True") == 0 || strcmp(val, "TRUE") == 0)
-            *(bool *)dst = true;
-        else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0 || strcmp(val, "f") == 0 ||
-                 strcmp(val, "False") == 0 || strcmp(val, "FALSE") == 0)
-            *(bool *)dst = false;
-        else
-            break;
-        return 0;
-    case F_INT:
-        errno = 0;
-        *(long long *)dst = strtoll(val, &end, 10);
-        if (errno || *end || end == val)
-            break;
-        return 0;
-    case F_DOUBLE:
-        errno = 0;
-        *(double *)dst = strtod(val, &end);
-        if (errno || *end || end == val)
-            break;
-        return 0;
-    case F_DUR:
-        if (vs_parse_duration_ms(val, (long long *)dst) == 0)
-            return 0;
-        break;
-    }
-    fprintf(err, "vgpu-sched: invalid value \"%s\" for flag --%s\n", val ? val : "", f->name);
-    return 2;
+    struct serve_opts o = {.log_format = "text"};
+    vs_service_config_defaults(&o.c);
+    fprintf(f,
+            "usage: vgpu-sched serve [flags]\n"
+            "       vgpu-sched [flags]\n"
+            "\n"
+            "The scheduler extender and admission webhook, a drop-in for HAMi's hami-scheduler:\n"
+            "its flags with HAMi's spellings and defaults, and ours. --flag=value or --flag "
+            "value;\n"
+            "a boolean alone is true. Exit status: 0 after SIGTERM or SIGINT, 2 bad flags or\n"
+            "configuration, 1 runtime failure.\n"
+            "\n"
+            "flags:\n");
+    vs_flags_print(f, flags, N_FLAGS, &o);
 }
 
-static int parse_flags(int argc, char **argv, struct serve_opts *o, FILE *err)
+static void warn_ignored(void *ctx, const char *flag)
 {
-    bool warned = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (a[0] != '-') {
-            fprintf(err, "vgpu-sched: unexpected argument \"%s\"\n", a);
-            return 2;
-        }
-        a += a[1] == '-' ? 2 : 1;
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-        const struct flag *f = NULL;
-        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]) && !f; k++) {
-            if ((strlen(flags[k].name) == nl && strncmp(flags[k].name, a, nl) == 0) ||
-                (flags[k].alias && strlen(flags[k].alias) == nl &&
-                 strncmp(flags[k].alias, a, nl) == 0))
-                f = &flags[k];
-        }
-        if (!f) {
-            bool ignored = false;
-            for (size_t k = 0; k < sizeof(ignored_prefixes) / sizeof(ignored_prefixes[0]); k++)
-                ignored |= strncmp(a, ignored_prefixes[k], strlen(ignored_prefixes[k])) == 0;
-            if (!ignored) {
-                fprintf(err, "vgpu-sched: unknown flag --%.*s\n", (int)nl, a);
-                return 2;
-            }
-            if (!warned)
-                vs_log(VS_LOG_WARN, "flag_ignored",
-                       "flag=--%.*s note=\"flags of other vendors and klog are accepted and "
-                       "ignored\"",
-                       (int)nl, a);
-            warned = true;
-            /* A separate value ("--dcu-foo bar") belongs to the ignored flag. */
-            if (!eq && i + 1 < argc && argv[i + 1][0] != '-')
-                i++;
-            continue;
-        }
-        const char *val = eq ? eq + 1 : NULL;
-        if (!val && f->type != F_BOOL) {
-            if (i + 1 >= argc) {
-                fprintf(err, "vgpu-sched: flag --%s needs a value\n", f->name);
-                return 2;
-            }
-            val = argv[++i];
-        }
-        int rc = set_flag(o, f, val, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    vs_log(VS_LOG_WARN, "flag_ignored",
+           "flag=%s note=\"flags of other vendors and klog are accepted and ignored\"", flag);
 }
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop; /* the signal that asks the service to stop, 0 until then */
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    default:
+        return "unknown";
+    }
 }
 
 static double mono_s(void)
@@ -814,9 +851,14 @@ int vs_serve_main(int argc, char **argv)
 {
     struct serve_opts o = {.log_format = "text"};
     vs_service_config_defaults(&o.c);
-    int rc = parse_flags(argc, argv, &o, stderr);
-    if (rc)
-        return rc;
+    enum vs_flags_result fr =
+        vs_flags_parse(flags, N_FLAGS, argc, argv, &o, "vgpu-sched", stderr, warn_ignored, NULL);
+    if (fr == VS_FLAGS_HELP) {
+        vs_serve_usage(stdout);
+        return 0;
+    }
+    if (fr != VS_FLAGS_OK)
+        return 2;
     if (strcmp(o.log_format, "text") != 0 && strcmp(o.log_format, "json") != 0) {
         fprintf(stderr, "vgpu-sched: invalid --log-format \"%s\" (want text or json)\n",
                 o.log_format);
@@ -843,6 +885,7 @@ int vs_serve_main(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    int rc;
     struct vs_errbuf eb;
     struct vs_service *s = vs_service_start(&o.c, &rc, &eb);
     if (!s) {
@@ -860,7 +903,7 @@ int vs_serve_main(int argc, char **argv)
     fflush(stdout);
     while (!g_stop)
         usleep(100 * 1000);
-    vs_log(VS_LOG_INFO, "shutdown", "signal=1");
+    vs_log(VS_LOG_INFO, "shutdown", "signal=%s", signal_name(g_stop));
     vs_service_stop(s);
     curl_global_cleanup();
     return 0;

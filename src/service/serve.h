@@ -5,8 +5,11 @@
 #define VS_SERVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
+#include "flags.h"
 
 /* Everything `serve` wires, independent of flag parsing (tests start a service from this). */
 struct vs_service_config {
@@ -48,11 +51,12 @@ const char *vs_service_api_url(const struct vs_service *s);
 void vs_service_fail_binds(struct vs_service *s, const char *why);
 void vs_service_stop(struct vs_service *s);
 
-/* Returns the exit code: 0 clean shutdown on SIGTERM/SIGINT, 2 bad flags or configuration,
- * 1 runtime failure. */
+/* Returns the exit code: 0 clean shutdown on SIGTERM/SIGINT (and after -h/--help), 2 bad flags
+ * or configuration, 1 runtime failure. */
 int vs_serve_main(int argc, char **argv);
-
-/* Parses a Go duration ("5m", "28s", "1h30m", "300ms", "0") into milliseconds. 0 on success. */
-int vs_parse_duration_ms(const char *s, long long *out);
+/* Prints `serve --help`: what it is and every flag from the table the parser reads. */
+void vs_serve_usage(FILE *f);
+/* The flag table of `serve` (borrowed, static), n rows. */
+const struct vs_flag *vs_serve_flags(size_t *n);
 
 #endif

@@ -641,7 +641,7 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
      * libmicrohttpd mallocs a pool of up to 32 KiB (its default size) and maps a larger one
      * with mmap: at 36 KiB the pools stay out of malloc's arenas, where connections opened and
      * closed by kube-scheduler left 32 KiB chunks the trim could not give back around
-     * (docs/reliability.md, session 13). */
+     * (docs/reliability.md "Long-lived objects apart from request memory"). */
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_POOL_BYTES, NULL};
     /* Waiting Binds keep their connections open: with epoll or poll there is no FD_SETSIZE cap
      * (the process's descriptor limit still is one: `serve` raises it to the hard limit). */

@@ -113,12 +113,12 @@ vs_start() {
 }
 
 # vs_stop : SIGTERM vgpu-sched (cluster.sh stop: by recorded PID, SIGKILL after 15 s) and check
-# that it shut down cleanly (its "shutdown" log line).
+# that it shut down cleanly (its "shutdown" log line, naming the signal).
 vs_stop() {
     local log="$E2E_CLUSTER/vgpu-sched.log" before
-    before="$(grep -c 'event=shutdown' "$log" || true)"
+    before="$(grep -c 'event=shutdown signal=SIGTERM' "$log" || true)"
     "$E2E_DIR/cluster.sh" stop "$E2E_CLUSTER" vgpu-sched
-    [[ "$(grep -c 'event=shutdown' "$log" || true)" -gt "$before" ]] ||
+    [[ "$(grep -c 'event=shutdown signal=SIGTERM' "$log" || true)" -gt "$before" ]] ||
         e2e_fail "vgpu-sched did not log a clean shutdown after SIGTERM (log: $log)"
 }
 

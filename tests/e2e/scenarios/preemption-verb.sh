@@ -32,7 +32,7 @@ scenario_preemption_verb_pre_up() {
     export VS_E2E_KUBE_SCHEDULER="$E2E_BIN_VERB/kube-scheduler"
     E2E_KUBE_APISERVER=$VS_E2E_KUBE_APISERVER
     E2E_KUBE_SCHEDULER=$VS_E2E_KUBE_SCHEDULER
-    # -v=5: the preemption dry run and the candidates are logged (what the README reports).
+    # -v=5: the preemption dry run and the candidates are logged (what tests/e2e/README.md reports).
     export VS_E2E_SCHEDULER_V="${VS_E2E_SCHEDULER_V:-5}"
 }
 

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # prioritize: the pods without a GPU placed by vgpu-sched's /prioritize through the real
-# kube-scheduler (README, "Placing the pods without a GPU too"): a second extender entry with
+# kube-scheduler (docs/fragmentation.md, "Placing the pods without a GPU too"): a second extender entry with
 # only prioritizeVerb (weight 200, no managedResources). Three one-card nodes with equal cpu;
 # a GPU pod fills pr-b's card (and teaches Filter the workload). A pod without a GPU that asks
 # kube-scheduler (schedulerName hami-scheduler) for little cpu strands no GPU capacity anywhere,

@@ -651,14 +651,14 @@ Test(sched, policy_names_are_case_insensitive_and_validated)
     tb_anno(&p, VS_ANNO_GPU_POLICY, "fastest");
     tb_filter(m, &p, "binpack", "spread", cands, 1, &r);
     cr_assert_str_eq(r.error, "invalid hami.io/gpu-scheduler-policy \"fastest\": unknown policy "
-                              "\"fastest\" (want binpack, spread, topology-aware, mutex, numa or "
-                              "a comma list of them)");
+                              "\"fastest\" (want binpack, spread, topology-aware, mutex, numa, "
+                              "fragmentation or a comma list of them)");
     vs_filter_result_cleanup(&r);
     tb_anno(&p, VS_ANNO_GPU_POLICY, "spread");
     tb_anno(&p, VS_ANNO_NODE_POLICY, "packed");
     tb_filter(m, &p, "binpack", "spread", cands, 1, &r);
     cr_assert_str_eq(r.error, "invalid hami.io/node-scheduler-policy \"packed\": unknown policy "
-                              "\"packed\" (want binpack or spread)");
+                              "\"packed\" (want binpack, spread or fragmentation)");
     vs_filter_result_cleanup(&r);
     vs_kv_del(&p.annotations, VS_ANNO_NODE_POLICY);
     tb_anno(&p, VS_ANNO_WEIGHTS, "x");

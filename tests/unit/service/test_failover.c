@@ -720,16 +720,18 @@ Test(failover_api, failed_release_is_retried)
     cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_ERR_KUBE);
     cr_assert(strstr(eb.msg, "503 injected fault"), "%s", eb.msg);
     cr_assert_neq(strcmp(lock_of("n1"), "(none)"), 0);
-    /* The API is back: the release is retried in the background and the lock goes. */
+    /* The API is back: the release is retried in the background and the lock goes. The retry
+     * thread counts the release after the API has applied it, so the test waits for both. */
     bool gone = false;
-    for (int i = 0; i < 250 && !gone; i++) {
+    struct vs_nodelock_stats st = {0};
+    for (int i = 0; i < 250; i++) {
         gone = strcmp(lock_of("n1"), "(none)") == 0;
-        if (!gone)
-            usleep(20 * 1000);
+        vs_nodelock_stats(l, &st);
+        if (gone && st.released == 1)
+            break;
+        usleep(20 * 1000);
     }
     cr_assert(gone, "the failed release was never retried");
-    struct vs_nodelock_stats st;
-    vs_nodelock_stats(l, &st);
     cr_assert_eq(st.released, 1);
     cr_assert_geq(st.release_retries, 1);
     vs_nodelock_free(l);

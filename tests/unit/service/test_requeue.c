@@ -217,12 +217,20 @@ Test(requeue_service, refused_pod_is_nudged_when_the_holder_is_deleted)
     got = filter("waiter");
     cr_assert_str_eq(got, "[\"n1\"]");
     free(got);
+    /* The nudge is counted after its patch is queued, so the patch (seen above) may land
+     * before the count: wait for the count itself. */
     struct vs_harness plain = h;
     plain.scheme = "http";
-    char *m;
-    cr_assert_eq(
-        vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL, NULL, 0, &m),
-        200);
+    char *m = NULL;
+    for (int waited = 0; waited <= 5000; waited += 20) {
+        free(m);
+        cr_assert_eq(vs_harness_call(&plain, vs_service_metrics_port(svc), "GET", "/metrics", NULL,
+                                     NULL, 0, &m),
+                     200);
+        if (strstr(m, "\nvgpu_sched_requeue_nudges_total 1\n"))
+            break;
+        usleep(20 * 1000);
+    }
     cr_assert_not_null(strstr(m, "\nvgpu_sched_requeue_nudges_total 1\n"), "%s", m);
     free(m);
 }

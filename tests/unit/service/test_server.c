@@ -121,9 +121,10 @@ static const char *anno(json_t *obj, const char *key)
 }
 
 /* Waits until the pod carries annotation key (the async patch landed). */
-static json_t *wait_anno(const char *kind, const char *ns, const char *name, const char *key)
+static json_t *wait_anno_ms(const char *kind, const char *ns, const char *name, const char *key,
+                            int timeout_ms)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
         json_t *o = vs_fakeapi_get(api, kind, ns, name);
         if (o && anno(o, key))
             return o;
@@ -132,6 +133,11 @@ static json_t *wait_anno(const char *kind, const char *ns, const char *name, con
     }
     cr_assert_fail("%s %s never got %s", kind, name, key);
     return NULL;
+}
+
+static json_t *wait_anno(const char *kind, const char *ns, const char *name, const char *key)
+{
+    return wait_anno_ms(kind, ns, name, key, 2000);
 }
 
 /* Waits (2 s at most) for an Event in namespace default with this reason and message. */
@@ -342,11 +348,19 @@ Test(server, unbound_reservation_ttl)
     r = filter("b", cands, 1);
     cr_assert(json_is_null(json_object_get(r, "NodeNames")), "capacity double-booked");
     json_decref(r);
-    /* Pod a is never bound: after the TTL its capacity returns ... */
-    usleep(4000 * 1000);
-    r = filter("b", cands, 1);
-    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n2");
-    json_decref(r);
+    /* Pod a is never bound: after the TTL (1 s) its capacity returns ... */
+    bool placed = false;
+    for (int waited = 0; waited <= 10000 && !placed; waited += 100) {
+        r = filter("b", cands, 1);
+        const char *got = json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0));
+        placed = got != NULL;
+        if (placed)
+            cr_assert_str_eq(got, "n2");
+        json_decref(r);
+        if (!placed)
+            usleep(100 * 1000);
+    }
+    cr_assert(placed, "a's reservation never expired");
     /* ... and a late bind of a is refused instead of over-committing the card. */
     char err[512];
     cr_assert_str_eq(bind_pod("a", "uid-a", "n2", err, sizeof(err)),
@@ -461,11 +475,16 @@ Test(server, tls_certificate_rotation)
                       "-keyout tls2.key -out tls2.csr -subj /CN=127.0.0.1 && openssl x509 -req "
                       "-in tls2.csr -CA ca2.pem -CAkey ca2.key -CAcreateserial -out tls2.pem "
                       "-days 1 -extfile ext.cnf && cp tls2.key tls.key && cp tls2.pem tls.pem");
-    usleep(1500 * 1000);
-    /* Old CA no longer verifies the served certificate; the new one does. */
-    cr_assert_eq(vs_harness_call(&h, vs_service_port(svc), "GET", "/healthz", NULL, NULL, 0, &out),
-                 0);
-    free(out);
+    /* Once the service has reloaded them (a handshake looks at most once a second), the old CA
+     * no longer verifies the served certificate; the new one does. */
+    long st = 200;
+    for (int waited = 0; waited <= 10000 && st != 0; waited += 100) {
+        st = vs_harness_call(&h, vs_service_port(svc), "GET", "/healthz", NULL, NULL, 0, &out);
+        free(out);
+        if (st != 0)
+            usleep(100 * 1000);
+    }
+    cr_assert_eq(st, 0, "the rotated certificate was never served");
     struct vs_harness h2 = h;
     snprintf(h2.ca, sizeof(h2.ca), "%s/ca2.pem", h.dir);
     cr_assert_eq(vs_harness_call(&h2, vs_service_port(svc), "GET", "/healthz", NULL, NULL, 0, &out),
@@ -854,14 +873,14 @@ Test(server, a_failed_patch_of_an_earlier_identical_decision_keeps_the_current_o
     for (int i = 0; i < 200 && vs_fakeapi_count(api, "PATCH", path) < 2; i++)
         usleep(50 * 1000);
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", path), 2);
-    usleep(500 * 1000); /* the first failure's callback has run */
+    /* The first failure's callback has run: a pod's next patch starts only once the worker is
+     * done with the one before (async.c), callback included. */
     r = filter("b", only2, 1);
     char *text = json_dumps(json_object_get(r, "NodeNames"), JSON_ENCODE_ANY);
     cr_assert_str_eq(text, "null", "b was given n2 (%s): a's card was freed", text);
     free(text);
     json_decref(r);
-    usleep(4000 * 1000); /* the second patch lands */
-    json_t *pod = wait_anno("Pod", "default", "a", VS_ANNO_ALLOCATED);
+    json_t *pod = wait_anno_ms("Pod", "default", "a", VS_ANNO_ALLOCATED, 10000);
     cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), "n2-gpu0,NVIDIA,15000,10:;");
     json_decref(pod);
 }

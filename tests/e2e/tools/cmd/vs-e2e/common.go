@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -66,9 +67,13 @@ func newConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// cmdFreeport binds N listeners on 127.0.0.1:0 at once (so the ports are distinct), prints the
-// ports and closes them. The caller starts its servers right after; a port being taken in
-// between is possible but rare, and the servers fail loudly if it happens.
+// cmdFreeport prints N distinct free TCP ports of 127.0.0.1 for servers the caller starts
+// afterwards (etcd, kube-apiserver, kube-scheduler, vgpu-sched). The ports lie below Linux's
+// ephemeral range (ip_local_port_range): a port from that range is free only until an outgoing
+// connection (kube-apiserver to etcd, any client) is given it as its local port, and a server
+// started a few seconds later then fails with "address already in use". Below the range only a
+// server binding that very port can take it. Each candidate is proved free by binding it (all N
+// held at once, so they are distinct) and released when the ports are printed.
 func cmdFreeport(args []string) error {
 	n := 1
 	if len(args) > 0 {
@@ -78,15 +83,48 @@ func cmdFreeport(args []string) error {
 		}
 		n = v
 	}
+	lo, hi, err := belowEphemeral()
+	if err != nil {
+		return err
+	}
 	ports := make([]string, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	span := hi - lo + 1
+	start := lo + int(time.Now().UnixNano()%int64(span)) // runs after one another differ
+	for i := 0; i < span && len(ports) < n; i++ {
+		port := lo + (start-lo+i)%span
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return err
+			continue // in use
 		}
 		defer l.Close()
-		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		ports = append(ports, strconv.Itoa(port))
+	}
+	if len(ports) < n {
+		return fmt.Errorf("only %d free ports in %d-%d, below the ephemeral range", len(ports), lo, hi)
 	}
 	fmt.Println(strings.Join(ports, " "))
 	return nil
+}
+
+// belowEphemeral: the ports freeport hands out, 10000 up to the start of the ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range, 32768 by default), or 1024 up to it when the range
+// starts lower than 11024.
+func belowEphemeral() (int, int, error) {
+	first := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				first = v
+			}
+		}
+	}
+	lo := 10000
+	if first-1 < lo+1024 {
+		lo = 1024
+	}
+	if first-1 < lo {
+		return 0, 0, fmt.Errorf("the ephemeral range starts at %d: no port below it to hand out", first)
+	}
+	return lo, first - 1, nil
 }

@@ -1,7 +1,7 @@
 // Command vs-e2e is the Go helper of vgpu-sched's end-to-end tests (tests/e2e). It talks to a
 // real kube-apiserver and stands in for the parts of a cluster the tests do not run:
 //
-//	vs-e2e freeport [N]            print N free loopback TCP ports
+//	vs-e2e freeport [N]            print N free loopback TCP ports below the ephemeral range
 //	vs-e2e nodes [flags] NAME...   create/refresh fake GPU nodes (HAMi register annotation,
 //	                               capacity, Ready condition, no not-ready taint)
 //	vs-e2e agent [flags]           for pods on fake nodes, emulate the kubelet and the HAMi
@@ -24,7 +24,7 @@ import (
 func usage() {
 	fmt.Fprint(os.Stderr, `usage: vs-e2e COMMAND [flags]
 commands:
-  freeport [N]          print N (default 1) free TCP ports on 127.0.0.1, space separated
+  freeport [N]          print N (default 1) free TCP ports on 127.0.0.1 below the ephemeral range, space separated
   nodes [flags] NAME... create or refresh fake GPU nodes (vs-e2e nodes -h)
   agent [flags]         emulate kubelet + HAMi device-plugin handoff for fake nodes (vs-e2e agent -h)
   stub-extender [flags] trivial extender for wiring checks (vs-e2e stub-extender -h)
