@@ -520,6 +520,103 @@ static void min_prio_of(void *ctx, const struct vs_podent *pe)
         *min = pe->priority;
 }
 
+int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct vs_sim_run_opts *o,
+                    FILE *err, struct vs_sim_pod **out, size_t *n_out, struct vs_model **model)
+{
+    struct vs_errbuf eb;
+    /* A given model (a what-if's copy of a live one) already holds the cluster's devices and
+     * usage: cl then names its nodes for kube-scheduler's filters only. */
+    struct vs_model *m = o->model ? o->model : vs_model_new(o->cfg->devices);
+    struct vs_sim_pod *res = calloc(cl->n_pods + pods->n_pods + 1, sizeof(*res));
+    struct vs_frag_stats *frag = o->frag_stats ? NULL : vs_frag_stats_new();
+    size_t n_res = 0;
+    *out = NULL;
+    *n_out = 0;
+    *model = NULL;
+    if (!m || !res || (!o->frag_stats && !frag))
+        goto oom;
+    for (size_t i = 0; !o->model && i < cl->n_nodes; i++) {
+        eb.msg[0] = '\0';
+        if (vs_model_upsert_node(m, &cl->nodes[i], &eb) == VS_ERR_NOMEM)
+            goto oom;
+        if (eb.msg[0] && err)
+            fprintf(err, "warning: %s: %s\n", o->source, eb.msg);
+    }
+    for (size_t i = 0; !o->model && i < cl->n_quotas; i++)
+        if (vs_model_set_quota(m, &cl->quotas[i]))
+            goto oom;
+    for (size_t i = 0; i < cl->n_pods; i++) {
+        if (ensure_uid(&cl->pods[i]))
+            goto oom;
+        if (!is_placed(&cl->pods[i]) || o->model)
+            continue;
+        enum vs_err e = vs_model_upsert_pod(m, &cl->pods[i], &eb);
+        if (e == VS_ERR_NOMEM)
+            goto oom;
+        if (e && err)
+            fprintf(err, "warning: %s: %s\n", o->source, eb.msg);
+        e = vs_model_account_pod(m, &cl->pods[i], &eb);
+        if (e == VS_ERR_NOMEM)
+            goto oom;
+        if (e && err)
+            fprintf(err, "warning: %s: %s (its cpu and memory are not counted)\n", o->source,
+                    eb.msg);
+    }
+    /* Reasons are reported only for pods no node takes. */
+    /* The workload policy `fragmentation` learns from: the pods scheduled so far (or, for a
+     * what-if over a live service, the service's own, read and not added to). */
+    struct vs_frag_stats *st = o->frag_stats ? o->frag_stats : frag;
+    struct vs_sched_opts so = {.cfg = o->cfg,
+                               .node_policy = o->node_policy,
+                               .gpu_policy = o->gpu_policy,
+                               .lazy_reasons = true,
+                               .what_if = o->frag_stats != NULL,
+                               .frag_stats = st};
+    /* Summarised reasons are counted words: the extender need not write them out. */
+    so.reason_words = o->summary || (o->table_full_max && cl->n_nodes > o->table_full_max);
+    size_t nn = cl->n_nodes ? cl->n_nodes : 1;
+    struct sim_ctx ctx = {.m = m,
+                          .cl = cl,
+                          .so = &so,
+                          .summary = o->summary,
+                          .table_full_max = o->table_full_max,
+                          .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
+                          .cands = calloc(nn, sizeof(*ctx.cands)),
+                          .kreason = calloc(nn, sizeof(*ctx.kreason)),
+                          .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
+                          .cpu_frag = o->cpu_frag ? st : NULL};
+    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
+    for (size_t i = 0; !ctx_oom && i < cl->n_nodes; i++)
+        ctx.mnodes[i] = vs_model_node(m, cl->nodes[i].name);
+    ctx.min_prio = INT32_MAX;
+    vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
+    for (size_t i = 0; !ctx_oom && i < cl->n_pods; i++) {
+        if (is_placed(&cl->pods[i]))
+            continue;
+        ctx_oom = schedule_one(&ctx, &cl->pods[i], &res[n_res++]) != 0;
+    }
+    for (size_t i = 0; !ctx_oom && i < pods->n_pods; i++)
+        ctx_oom = ensure_uid(&pods->pods[i]) || schedule_one(&ctx, &pods->pods[i], &res[n_res++]);
+    free(ctx.mnodes);
+    free(ctx.cands);
+    free(ctx.kreason);
+    free(ctx.kbuf);
+    if (ctx_oom)
+        goto oom;
+    vs_frag_stats_free(frag);
+    *out = res;
+    *n_out = n_res;
+    *model = m;
+    return 0;
+oom:
+    for (size_t i = 0; i < n_res; i++)
+        vs_sim_pod_cleanup(&res[i]);
+    free(res);
+    vs_model_free(m);
+    vs_frag_stats_free(frag);
+    return -1;
+}
+
 int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
 {
     struct sim_opts o;
@@ -542,7 +639,6 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_model *m = NULL;
     struct vs_sim_pod *res = NULL;
     const char **names = NULL;
-    struct vs_frag_stats *frag = NULL;
     size_t n_res = 0;
     rc = 2;
     if (vs_devcfg_init(&cfg)) {
@@ -564,79 +660,20 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
     rc = 1;
-    m = vs_model_new(cfg.devices);
     names = calloc(cl.n_nodes ? cl.n_nodes : 1, sizeof(*names));
-    res = calloc(cl.n_pods + pods.n_pods + 1, sizeof(*res));
-    if (!m || !names || !res)
+    if (!names)
         goto oom;
-    for (size_t i = 0; i < cl.n_nodes; i++) {
-        eb.msg[0] = '\0';
-        if (vs_model_upsert_node(m, &cl.nodes[i], &eb) == VS_ERR_NOMEM)
-            goto oom;
-        if (eb.msg[0])
-            fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
+    for (size_t i = 0; i < cl.n_nodes; i++)
         names[i] = cl.nodes[i].name;
-    }
-    for (size_t i = 0; i < cl.n_quotas; i++)
-        if (vs_model_set_quota(m, &cl.quotas[i]))
-            goto oom;
-    for (size_t i = 0; i < cl.n_pods; i++) {
-        if (ensure_uid(&cl.pods[i]))
-            goto oom;
-        if (!is_placed(&cl.pods[i]))
-            continue;
-        enum vs_err e = vs_model_upsert_pod(m, &cl.pods[i], &eb);
-        if (e == VS_ERR_NOMEM)
-            goto oom;
-        if (e)
-            fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
-        e = vs_model_account_pod(m, &cl.pods[i], &eb);
-        if (e == VS_ERR_NOMEM)
-            goto oom;
-        if (e)
-            fprintf(err, "warning: %s: %s (its cpu and memory are not counted)\n", o.cluster,
-                    eb.msg);
-    }
-    /* Reasons are reported only for pods no node takes. */
-    /* The workload policy `fragmentation` learns from: the pods scheduled so far. */
-    if (!(frag = vs_frag_stats_new()))
-        goto oom;
-    struct vs_sched_opts so = {.cfg = &cfg,
-                               .node_policy = o.node_policy,
-                               .gpu_policy = o.gpu_policy,
-                               .lazy_reasons = true,
-                               .frag_stats = frag};
-    /* Summarised reasons are counted words: the extender need not write them out. */
     bool table = strcmp(o.output, "table") == 0;
-    so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
-    size_t nn = cl.n_nodes ? cl.n_nodes : 1;
-    struct sim_ctx ctx = {.m = m,
-                          .cl = &cl,
-                          .so = &so,
-                          .summary = strcmp(o.reasons, "summary") == 0,
-                          .table_full_max = table ? 20 : 0,
-                          .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
-                          .cands = calloc(nn, sizeof(*ctx.cands)),
-                          .kreason = calloc(nn, sizeof(*ctx.kreason)),
-                          .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
-                          .cpu_frag = strcmp(o.cpu_pods, "fragmentation") == 0 ? frag : NULL};
-    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
-    for (size_t i = 0; !ctx_oom && i < cl.n_nodes; i++)
-        ctx.mnodes[i] = vs_model_node(m, cl.nodes[i].name);
-    ctx.min_prio = INT32_MAX;
-    vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
-    for (size_t i = 0; !ctx_oom && i < cl.n_pods; i++) {
-        if (is_placed(&cl.pods[i]))
-            continue;
-        ctx_oom = schedule_one(&ctx, &cl.pods[i], &res[n_res++]) != 0;
-    }
-    for (size_t i = 0; !ctx_oom && i < pods.n_pods; i++)
-        ctx_oom = ensure_uid(&pods.pods[i]) || schedule_one(&ctx, &pods.pods[i], &res[n_res++]);
-    free(ctx.mnodes);
-    free(ctx.cands);
-    free(ctx.kreason);
-    free(ctx.kbuf);
-    if (ctx_oom)
+    struct vs_sim_run_opts ro = {.cfg = &cfg,
+                                 .node_policy = o.node_policy,
+                                 .gpu_policy = o.gpu_policy,
+                                 .summary = strcmp(o.reasons, "summary") == 0,
+                                 .table_full_max = table ? 20 : 0,
+                                 .cpu_frag = strcmp(o.cpu_pods, "fragmentation") == 0,
+                                 .source = o.cluster};
+    if (vs_simulate_run(&cl, &pods, &ro, err, &res, &n_res, &m))
         goto oom;
     struct vs_sim_report rep = {.pods = res,
                                 .n_pods = n_res,
@@ -677,7 +714,6 @@ out:
     free(res);
     free(names);
     vs_model_free(m);
-    vs_frag_stats_free(frag);
     vs_objset_cleanup(&cl);
     vs_objset_cleanup(&pods);
     vs_devcfg_cleanup(&cfg);

@@ -171,6 +171,14 @@ render offmode --set scheduler.gpuPreemption=off
 hasnt offmode 'pods/eviction' 'poddisruptionbudgets'
 # The pods without a GPU scored through /prioritize: a second entry, every node scored.
 hasnt default 'prioritizeVerb' 'percentageOfNodesToScore'
+# the dashboard: on by default, a Service port of its own (to the metrics listener)
+has default '- --dashboard=true$' '- --dashboard-base-path=/$' "- --dashboard-frame-ancestors='none'$" \
+  '- name: dashboard$' 'port: 80$'
+render nodash --set scheduler.dashboard.enabled=false
+has nodash '- --dashboard=false$'
+hasnt nodash '- name: dashboard$' 'dashboard-base-path' 'port-forward'
+render dashpath --set scheduler.dashboard.basePath=/gpu/ --set "scheduler.dashboard.frameAncestors='self'"
+has dashpath '- --dashboard-base-path=/gpu/$' "- --dashboard-frame-ancestors='self'$"
 render prio --set extender.prioritizeCpuPods=true --set extender.prioritizeWeight=150
 has prio '^    percentageOfNodesToScore: 100$' '^        prioritizeVerb: prioritize$' \
   '^        weight: 150$' '^        ignorable: true$'
