@@ -185,7 +185,92 @@ struct sim_ctx {
      * least against these statistics (the GPU pods' shapes so far); NULL: kube-scheduler's
      * scoring alone. */
     struct vs_frag_stats *cpu_frag;
+    /* Scalar resources (vs_podres_scalar) the pods on each node request, by cl node index, and
+     * each placed pod's own (to take back when it is preempted). */
+    struct vs_kvlist *sused;
+    struct spod {
+        char *uid;
+        size_t node;
+        struct vs_kvlist req;
+    } * spods;
+    size_t n_spods, cap_spods;
 };
+
+/* Whether a backend manages resource `name` (the extender's managedResources: kube-scheduler
+ * leaves it to the extender). */
+static bool managed_name(void *ctx, const char *name)
+{
+    const struct vs_devices *set = ctx;
+    for (size_t d = 0; d < set->n; d++)
+        for (size_t k = 0; k < set->dev[d]->n_managed; k++)
+            if (strcmp(set->dev[d]->managed[k], name) == 0)
+                return true;
+    return false;
+}
+
+static long node_index(const struct sim_ctx *c, const char *node)
+{
+    for (size_t i = 0; node && i < c->cl->n_nodes; i++)
+        if (strcmp(c->cl->nodes[i].name, node) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Adds (sign 1) or takes back (-1) req on node i's sums. */
+static int scalar_apply(struct sim_ctx *c, size_t i, const struct vs_kvlist *req, int sign)
+{
+    for (size_t k = 0; k < req->n; k++) {
+        const char *u = vs_kv_get(&c->sused[i], req->items[k].key);
+        long long v = (u ? strtoll(u, NULL, 10) : 0) + sign * strtoll(req->items[k].val, NULL, 10);
+        char buf[24];
+        snprintf(buf, sizeof(buf), "%lld", v);
+        if (vs_kv_set(&c->sused[i], req->items[k].key, buf))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pod uid with scalar requests req is placed on node: counted there (req is taken over). */
+static int scalar_account(struct sim_ctx *c, const char *uid, const char *node,
+                          struct vs_kvlist *req)
+{
+    long i = node_index(c, node);
+    if (i < 0 || req->n == 0)
+        return 0;
+    if (c->n_spods == c->cap_spods) {
+        size_t nc = c->cap_spods ? c->cap_spods * 2 : 16;
+        struct spod *g = realloc(c->spods, nc * sizeof(*g));
+        if (!g)
+            return -1;
+        c->spods = g;
+        c->cap_spods = nc;
+    }
+    struct spod *sp = &c->spods[c->n_spods];
+    if (!(sp->uid = strdup(uid)) || scalar_apply(c, (size_t)i, req, 1)) {
+        free(sp->uid);
+        return -1;
+    }
+    sp->node = (size_t)i;
+    sp->req = *req;
+    memset(req, 0, sizeof(*req));
+    c->n_spods++;
+    return 0;
+}
+
+/* A preempted pod leaves: its scalar requests are taken back. */
+static int scalar_unaccount(struct sim_ctx *c, const char *uid)
+{
+    for (size_t k = 0; k < c->n_spods; k++) {
+        if (strcmp(c->spods[k].uid, uid) != 0)
+            continue;
+        int rc = scalar_apply(c, c->spods[k].node, &c->spods[k].req, -1);
+        free(c->spods[k].uid);
+        vs_kv_cleanup(&c->spods[k].req);
+        c->spods[k] = c->spods[--c->n_spods];
+        return rc;
+    }
+    return 0;
+}
 
 /* Appends without the duplicate check of vs_kv_set (node names are unique); cap preallocated. */
 static int kv_append(struct vs_kvlist *l, size_t cap, const char *key, const char *val)
@@ -406,9 +491,10 @@ static int record_decision(const struct vs_model *m, const struct vs_pod *p,
 /* No node fits: place the pod by the best preemption plan, if any. The victims leave the
  * what-if state and the pod is committed on the plan's node. Returns 1 when placed, 0 when no
  * plan exists, -1 on OOM. */
-static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char *const *cands,
+static int place_by_preemption(struct sim_ctx *c, struct vs_pod *p, const char *const *cands,
                                size_t nc, const struct vs_sched_opts *so, struct vs_sim_pod *out)
 {
+    struct vs_model *m = c->m;
     if (!vs_preempt_allowed(p))
         return 0;
     struct vs_preempt_opts po = {.sched = so};
@@ -442,6 +528,8 @@ static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char 
     for (size_t i = 0; i < out->n_victims; i++) {
         vs_model_remove_pod(m, uids[i]);
         vs_model_unaccount(m, uids[i]);
+        if (scalar_unaccount(c, uids[i]))
+            goto out;
     }
     struct vs_filter_result r;
     const char *one[] = {node};
@@ -474,19 +562,24 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
     snprintf(out->pod, n, "%s/%s", p->ns, p->name);
     struct vs_podres res;
     struct vs_errbuf eb;
-    if (vs_podres_compute(p, &res, &eb))
+    struct vs_kvlist sreq = {0};
+    if (vs_podres_compute(p, &res, &eb) ||
+        vs_podres_scalar(p, managed_name, (void *)c->so->cfg->devices, &sreq, &eb))
         return (out->error = strdup(eb.msg)) ? 0 : -1;
     const struct vs_objset *cl = c->cl;
     size_t nc = 0;
     for (size_t i = 0; i < cl->n_nodes; i++) {
-        c->kreason[i] = vs_kfilter_node(p, &res, &cl->nodes[i], c->mnodes[i], c->kbuf[i]);
+        struct vs_kf_scalar sc = {.req = &sreq, .used = &c->sused[i]};
+        c->kreason[i] = vs_kfilter_node(p, &res, &cl->nodes[i], c->mnodes[i], &sc, c->kbuf[i]);
         if (!c->kreason[i])
             c->cands[nc++] = cl->nodes[i].name;
     }
     struct vs_filter_result r;
     int rc = 0;
-    if (vs_sched_filter(c->m, p, c->cands, nc, c->so, &r))
+    if (vs_sched_filter(c->m, p, c->cands, nc, c->so, &r)) {
+        vs_kv_cleanup(&sreq);
         return -1;
+    }
     if (r.error) {
         out->error = strdup(r.error);
         rc = out->error ? 0 : -1;
@@ -499,7 +592,7 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = -1;
     } else {
         int placed =
-            p->priority > c->min_prio ? place_by_preemption(c->m, p, c->cands, nc, c->so, out) : 0;
+            p->priority > c->min_prio ? place_by_preemption(c, p, c->cands, nc, c->so, out) : 0;
         if (placed < 0)
             rc = -1;
         else if (placed)
@@ -508,6 +601,9 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
+    if (!rc && out->node && scalar_account(c, p->uid, out->node, &sreq))
+        rc = -1;
+    vs_kv_cleanup(&sreq);
     if (out->node && out->gpu && p->priority < c->min_prio)
         c->min_prio = p->priority; /* now tracked on its cards (victims only raise the minimum) */
     return rc;
@@ -584,12 +680,29 @@ int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct v
                           .cands = calloc(nn, sizeof(*ctx.cands)),
                           .kreason = calloc(nn, sizeof(*ctx.kreason)),
                           .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
+                          .sused = calloc(nn, sizeof(*ctx.sused)),
                           .cpu_frag = o->cpu_frag ? st : NULL};
-    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
+    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf || !ctx.sused;
     for (size_t i = 0; !ctx_oom && i < cl->n_nodes; i++)
         ctx.mnodes[i] = vs_model_node(m, cl->nodes[i].name);
     ctx.min_prio = INT32_MAX;
     vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
+    /* The placed pods' scalar requests on their nodes (spec.nodeName, else the extender's
+     * hami.io/vgpu-node: where vs_model_account_pod counts their cpu and memory). */
+    for (size_t i = 0; !ctx_oom && !o->model && i < cl->n_pods; i++) {
+        const struct vs_pod *pp = &cl->pods[i];
+        if (!is_placed(pp) || !strcmp(pp->phase ? pp->phase : "", "Succeeded") ||
+            !strcmp(pp->phase ? pp->phase : "", "Failed"))
+            continue;
+        struct vs_kvlist sreq;
+        if (vs_podres_scalar(pp, managed_name, (void *)o->cfg->devices, &sreq, &eb))
+            continue; /* its quantities are reported with its cpu and memory */
+        const char *node = pp->node_name && *pp->node_name
+                               ? pp->node_name
+                               : vs_kv_get(&pp->annotations, VS_ANNO_VGPU_NODE);
+        ctx_oom = scalar_account(&ctx, pp->uid, node, &sreq) != 0;
+        vs_kv_cleanup(&sreq);
+    }
     for (size_t i = 0; !ctx_oom && i < cl->n_pods; i++) {
         if (is_placed(&cl->pods[i]))
             continue;
@@ -601,6 +714,14 @@ int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct v
     free(ctx.cands);
     free(ctx.kreason);
     free(ctx.kbuf);
+    for (size_t i = 0; ctx.sused && i < cl->n_nodes; i++)
+        vs_kv_cleanup(&ctx.sused[i]);
+    free(ctx.sused);
+    for (size_t i = 0; i < ctx.n_spods; i++) {
+        free(ctx.spods[i].uid);
+        vs_kv_cleanup(&ctx.spods[i].req);
+    }
+    free(ctx.spods);
     if (ctx_oom)
         goto oom;
     vs_frag_stats_free(frag);
