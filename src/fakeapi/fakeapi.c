@@ -41,6 +41,7 @@ struct kinddef {
     const char *kind;
     const char *plural;
     const char *prefix; /* group/version path */
+    const char *group;  /* API group ("" = core), for authorization */
     const char *api_version;
     const char *qualified; /* resource name used in messages */
     const char *list_kind;
@@ -48,14 +49,14 @@ struct kinddef {
 };
 
 static const struct kinddef KINDS[] = {
-    {"Node", "nodes", "/api/v1", "v1", "nodes", "NodeList", false},
-    {"Pod", "pods", "/api/v1", "v1", "pods", "PodList", true},
-    {"ResourceQuota", "resourcequotas", "/api/v1", "v1", "resourcequotas", "ResourceQuotaList",
+    {"Node", "nodes", "/api/v1", "", "v1", "nodes", "NodeList", false},
+    {"Pod", "pods", "/api/v1", "", "v1", "pods", "PodList", true},
+    {"ResourceQuota", "resourcequotas", "/api/v1", "", "v1", "resourcequotas", "ResourceQuotaList",
      true},
-    {"Event", "events", "/api/v1", "v1", "events", "EventList", true},
-    {"Lease", "leases", "/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1",
-     "leases.coordination.k8s.io", "LeaseList", true},
-    {"PodDisruptionBudget", "poddisruptionbudgets", "/apis/policy/v1", "policy/v1",
+    {"Event", "events", "/api/v1", "", "v1", "events", "EventList", true},
+    {"Lease", "leases", "/apis/coordination.k8s.io/v1", "coordination.k8s.io",
+     "coordination.k8s.io/v1", "leases.coordination.k8s.io", "LeaseList", true},
+    {"PodDisruptionBudget", "poddisruptionbudgets", "/apis/policy/v1", "policy", "policy/v1",
      "poddisruptionbudgets.policy", "PodDisruptionBudgetList", true},
 };
 #define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
@@ -97,6 +98,14 @@ struct rule {
     char *body; /* NULL = Status body */
     int retry_after;
     int ms;
+};
+
+/* One grant of the authorization table (vs_fakeapi_allow). */
+struct authz {
+    char *group;    /* "" = core, "*" = any */
+    char *resource; /* "pods", "pods/binding", "*" */
+    char *verbs;    /* ",get,list," or ",*," */
+    char *ns;       /* NULL: every namespace and the cluster scope (a ClusterRole); else a Role's */
 };
 
 struct reqlog {
@@ -164,6 +173,11 @@ struct vs_fakeapi {
     struct watcher *watchers;
     unsigned drop_gen;
     char version[32]; /* gitVersion served at /version ("" = v1.36.3) */
+    bool authz_on;    /* false: every request is allowed (until the first vs_fakeapi_allow) */
+    struct authz *authz;
+    size_t n_authz;
+    char *user;            /* named in 403 messages and SelfSubjectReviews */
+    bool unserved[NKINDS]; /* kinds answered 404 (vs_fakeapi_unserve) */
 };
 
 /* Per-request state while the body arrives. */
@@ -1233,6 +1247,144 @@ out:
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* authorization                                                                              */
+
+#define SSAR_PATH "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+#define SSR_PATH  "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+/* The RBAC verb of a routed request, as kube-apiserver's request-info resolver names it. */
+static const char *authz_verb(const char *method, const struct route *rt, struct MHD_Connection *c)
+{
+    if (strcmp(method, "GET") == 0)
+        return rt->item ? "get" : arg_true(c, "watch") ? "watch" : "list";
+    if (strcmp(method, "POST") == 0)
+        return "create";
+    if (strcmp(method, "PUT") == 0)
+        return "update";
+    if (strcmp(method, "PATCH") == 0)
+        return "patch";
+    if (strcmp(method, "DELETE") == 0)
+        return rt->item ? "delete" : "deletecollection";
+    return "unknown";
+}
+
+static bool authz_match(const struct authz *a, const char *group, const char *resource,
+                        const char *verb, const char *ns)
+{
+    char v[40];
+    snprintf(v, sizeof(v), ",%s,", verb);
+    return (strcmp(a->group, "*") == 0 || strcmp(a->group, group) == 0) &&
+           (strcmp(a->resource, "*") == 0 || strcmp(a->resource, resource) == 0) &&
+           (strstr(a->verbs, ",*,") || strstr(a->verbs, v)) &&
+           (!a->ns || (ns && strcmp(a->ns, ns) == 0));
+}
+
+/* Whether the table grants verb on group/resource in ns ("" or NULL: the cluster scope). */
+static bool authz_allows(const struct vs_fakeapi *api, const char *group, const char *resource,
+                         const char *verb, const char *ns)
+{
+    if (!api->authz_on)
+        return true;
+    for (size_t i = 0; i < api->n_authz; i++)
+        if (authz_match(&api->authz[i], group, resource, verb, ns && *ns ? ns : NULL))
+            return true;
+    return false;
+}
+
+static const char *user_of(const struct vs_fakeapi *api)
+{
+    return api->user ? api->user : "admin";
+}
+
+/* kube-apiserver's 403: "<resource>[ \"<name>\"] is forbidden: User \"u\" cannot <verb>
+ * resource \"<resource>[/<sub>]\" in API group \"<group>\" (in the namespace \"ns\" | at the
+ * cluster scope)", reason Forbidden, details {name, group, kind}. */
+static void reply_forbidden(const struct vs_fakeapi *api, struct reply *rp, const struct route *rt,
+                            const char *verb, const char *resource)
+{
+    const struct kinddef *kd = &KINDS[rt->kind];
+    char who[600], scope[320], msg[1400];
+    if (rt->name[0])
+        snprintf(who, sizeof(who), "%s \"%s\"", kd->qualified, rt->name);
+    else
+        snprintf(who, sizeof(who), "%s", kd->qualified);
+    if (rt->ns[0])
+        snprintf(scope, sizeof(scope), "in the namespace \"%s\"", rt->ns);
+    else
+        snprintf(scope, sizeof(scope), "at the cluster scope");
+    snprintf(msg, sizeof(msg),
+             "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s", who,
+             user_of(api), verb, resource, kd->group, scope);
+    json_t *st = status_obj(403, "Forbidden", msg);
+    json_t *details = json_pack("{s:s}", "kind", kd->plural);
+    if (details && rt->name[0])
+        json_object_set_new(details, "name", json_string(rt->name));
+    if (details && kd->group[0])
+        json_object_set_new(details, "group", json_string(kd->group));
+    if (st && details)
+        json_object_set(st, "details", details);
+    json_decref(details);
+    reply_json(rp, 403, st);
+    json_decref(st);
+}
+
+static const char *attr_str(const json_t *attrs, const char *key)
+{
+    const char *v = json_string_value(json_object_get(attrs, key));
+    return v ? v : "";
+}
+
+/* POST selfsubjectaccessreviews: answered from the authorization table (every authenticated user
+ * may ask, as with kube-apiserver's system:basic-user); a non-resource request is allowed. */
+static void do_ssar(struct vs_fakeapi *api, const struct req *r, struct reply *rp)
+{
+    json_t *b = parse_body(r, rp);
+    if (!b)
+        return;
+    json_t *spec = json_object_get(b, "spec");
+    json_t *ra = json_object_get(spec, "resourceAttributes");
+    const char *kind = json_string_value(json_object_get(b, "kind"));
+    if (!kind || strcmp(kind, "SelfSubjectAccessReview") != 0 || !json_is_object(spec)) {
+        reply_status(rp, 400, "BadRequest",
+                     "body must be an authorization.k8s.io/v1 "
+                     "SelfSubjectAccessReview");
+        json_decref(b);
+        return;
+    }
+    bool allowed = true;
+    if (json_is_object(ra)) {
+        char resource[160];
+        const char *sub = attr_str(ra, "subresource");
+        snprintf(resource, sizeof(resource), "%s%s%s", attr_str(ra, "resource"), *sub ? "/" : "",
+                 sub);
+        allowed = authz_allows(api, attr_str(ra, "group"), resource, attr_str(ra, "verb"),
+                               attr_str(ra, "namespace"));
+    } else if (!json_is_object(json_object_get(spec, "nonResourceAttributes"))) {
+        reply_status(rp, 422, "Invalid",
+                     "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec: Invalid "
+                     "value: exactly one of nonResourceAttributes or resourceAttributes must be "
+                     "specified");
+        json_decref(b);
+        return;
+    }
+    json_object_set_new(b, "apiVersion", json_string("authorization.k8s.io/v1"));
+    json_object_set_new(b, "status", json_pack("{s:b}", "allowed", allowed));
+    reply_json(rp, 201, b);
+    json_decref(b);
+}
+
+/* POST selfsubjectreviews: who the caller is (the user set with vs_fakeapi_set_user). */
+static void do_ssr(const struct vs_fakeapi *api, struct reply *rp)
+{
+    json_t *o =
+        json_pack("{s:s,s:s,s:{s:n},s:{s:{s:s,s:[s]}}}", "kind", "SelfSubjectReview", "apiVersion",
+                  "authentication.k8s.io/v1", "metadata", "creationTimestamp", "status", "userInfo",
+                  "username", user_of(api), "groups", "system:authenticated");
+    reply_json(rp, 201, o);
+    json_decref(o);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* watch                                                                                      */
 
 static bool pend_append(struct watcher *w, const char *s, size_t n)
@@ -1574,7 +1726,27 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
         do_version(api, &rp);
         goto unlock;
     }
-    if (!routed) {
+    if (!routed && strcmp(url, SSAR_PATH) == 0 && strcmp(method, "POST") == 0) {
+        do_ssar(api, r, &rp);
+        goto unlock;
+    }
+    if (!routed && strcmp(url, SSR_PATH) == 0 && strcmp(method, "POST") == 0) {
+        do_ssr(api, &rp);
+        goto unlock;
+    }
+    if (routed && api->authz_on) {
+        /* As kube-apiserver: authorization first, so a forbidden request to a resource the
+         * server does not serve is a 403, an allowed one a 404. */
+        char resource[64];
+        const char *av = authz_verb(method, &rt, c);
+        snprintf(resource, sizeof(resource), "%s%s%s", KINDS[rt.kind].plural, rt.sub[0] ? "/" : "",
+                 rt.sub);
+        if (!authz_allows(api, KINDS[rt.kind].group, resource, av, rt.ns)) {
+            reply_forbidden(api, &rp, &rt, av, resource);
+            goto unlock;
+        }
+    }
+    if (!routed || api->unserved[rt.kind]) {
         reply_status(&rp, 404, "NotFound", "the server could not find the requested resource");
         goto unlock;
     }
@@ -1788,6 +1960,8 @@ fail:
     return NULL;
 }
 
+static void authz_clear(struct vs_fakeapi *api);
+
 static void free_rules(struct rule *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -1826,6 +2000,8 @@ void vs_fakeapi_stop(struct vs_fakeapi *api)
         free(api->log[i].path);
     free(api->log);
     free(api->token);
+    authz_clear(api);
+    free(api->user);
     free(api->cert_pem);
     free(api->key_pem);
     pthread_cond_destroy(&api->cv);
@@ -2099,4 +2275,77 @@ void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token)
     free(api->token);
     api->token = t;
     pthread_mutex_unlock(&api->mu);
+}
+
+/* Frees the authorization table (mu held or the daemon stopped). */
+static void authz_clear(struct vs_fakeapi *api)
+{
+    for (size_t i = 0; i < api->n_authz; i++) {
+        free(api->authz[i].group);
+        free(api->authz[i].resource);
+        free(api->authz[i].verbs);
+        free(api->authz[i].ns);
+    }
+    free(api->authz);
+    api->authz = NULL;
+    api->n_authz = 0;
+}
+
+bool vs_fakeapi_allow(struct vs_fakeapi *api, const char *group, const char *resource,
+                      const char *verbs, const char *ns)
+{
+    struct authz a = {.group = strdup(group ? group : ""),
+                      .resource = strdup(resource ? resource : ""),
+                      .verbs = malloc(strlen(verbs ? verbs : "") + 3),
+                      .ns = ns ? strdup(ns) : NULL};
+    if (!a.group || !a.resource || !a.verbs || (ns && !a.ns))
+        goto fail;
+    sprintf(a.verbs, ",%s,", verbs ? verbs : "");
+    for (char *p = a.verbs; *p; p++) /* "get, list" reads as "get,list" */
+        if (*p == ' ')
+            memmove(p, p + 1, strlen(p));
+    pthread_mutex_lock(&api->mu);
+    struct authz *g = realloc(api->authz, (api->n_authz + 1) * sizeof(*g));
+    if (g) {
+        api->authz = g;
+        g[api->n_authz++] = a;
+        api->authz_on = true;
+    }
+    pthread_mutex_unlock(&api->mu);
+    if (g)
+        return true;
+fail:
+    free(a.group);
+    free(a.resource);
+    free(a.verbs);
+    free(a.ns);
+    return false;
+}
+
+void vs_fakeapi_allow_all(struct vs_fakeapi *api)
+{
+    pthread_mutex_lock(&api->mu);
+    authz_clear(api);
+    api->authz_on = false;
+    pthread_mutex_unlock(&api->mu);
+}
+
+void vs_fakeapi_set_user(struct vs_fakeapi *api, const char *user)
+{
+    char *u = user ? strdup(user) : NULL;
+    pthread_mutex_lock(&api->mu);
+    free(api->user);
+    api->user = u;
+    pthread_mutex_unlock(&api->mu);
+}
+
+int vs_fakeapi_unserve(struct vs_fakeapi *api, const char *resource, bool unserved)
+{
+    int k = kind_find(resource);
+    if (k < 0)
+        return -1;
+    pthread_mutex_lock(&api->mu);
+    api->unserved[k] = unserved;
+    pthread_mutex_unlock(&api->mu);
+    return 0;
 }

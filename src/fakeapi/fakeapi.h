@@ -1,8 +1,10 @@
 /* fakeapi: an in-process fake kube-apiserver for tests (libmicrohttpd + jansson). Serves the
  * REST subset vgpu-sched uses (spec/k8s-protocols.md §5) for Nodes, Pods, ResourceQuotas,
- * Events and Leases, with a global resourceVersion counter, a bounded watch history, and
- * fault injection (status codes, delays, dropped watches, 410 expiry both as an HTTP status
- * and as an ERROR event). Every function is thread-safe; one mutex guards the whole state. */
+ * Events, Leases and PodDisruptionBudgets, with a global resourceVersion counter, a bounded watch
+ * history, fault injection (status codes, delays, dropped watches, 410 expiry both as an HTTP
+ * status and as an ERROR event), an RBAC-like authorization table answering 403 and
+ * SelfSubjectAccessReviews, and resources it can stop serving (404). Every function is thread-safe;
+ * one mutex guards the whole state. */
 #ifndef VS_FAKEAPI_H
 #define VS_FAKEAPI_H
 
@@ -82,5 +84,30 @@ void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource);
 void vs_fakeapi_set_version(struct vs_fakeapi *api, const char *git_version);
 /* Changes the required bearer token (NULL = no authentication). */
 void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token);
+
+/* Authorization, like kube-apiserver's RBAC. Until the first vs_fakeapi_allow every request is
+ * allowed (embedded mode, most tests). From then on a request for an object is allowed only
+ * when a grant covers its API group ("" core, "policy", "coordination.k8s.io"), its resource
+ * ("pods", or "pods/binding" for a subresource), its verb (get, list, watch, create, update,
+ * patch, delete, deletecollection) and its namespace; otherwise it is answered 403 with the
+ * Status kube-apiserver writes ("pods is forbidden: User \"u\" cannot list resource \"pods\" in
+ * API group \"\" at the cluster scope"). verbs: comma-separated, or "*"; group and resource may
+ * be "*". ns NULL: every namespace and the cluster scope (a ClusterRole and its
+ * ClusterRoleBinding); else that namespace only (a Role). Requests that name no object
+ * (/version) are always allowed, and so are SelfSubjectAccessReviews
+ * (POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews, answered from the grants) and
+ * SelfSubjectReviews (POST /apis/authentication.k8s.io/v1/selfsubjectreviews: the user), as for
+ * every authenticated user of a cluster. False when out of memory. */
+bool vs_fakeapi_allow(struct vs_fakeapi *api, const char *group, const char *resource,
+                      const char *verbs, const char *ns);
+/* Drops every grant: all requests are allowed again. */
+void vs_fakeapi_allow_all(struct vs_fakeapi *api);
+/* The user 403 messages and SelfSubjectReviews name (default "admin"; copied). */
+void vs_fakeapi_set_user(struct vs_fakeapi *api, const char *user);
+/* Whether a kind ("PodDisruptionBudget" or "poddisruptionbudgets") is served: an unserved one
+ * answers every request 404 "the server could not find the requested resource", as for an API
+ * group the server does not have (after authorization, as kube-apiserver). -1 for an unknown
+ * kind. */
+int vs_fakeapi_unserve(struct vs_fakeapi *api, const char *resource, bool unserved);
 
 #endif

@@ -110,8 +110,9 @@ enum vs_err vs_kube_watch(struct vs_kube *k, const char *path, const char *label
  *  synced(ctx)           the list has been applied completely (objects not seen in this list
  *                        since begin() are gone: the store sweeps them)
  *  error(ctx, err, msg)  a failure before a retry (for logs/metrics); may be NULL
- * Relists on 410; reconnects with backoff (200 ms doubling to 30 s, +-20% jitter); a watch that
- * ends normally is resumed from the last resourceVersion without relisting. */
+ * Relists on 410; reconnects with backoff (200 ms doubling to 30 s, +-20% jitter; see
+ * denied_retry_s for refusals); a watch that ends normally is resumed from the last
+ * resourceVersion without relisting. */
 struct vs_informer_handlers {
     void (*begin)(void *ctx);
     void (*object)(void *ctx, const char *type, json_t *obj);
@@ -122,6 +123,11 @@ struct vs_informer_handlers {
     const char *list_needle;
     /* LIST items list_needle skipped, as raw JSON text (NULL: they are dropped). */
     void (*list_other)(void *ctx, const char *text, size_t len);
+    /* > 0: a LIST or WATCH refused for lack of permission (401/403, VS_ERR_AUTH) or for a
+     * resource the server does not serve (404, VS_ERR_NOTFOUND) is tried again after this many
+     * seconds (+-20%) instead of the backoff, with a fresh LIST: for optional APIs, retried
+     * slowly in case they are granted. error() still sees each refusal. */
+    double denied_retry_s;
 };
 void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label_selector,
                           const struct vs_informer_handlers *h, void *ctx, volatile int *stop);

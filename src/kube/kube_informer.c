@@ -1,6 +1,7 @@
 /* kube_informer: list, then watch from the list's resourceVersion until stopped
  * (spec/k8s-protocols.md §5). Relists on 410 and after two failed watches in a row; resumes
- * a watch that ended cleanly without relisting; backs off 200 ms doubling to 30 s (+-20%). */
+ * a watch that ended cleanly without relisting; backs off 200 ms doubling to 30 s (+-20%), or
+ * waits denied_retry_s after a refusal when the handlers ask for it. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +57,20 @@ static void backoff_sleep(struct backoff *b, volatile int *stop)
         b->cur = BACKOFF_MAX;
 }
 
+/* A refusal an optional informer waits out at its slow pace (denied_retry_s). */
+static bool denied(const struct vs_informer_handlers *h, enum vs_err rc)
+{
+    return h->denied_retry_s > 0 && (rc == VS_ERR_AUTH || rc == VS_ERR_NOTFOUND);
+}
+
+static void denied_sleep(const struct vs_informer_handlers *h, struct backoff *b,
+                         volatile int *stop)
+{
+    double jitter = 0.8 + 0.4 * ((double)rand_r(&b->seed) / RAND_MAX);
+    vs_kube_sleep(h->denied_retry_s * jitter, stop);
+    b->cur = BACKOFF_MIN;
+}
+
 static void report(const struct vs_informer_handlers *h, void *ctx, enum vs_err rc,
                    const struct vs_errbuf *eb)
 {
@@ -88,7 +103,10 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
                 break;
             if (rc != VS_OK) {
                 report(h, ctx, rc, &eb);
-                backoff_sleep(&bo, stop);
+                if (denied(h, rc))
+                    denied_sleep(h, &bo, stop);
+                else
+                    backoff_sleep(&bo, stop);
                 continue;
             }
             if (h->synced)
@@ -120,6 +138,11 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
             continue;
         }
         report(h, ctx, rc, &eb);
+        if (denied(h, rc)) {
+            need_list = true;
+            denied_sleep(h, &bo, stop);
+            continue;
+        }
         if (rc == VS_ERR_GONE) {
             need_list = true;
             if (events == 0)

@@ -117,6 +117,8 @@ struct vs_async {
     struct vs_kube *k;
     void (*on_failed)(void *ctx, const char *uid, uint64_t reservation);
     void *ctx;
+    bool (*events_allowed)(void *ctx); /* vs_async_set_event_gate; set before any event */
+    void *events_ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct queue q[Q_COUNT];
@@ -743,11 +745,18 @@ void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
     vs_async_event_lazy(a, ns, event, NULL, 0, NULL, NULL, NULL);
 }
 
+void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), void *ctx)
+{
+    a->events_allowed = allowed;
+    a->events_ctx = ctx;
+}
+
 void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
                          size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
                          void (*ctx_free)(void *ctx))
 {
-    struct job *j = calloc(1, sizeof(*j));
+    struct job *j =
+        a->events_allowed && !a->events_allowed(a->events_ctx) ? NULL : calloc(1, sizeof(*j));
     if (!j) {
         json_decref(event);
         if (ctx_free)

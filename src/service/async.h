@@ -56,6 +56,10 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
                          size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
                          void (*ctx_free)(void *ctx));
 
+/* Events are queued only while allowed(ctx) says so (the events API may be forbidden:
+ * access.h); the others are dropped as a full queue drops them. Set before the first event. */
+void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), void *ctx);
+
 /* Events queued and not yet taken by the worker, and their bytes (see vs_async_event_lazy). */
 size_t vs_async_events_pending(struct vs_async *a, size_t *bytes);
 

@@ -4,6 +4,7 @@
  * failure path. */
 #include "extender.h"
 
+#include "access.h"
 #include "annot.h"
 #include "buf.h"
 #include "extargs.h"
@@ -483,6 +484,8 @@ static enum vs_err evict(struct vs_app *a, const struct vs_store_victim *v, stru
         err = vs_kube_post(a->kube, path, body, NULL, eb);
         if (err == VS_ERR_NOTFOUND)
             err = VS_OK;
+        if (err == VS_ERR_AUTH) /* filter-mode preemption is off until it is granted */
+            vs_access_report(a->access, VS_API_EVICTION, err);
     } else {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
@@ -694,7 +697,8 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         outcome = VS_FILTER_UNSCHEDULABLE;
         vs_requeue_refused(a->requeue, fa.pod.uid, fa.pod.ns, fa.pod.name, read_at);
         char *pnode = NULL, *pvictims = NULL;
-        if (a->preemption == VS_GPU_PREEMPT_FILTER && a->holds && vs_preempt_allowed(&fa.pod))
+        if (a->preemption == VS_GPU_PREEMPT_FILTER && a->holds && vs_preempt_allowed(&fa.pod) &&
+            vs_access_available(a->access, VS_API_EVICTION))
             filter_preempt(a, &fa.pod, cands, nc, &so, now, &pnode, &pvictims);
         json_t *failed = json_object();
         for (size_t i = 0; i < r.n; i++) {
@@ -1463,9 +1467,9 @@ void vs_ext_readyz(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                              : "not the leader");
         return;
     }
-    resp->status = 200;
-    resp->content_type = "text/plain";
-    resp->body = strdup("ok");
+    /* Ready, perhaps with optional APIs missing: they degrade a feature, never readiness. */
+    json_t *o = json_pack("{s:s,s:o}", "status", "ok", "degraded", vs_access_degraded(a->access));
+    set_json(resp, o ? 200 : 500, o);
 }
 
 void vs_ext_webhook(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
@@ -1522,6 +1526,19 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.allocation_s = a->bindq ? vs_bindq_service_s(a->bindq) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
+    char *opt = vs_access_metrics(a->access);
+    if (rc.out && opt && *opt) {
+        size_t n = strlen(rc.out), m = strlen(opt);
+        char *g = realloc(rc.out, n + m + 1);
+        if (g) {
+            memcpy(g + n, opt, m + 1);
+            rc.out = g;
+        } else {
+            free(rc.out);
+            rc.out = NULL;
+        }
+    }
+    free(opt);
     resp->status = rc.out ? 200 : 500;
     resp->content_type = "text/plain; version=0.0.4";
     resp->body = rc.out;

@@ -53,6 +53,8 @@ struct vs_app {
     struct vs_frag_stats *frag_stats; /* request shapes seen (policy fragmentation) */
     struct vs_requeue *requeue;       /* refused pods to nudge when capacity frees (NULL: none) */
     struct vs_pending *pending;       /* refused pods the dashboard lists (NULL: none) */
+    struct vs_access *access;         /* optional APIs' state (NULL: all available): filter-mode
+                                       * preemption needs pods/eviction; /readyz and /metrics report */
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */

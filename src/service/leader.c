@@ -3,6 +3,7 @@
  * monitor thread (term_mu serialises vs_leader_tick callers, so hooks never overlap). */
 #include "leader.h"
 
+#include "access.h"
 #include "annot.h"
 #include "log.h"
 
@@ -75,9 +76,15 @@ struct vs_leader *vs_leader_new(struct vs_kube *k, const struct vs_leader_opts *
     return l;
 }
 
+/* With --leader-elect: the Lease cannot be read, so it is not followed (leader.h). */
+static bool lease_blind(const struct vs_leader *l)
+{
+    return !vs_access_available(l->o.access, VS_API_LEASE);
+}
+
 bool vs_leader_is(struct vs_leader *l)
 {
-    if (!l || !l->o.enabled)
+    if (!l || !l->o.enabled || lease_blind(l))
         return true;
     pthread_mutex_lock(&l->mu);
     bool r = vs_leader_decide(l->holder, l->pod_name, l->observed_at, l->duration,
@@ -88,7 +95,7 @@ bool vs_leader_is(struct vs_leader *l)
 
 static bool leads_at(struct vs_leader *l, long long now)
 {
-    if (!l->o.enabled)
+    if (!l->o.enabled || lease_blind(l))
         return true;
     return vs_leader_decide(l->holder, l->pod_name, l->observed_at, l->duration, now);
 }
@@ -192,12 +199,34 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
+/* The Lease informer's refusals and successes tell access whether the Lease can be followed. */
+static void on_lease_error(void *ctx, enum vs_err err, const char *msg)
+{
+    struct vs_leader *l = ctx;
+    if (err == VS_ERR_AUTH || err == VS_ERR_NOTFOUND) {
+        vs_access_report(l->o.access, VS_API_LEASE, err);
+        return;
+    }
+    char q[VS_ERRBUF_SIZE + 8];
+    vs_log(err == VS_ERR_GONE ? VS_LOG_INFO : VS_LOG_WARN, "watch_error", "kind=Lease error=%s",
+           vs_log_quote(msg, q, sizeof(q)));
+}
+
+static void on_lease_synced(void *ctx)
+{
+    struct vs_leader *l = ctx;
+    vs_access_report(l->o.access, VS_API_LEASE, VS_OK);
+}
+
 static void *watch_main(void *arg)
 {
     struct vs_leader *l = arg;
     char path[512];
     snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->lease_ns);
-    struct vs_informer_handlers h = {.object = on_lease};
+    struct vs_informer_handlers h = {.object = on_lease,
+                                     .synced = on_lease_synced,
+                                     .error = on_lease_error,
+                                     .denied_retry_s = vs_access_retry_s(l->o.access)};
     vs_kube_informer_run(l->k, path, NULL, &h, l, &l->stop);
     return NULL;
 }

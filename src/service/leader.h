@@ -19,6 +19,11 @@ struct vs_leader_opts {
     const char *lease_ns;   /* --leader-elect-resource-namespace */
     const char *pod_name;   /* $POD_NAME (labelling is skipped when empty) */
     const char *pod_ns;     /* $POD_NAMESPACE */
+    /* The optional APIs' state (access.h; may be NULL). With --leader-elect the Lease is
+     * optional: while it cannot be read (403, or the API is not served) this replica acts as the
+     * leader, as without --leader-elect — kube-scheduler's own election still decides which
+     * replica is called — and follows the Lease again once a LIST of it succeeds. */
+    struct vs_access *access;
 };
 
 struct vs_leader;

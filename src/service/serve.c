@@ -2,6 +2,7 @@
  * in main.c; modules get what they need through their contexts. */
 #include "serve.h"
 
+#include "access.h"
 #include "async.h"
 #include "bindq.h"
 #include "dashboard.h"
@@ -190,6 +191,13 @@ static const struct vs_flag flags[] = {
      .type = F_STR,
      .off = O(c.gpu_preemption),
      .help = "auto | verb | filter | off; auto: verb from API server v1.38 on, else filter"},
+    {.name = "optional-api-retry",
+     .type = F_DUR,
+     .off = O(c.optional_retry_ms),
+     .help = "re-check pace of a missing optional API: PodDisruptionBudgets, pods/eviction, the "
+             "Lease, events (docs/migration.md)",
+     .min = 100,
+     .max = DAY_MS},
     {.name = "force-overwrite-default-scheduler",
      .type = F_BOOL,
      .off = O(c.force_overwrite),
@@ -398,6 +406,7 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->force_overwrite = true;
     c->gpu_preemption = "auto";
     c->dashboard = true;
+    c->optional_retry_ms = 60 * 1000;
 }
 
 /* --gpu-preemption=auto: `verb` when the API server is v1.38 or later (kube-scheduler then asks
@@ -429,6 +438,7 @@ struct vs_service {
     struct vs_memapi *mem;
     struct vs_kube_config kc;
     struct vs_kube *kube;
+    struct vs_access *access;
     struct vs_store *store;
     struct vs_leader *leader;
     struct vs_nodelock *lock;
@@ -507,6 +517,7 @@ void vs_service_stop(struct vs_service *s)
     vs_async_stop(s->async);     /* a failed patch unreserves in the store */
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_access_free(s->access);   /* after the store and the leader: their informers report to it */
     vs_async_free(s->async);     /* after the store: its pod hook forgets patch states */
     vs_requeue_free(s->requeue); /* after the store: its informers report to it */
     vs_pending_free(s->pending); /* after the store: its pod hook forgets entries */
@@ -565,6 +576,12 @@ static void hook_freed(void *ctx)
 {
     struct vs_service *s = ctx;
     vs_requeue_freed(s->requeue, mono_s());
+}
+
+static bool events_allowed(void *ctx)
+{
+    struct vs_service *s = ctx;
+    return vs_access_available(s->access, VS_API_EVENTS);
 }
 
 static uint64_t api_requests(void *ctx)
@@ -663,6 +680,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                    c->kube_qps);
         return NULL;
     }
+    if (c->optional_retry_ms <= 0) {
+        vs_err_set(eb, VS_ERR_INVAL, "invalid --optional-api-retry (want a positive duration)");
+        return NULL;
+    }
     if (c->cluster && c->kubeconfig) {
         vs_err_set(eb, VS_ERR_INVAL, "--cluster and --kubeconfig exclude each other");
         return NULL;
@@ -703,10 +724,28 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                pmode == VS_GPU_PREEMPT_VERB     ? "verb"
                : pmode == VS_GPU_PREEMPT_FILTER ? "filter"
                                                 : "off");
+    /* What this configuration may lack: a missing required permission stops here (exit 2);
+     * a missing optional one degrades its feature (access.h). */
+    struct vs_access_opts ao = {.lease_ns = c->lease_ns, .retry_s = c->optional_retry_ms / 1000.0};
+    ao.use[VS_API_PDB] = pmode != VS_GPU_PREEMPT_OFF;
+    ao.use[VS_API_EVICTION] = pmode == VS_GPU_PREEMPT_FILTER;
+    ao.use[VS_API_LEASE] = c->leader_elect;
+    ao.use[VS_API_EVENTS] = true;
+    if (!(s->access = vs_access_new(s->kube, &ao))) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (vs_access_check(s->access, eb)) {
+        *exit_code = 2;
+        goto fail;
+    }
+    if (vs_access_start(s->access, eb))
+        goto fail;
     struct vs_store_opts so = {.node_label_selector = c->node_label_selector,
                                .cfg = &s->cfg,
                                .reservation_ttl = c->reservation_ttl_ms / 1000,
-                               .watch_pdbs = pmode != VS_GPU_PREEMPT_OFF};
+                               .watch_pdbs = pmode != VS_GPU_PREEMPT_OFF,
+                               .access = s->access};
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,
@@ -749,6 +788,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     }
     /* Before the store starts: its pod hook drops a deleted pod's patch state. */
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
+    if (s->async)
+        vs_async_set_event_gate(s->async, events_allowed, s);
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
     struct vs_store_hooks hooks = {.node = hook_node,
@@ -764,7 +805,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                 .lease_name = c->lease_name,
                                 .lease_ns = c->lease_ns,
                                 .pod_name = c->pod_name,
-                                .pod_ns = c->pod_ns};
+                                .pod_ns = c->pod_ns,
+                                .access = s->access};
     if (!(s->leader = vs_leader_new(s->kube, &lo, eb))) {
         *exit_code = 2;
         goto fail;
@@ -797,7 +839,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .now = now_s,
                              .frag_stats = s->frag,
                              .requeue = s->requeue,
-                             .pending = s->pending};
+                             .pending = s->pending,
+                             .access = s->access};
     if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;

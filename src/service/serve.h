@@ -23,6 +23,7 @@ struct vs_service_config {
     double bind_queue_saturation; /* --bind-queue-saturation (0 = off) */
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
+    long long optional_retry_ms; /* --optional-api-retry: re-check pace of a missing optional API */
     bool force_overwrite, leader_elect, legacy_metrics;
     bool enable_ascend, enable_iluvatar; /* HAMi's switches for the vnpus and iluvatars backends */
     bool dashboard;                      /* --dashboard (default true) */
@@ -35,7 +36,8 @@ struct vs_service;
 /* Defaults of every field (HAMi's flag defaults, and ours). */
 void vs_service_config_defaults(struct vs_service_config *c);
 /* Starts the whole service. On error returns NULL with eb; *exit_code is 2 for configuration
- * problems and 1 for runtime failures. */
+ * problems (a missing RBAC permission Filter or Bind needs is one: access.h) and 1 for runtime
+ * failures. */
 struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit_code,
                                     struct vs_errbuf *eb);
 int vs_service_port(const struct vs_service *s);
@@ -53,7 +55,8 @@ void vs_service_fail_binds(struct vs_service *s, const char *why);
 void vs_service_stop(struct vs_service *s);
 
 /* Returns the exit code: 0 clean shutdown on SIGTERM/SIGINT (and after -h/--help), 2 bad flags
- * or configuration, 1 runtime failure. */
+ * or configuration (including a missing RBAC permission that Filter or Bind needs), 1 runtime
+ * failure. */
 int vs_serve_main(int argc, char **argv);
 /* Prints `serve --help`: what it is and every flag from the table the parser reads. */
 void vs_serve_usage(FILE *f);

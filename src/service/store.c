@@ -3,6 +3,7 @@
  * rwlock over the model and the seen-sets); stats are atomics. */
 #include "store.h"
 
+#include "access.h"
 #include "k8s_codec.h"
 #include "log.h"
 #include "preempt.h"
@@ -645,6 +646,8 @@ static void on_synced(void *ctx)
     free(sw.gone);
     if (inf->which == INF_PODS && (sw.n || nominees_swept) && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
+    if (inf->which == INF_PDBS)
+        vs_access_report(s->o.access, VS_API_PDB, VS_OK);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
@@ -654,6 +657,16 @@ static void on_synced(void *ctx)
 static void on_error(void *ctx, enum vs_err err, const char *msg)
 {
     struct informer *inf = ctx;
+    struct vs_store *s = inf->s;
+    if (inf->which == INF_PDBS && (err == VS_ERR_AUTH || err == VS_ERR_NOTFOUND)) {
+        /* Optional: said once by access (and retried slowly); the PDBs known may be stale. */
+        vs_access_report(s->o.access, VS_API_PDB, err);
+        pthread_rwlock_wrlock(&s->mu);
+        while (s->n_pdbs)
+            pdb_drop(s, (long)s->n_pdbs - 1);
+        pthread_rwlock_unlock(&s->mu);
+        return;
+    }
     char q[VS_ERRBUF_SIZE + 8];
     vs_log(err == VS_ERR_GONE ? VS_LOG_INFO : VS_LOG_WARN, "watch_error", "kind=%s error=%s",
            kind_of(inf->which), vs_log_quote(msg, q, sizeof(q)));
@@ -679,14 +692,23 @@ static void *informer_main(void *arg)
                        : inf->which == INF_PODS   ? "/api/v1/pods"
                        : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
                                                   : "/apis/policy/v1/poddisruptionbudgets";
+    /* PodDisruptionBudgets are optional: a refusal waits for the slow re-check. */
+    const struct vs_informer_handlers hpdb = {.begin = on_begin,
+                                              .object = on_object,
+                                              .synced = on_synced,
+                                              .error = on_error,
+                                              .denied_retry_s =
+                                                  vs_access_retry_s(inf->s->o.access)};
+    const struct vs_informer_handlers *hh = inf->which == INF_PODS   ? &hp
+                                            : inf->which == INF_PDBS ? &hpdb
+                                                                     : &h;
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
     /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
     while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
         __atomic_store_n(&inf->stop, 0, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST))
             break;
-        vs_kube_informer_run(inf->s->k, path, sel, inf->which == INF_PODS ? &hp : &h, inf,
-                             &inf->stop);
+        vs_kube_informer_run(inf->s->k, path, sel, hh, inf, &inf->stop);
     }
     return NULL;
 }
@@ -773,7 +795,7 @@ void vs_store_free(struct vs_store *s)
 
 bool vs_store_synced(const struct vs_store *s)
 {
-    for (int i = 0; i < INF_COUNT; i++)
+    for (int i = INF_NODES; i <= INF_QUOTAS; i++)
         if (!atomic_load(&((struct vs_store *)s)->inf[i].synced))
             return false;
     return true;

@@ -1,6 +1,7 @@
 /* store: the cluster source behind the engine. It owns the model and its lock, keeps it current
- * from list+watch of Nodes, Pods and ResourceQuotas (one informer thread each), reports
- * readiness (initial lists applied, no relist in progress) and runs Filter's
+ * from list+watch of Nodes, Pods and ResourceQuotas (one informer thread each; PodDisruptionBudgets
+ * too for preemption, optional), reports readiness (initial lists applied, no relist in
+ * progress) and runs Filter's
  * evaluate-then-commit under the right locks. The embedded `--cluster` mode uses the same store
  * against an in-process API server, so both modes share every code path. */
 #ifndef VS_STORE_H
@@ -21,6 +22,11 @@ struct vs_store_opts {
     const struct vs_devcfg *cfg;     /* borrowed for the store's lifetime */
     int64_t reservation_ttl;         /* seconds; unbound Filter reservations expire after it */
     bool watch_pdbs; /* also list/watch PodDisruptionBudgets (preemption plans rank by them) */
+    /* The optional APIs' state (access.h; NULL: none kept). The PodDisruptionBudget informer is
+     * optional: readiness never waits for it, a LIST or WATCH refused (403) or not served (404)
+     * is reported here instead of logged each time, the PDBs known are dropped (preemption then
+     * ignores PDBs), and it is tried again every vs_access_retry_s. */
+    struct vs_access *access;
 };
 
 struct vs_store_stats {
@@ -61,7 +67,8 @@ void vs_store_set_hooks(struct vs_store *s, const struct vs_store_hooks *h);
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb);
 void vs_store_free(struct vs_store *s); /* stops threads first */
 
-/* True once every informer applied its initial list and none is relisting. */
+/* True once the informers Filter needs (Nodes, Pods, ResourceQuotas) applied their initial list
+ * and none is relisting. The optional PodDisruptionBudget informer is not waited for. */
 bool vs_store_synced(const struct vs_store *s);
 
 /* Filter: evaluates under the read lock, commits the chosen node under the write lock if the
