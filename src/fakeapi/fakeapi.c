@@ -1315,15 +1315,17 @@ static void reply_forbidden(const struct vs_fakeapi *api, struct reply *rp, cons
     snprintf(msg, sizeof(msg),
              "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s", who,
              user_of(api), verb, resource, kd->group, scope);
-    json_t *st = status_obj(403, "Forbidden", msg);
-    json_t *details = json_pack("{s:s}", "kind", kd->plural);
+    json_t *details = json_object();
     if (details && rt->name[0])
         json_object_set_new(details, "name", json_string(rt->name));
     if (details && kd->group[0])
         json_object_set_new(details, "group", json_string(kd->group));
-    if (st && details)
-        json_object_set(st, "details", details);
-    json_decref(details);
+    if (details)
+        json_object_set_new(details, "kind", json_string(kd->plural));
+    /* Field order as kube-apiserver writes a Status. */
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:o*,s:i}", "kind", "Status", "apiVersion",
+                           "v1", "metadata", "status", "Failure", "message", msg, "reason",
+                           "Forbidden", "details", details, "code", 403);
     reply_json(rp, 403, st);
     json_decref(st);
 }

@@ -715,3 +715,164 @@ Test(store, request_record_optional)
         vs_fakeapi_stop(api);
     }
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* authorization                                                                              */
+
+static char *ssar_body(const char *verb, const char *group, const char *resource, const char *sub,
+                       const char *ns)
+{
+    char *b = malloc(512);
+    cr_assert_not_null(b);
+    snprintf(b, 512,
+             "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
+             "\"spec\":{\"resourceAttributes\":{\"verb\":\"%s\",\"group\":\"%s\",\"resource\":"
+             "\"%s\",\"subresource\":\"%s\",\"namespace\":\"%s\"}}}",
+             verb, group, resource, sub, ns);
+    return b;
+}
+
+/* status.allowed of a SelfSubjectAccessReview, asserting the 201. */
+static bool reviewed(struct vs_fakeapi *api, const char *verb, const char *group,
+                     const char *resource, const char *sub, const char *ns)
+{
+    long code = 0;
+    char *b = ssar_body(verb, group, resource, sub, ns);
+    char *out =
+        call(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", b, &code);
+    cr_assert_eq(code, 201, "%s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    cr_assert(json_is_boolean(json_object_get(json_object_get(o, "status"), "allowed")), "%s", out);
+    bool r = json_is_true(json_object_get(json_object_get(o, "status"), "allowed"));
+    json_decref(o);
+    free(out);
+    free(b);
+    return r;
+}
+
+Test(authz, everything_allowed_until_the_first_grant)
+{
+    struct vs_fakeapi *api = fake(0);
+    long code = 0;
+    put_node(api, "n1");
+    free(call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code));
+    cr_assert_eq(code, 200);
+    cr_assert(reviewed(api, "patch", "", "pods", "", ""));
+    cr_assert(reviewed(api, "create", "", "pods", "eviction", "default"));
+    vs_fakeapi_stop(api);
+}
+
+Test(authz, forbidden_requests_get_kube_apiservers_status)
+{
+    struct vs_fakeapi *api = fake(0);
+    long code = 0;
+    put_node(api, "n1");
+    put_pod(api, "default", "p", NULL);
+    vs_fakeapi_set_user(api, "system:serviceaccount:kube-system:hami-scheduler");
+    cr_assert(vs_fakeapi_allow(api, "", "pods", "get, list,watch", NULL));
+    cr_assert(vs_fakeapi_allow(api, "", "nodes", "*", NULL));
+    cr_assert(
+        vs_fakeapi_allow(api, "coordination.k8s.io", "leases", "get,list,watch", "kube-system"));
+
+    char *out = call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code);
+    cr_assert_eq(code, 403);
+    cr_assert_str_eq(out,
+                     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                     "\"Failure\",\"message\":\"poddisruptionbudgets.policy is forbidden: User "
+                     "\\\"system:serviceaccount:kube-system:hami-scheduler\\\" cannot list "
+                     "resource \\\"poddisruptionbudgets\\\" in API group \\\"policy\\\" at the "
+                     "cluster scope\",\"reason\":\"Forbidden\",\"details\":{\"group\":"
+                     "\"policy\",\"kind\":\"poddisruptionbudgets\"},\"code\":403}");
+    free(out);
+    out = call(api, "PATCH", "/api/v1/namespaces/default/pods/p", "{}", &code);
+    cr_assert_eq(code, 403);
+    cr_assert_str_eq(out, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                          "\"Failure\",\"message\":\"pods \\\"p\\\" is forbidden: User "
+                          "\\\"system:serviceaccount:kube-system:hami-scheduler\\\" cannot patch "
+                          "resource \\\"pods\\\" in API group \\\"\\\" in the namespace "
+                          "\\\"default\\\"\",\"reason\":\"Forbidden\",\"details\":{\"name\":\"p\","
+                          "\"kind\":\"pods\"},\"code\":403}");
+    free(out);
+    out = call(api, "POST", "/api/v1/namespaces/default/pods/p/eviction",
+               "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":"
+               "\"p\"}}",
+               &code);
+    cr_assert_eq(code, 403);
+    cr_assert(strstr(out, "cannot create resource \\\"pods/eviction\\\" in API group \\\"\\\" in "
+                          "the namespace \\\"default\\\""),
+              "%s", out);
+    free(out);
+    /* Granted: the same requests go through. */
+    free(call(api, "GET", "/api/v1/pods?watch=false", NULL, &code));
+    cr_assert_eq(code, 200);
+    free(call(api, "PATCH", "/api/v1/nodes/n1", "{}", &code));
+    cr_assert_eq(code, 200);
+    /* A Role grants only in its namespace. */
+    free(call(api, "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", NULL,
+              &code));
+    cr_assert_eq(code, 200);
+    free(call(api, "GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases", NULL, &code));
+    cr_assert_eq(code, 403);
+    free(call(api, "GET", "/apis/coordination.k8s.io/v1/leases", NULL, &code));
+    cr_assert_eq(code, 403);
+    /* Requests that name no object are allowed. */
+    free(call(api, "GET", "/version", NULL, &code));
+    cr_assert_eq(code, 200);
+    vs_fakeapi_allow_all(api);
+    free(call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code));
+    cr_assert_eq(code, 200);
+    vs_fakeapi_stop(api);
+}
+
+Test(authz, access_reviews_answer_from_the_grants)
+{
+    struct vs_fakeapi *api = fake(0);
+    vs_fakeapi_allow(api, "", "pods", "get,list,watch,patch", NULL);
+    vs_fakeapi_allow(api, "", "pods/binding", "create", NULL);
+    vs_fakeapi_allow(api, "coordination.k8s.io", "leases", "get,list,watch", "kube-system");
+    cr_assert(reviewed(api, "patch", "", "pods", "", ""));
+    cr_assert(reviewed(api, "create", "", "pods", "binding", ""));
+    cr_assert_not(reviewed(api, "create", "", "pods", "eviction", ""));
+    cr_assert_not(reviewed(api, "delete", "", "pods", "", ""));
+    cr_assert_not(reviewed(api, "list", "policy", "poddisruptionbudgets", "", ""));
+    cr_assert(reviewed(api, "watch", "coordination.k8s.io", "leases", "", "kube-system"));
+    cr_assert_not(reviewed(api, "watch", "coordination.k8s.io", "leases", "", ""));
+    long code = 0;
+    char *out = call(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                     "{\"kind\":\"SelfSubjectAccessReview\",\"spec\":{}}", &code);
+    cr_assert_eq(code, 422, "%s", out);
+    free(out);
+    vs_fakeapi_set_user(api, "system:serviceaccount:ns:sa");
+    out =
+        call(api, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+             "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\"}", &code);
+    cr_assert_eq(code, 201);
+    cr_assert_str_eq(out, "{\"kind\":\"SelfSubjectReview\",\"apiVersion\":\"authentication.k8s.io/"
+                          "v1\",\"metadata\":{\"creationTimestamp\":null},\"status\":{\"userInfo\":"
+                          "{\"username\":\"system:serviceaccount:ns:sa\",\"groups\":[\"system:"
+                          "authenticated\"]}}}");
+    free(out);
+    vs_fakeapi_stop(api);
+}
+
+Test(authz, unserved_kinds_answer_404_after_authorization)
+{
+    struct vs_fakeapi *api = fake(0);
+    long code = 0;
+    cr_assert_eq(vs_fakeapi_unserve(api, "PodDisruptionBudget", true), 0);
+    cr_assert_eq(vs_fakeapi_unserve(api, "widgets", true), -1);
+    char *out = call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code);
+    cr_assert_eq(code, 404);
+    cr_assert_str_eq(out, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                          "\"Failure\",\"message\":\"the server could not find the requested "
+                          "resource\",\"reason\":\"NotFound\",\"code\":404}");
+    free(out);
+    vs_fakeapi_allow(api, "", "pods", "list", NULL);
+    free(call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code));
+    cr_assert_eq(code, 403);
+    vs_fakeapi_unserve(api, "poddisruptionbudgets", false);
+    vs_fakeapi_allow(api, "policy", "poddisruptionbudgets", "list", NULL);
+    free(call(api, "GET", "/apis/policy/v1/poddisruptionbudgets", NULL, &code));
+    cr_assert_eq(code, 200);
+    vs_fakeapi_stop(api);
+}
