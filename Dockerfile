@@ -16,11 +16,20 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVS_TESTS=OFF \
  && ./build/vgpu-sched version
 
 FROM debian:bookworm-slim
+COPY --from=build /src/build/vgpu-sched /usr/local/bin/vgpu-sched
+# HAMi's chart runs this image as `scheduler --http_bind=0.0.0.0:443 ...` (command, not args)
+# when only the image of its vgpu-scheduler-extender container is swapped (docs/migration.md):
+# `scheduler` is a copy of the binary allowed to bind ports below 1024 as the non-root user
+# (file capability; HAMi's pod keeps the runtime's default capabilities). vgpu-sched itself
+# has none, so this chart's pod, which drops every capability, runs it unchanged.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libjansson4 libyaml-0-2 libmicrohttpd12 libgnutls30 libcurl4 libssl3 ca-certificates \
+      libcap2-bin \
+ && cp /usr/local/bin/vgpu-sched /usr/local/bin/scheduler \
+ && setcap cap_net_bind_service=+ep /usr/local/bin/scheduler \
+ && apt-get purge -y libcap2-bin && apt-get autoremove -y \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/vgpu-sched /usr/local/bin/vgpu-sched
 # Numeric user: Kubernetes' runAsNonRoot can only verify a numeric USER.
 USER 65532:65532
 # 8443: filter/bind/webhook/healthz/readyz (HTTPS), 9395: /metrics (the chart's defaults).

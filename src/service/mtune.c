@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #define TCACHE_KEY "glibc.malloc.tcache_count"
@@ -41,6 +42,11 @@ char *vs_mtune_tunables(const char *current)
 
 void vs_mtune_exec(char **argv)
 {
+    /* Secure execution (file capabilities, as the image's `scheduler` command has to bind port
+     * 443 unprivileged; or set-user-ID): glibc drops GLIBC_TUNABLES from the environment, so
+     * every re-execution would see it unset and re-execute again. Run with the caches on. */
+    if (getauxval(AT_SECURE))
+        return;
     const char *cur = getenv("GLIBC_TUNABLES");
     char *was = cur ? strdup(cur) : NULL, *v = vs_mtune_tunables(cur);
     if (v && (!cur || was) && setenv("GLIBC_TUNABLES", v, 1) == 0) {

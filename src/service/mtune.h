@@ -17,8 +17,10 @@
 char *vs_mtune_tunables(const char *current);
 
 /* Re-executes the running program (/proc/self/exe) with argv and the tunable set, when it is not
- * set yet. Returns only when nothing was done or the exec failed (then the caches stay on).
- * Call before any thread starts. */
+ * set yet and the process does not run in secure-execution mode (AT_SECURE: file capabilities
+ * or set-user-ID, where glibc erases GLIBC_TUNABLES, so the re-execution would repeat forever).
+ * Returns only when nothing was done or the exec failed (then the caches stay on). Call before
+ * any thread starts. */
 void vs_mtune_exec(char **argv);
 
 #endif
