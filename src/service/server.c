@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_MAX_BODY (8u << 20)
 /* Each connection's memory: over 32 KiB libmicrohttpd maps it (see vs_server_start). */
@@ -546,9 +547,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ------------------------------------------------------------------ lifecycle */
 
-static enum vs_err parse_bind(const char *bind, struct sockaddr_storage *ss, struct vs_errbuf *eb)
+/* host:port, [v6]:port, :port. *wildcard: the host is empty or 0.0.0.0 ("every address", as Go
+ * reads it for HAMi's --http_bind=0.0.0.0:443 and --metrics-bind-address=:9395): ss is then
+ * IPv4's INADDR_ANY, which the caller may widen to IPv6 too. */
+static enum vs_err parse_bind(const char *bind, struct sockaddr_storage *ss, bool *wildcard,
+                              struct vs_errbuf *eb)
 {
     memset(ss, 0, sizeof(*ss));
+    *wildcard = false;
     const char *colon = strrchr(bind, ':');
     if (!colon)
         return vs_err_set(eb, VS_ERR_INVAL, "invalid bind address \"%s\": want host:port", bind);
@@ -579,6 +585,7 @@ static enum vs_err parse_bind(const char *bind, struct sockaddr_storage *ss, str
     a4->sin_port = htons((uint16_t)port);
     if (host[0] == '\0' || strcmp(host, "0.0.0.0") == 0) {
         a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        *wildcard = true;
         return VS_OK;
     }
     if (strcmp(host, "localhost") == 0)
@@ -608,7 +615,8 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     pthread_mutex_init(&s->job_mu, NULL);
     pthread_cond_init(&s->job_cv, NULL);
     struct sockaddr_storage ss;
-    if (parse_bind(o->bind, &ss, eb))
+    bool wildcard;
+    if (parse_bind(o->bind, &ss, &wildcard, eb))
         goto fail;
     bool have_cert = o->cert_file && *o->cert_file, have_key = o->key_file && *o->key_file;
     if (have_cert != have_key) {
@@ -670,8 +678,28 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         goto fail;
     }
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
-                            MHD_OPTION_END);
+    int probe = wildcard ? socket(AF_INET6, SOCK_STREAM, 0) : -1;
+    if (probe >= 0)
+        close(probe);
+    if (probe >= 0) {
+        /* Every address, IPv6 too (one dual-stack socket), as a Go server listens for the same
+         * flag: an IPv6 pod IP is reached through HAMi's Service as well. A host without IPv6
+         * gets the IPv4 socket below. */
+        struct sockaddr_storage v4 = ss;
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        uint16_t port = ((struct sockaddr_in *)&v4)->sin_port;
+        memset(&ss, 0, sizeof(ss));
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = port;
+        a6->sin6_addr = in6addr_any;
+        s->d = MHD_start_daemon(flags | MHD_USE_DUAL_STACK, 0, NULL, NULL, on_request, s,
+                                MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        if (!s->d)
+            ss = v4;
+    }
+    if (!s->d)
+        s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                                MHD_OPTION_END);
     if (!s->d) {
         vs_err_set(eb, VS_ERR_IO, "cannot listen on %s (%s server)", o->bind,
                    o->name ? o->name : "http");

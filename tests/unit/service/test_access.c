@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 
 #define USER "system:serviceaccount:kube-system:hami-scheduler"
 
@@ -550,4 +551,55 @@ Test(access, embedded_mode_has_everything)
     l = log_lines("optional_api");
     cr_assert_str_eq(l, "");
     free(l);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* HAMi's listener flags                                                                      */
+
+static size_t discard(char *p, size_t sz, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return sz * n;
+}
+
+/* HAMi's chart passes --http_bind=0.0.0.0:443 and --metrics-bind-address=:9395, which a Go
+ * server reads as every address, IPv6 included (its Service may reach an IPv6 pod IP): both
+ * listeners answer on 127.0.0.1 and on [::1]. */
+Test(access, hami_bind_forms_listen_on_ipv4_and_ipv6)
+{
+    int probe = socket(AF_INET6, SOCK_STREAM, 0);
+    if (probe < 0)
+        cr_skip_test("no IPv6 on this host");
+    close(probe);
+    struct vs_service_config c;
+    vs_harness_service_config(&h, &c);
+    c.http_bind = "0.0.0.0:0";
+    c.metrics_bind = ":0";
+    c.gpu_preemption = "off";
+    int rc = 0;
+    struct vs_errbuf eb;
+    svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    free(wait_ready());
+    char *out;
+    cr_assert_eq(get(vs_service_metrics_port(svc), true, "/healthz", &out), 200);
+    free(out);
+    const int ports[] = {vs_service_metrics_port(svc), vs_service_port(svc)};
+    for (int i = 0; i < 2; i++) {
+        char url[128];
+        snprintf(url, sizeof(url), "%s://[::1]:%d/healthz", i ? "https" : "http", ports[i]);
+        CURL *cu = curl_easy_init();
+        curl_easy_setopt(cu, CURLOPT_URL, url);
+        curl_easy_setopt(cu, CURLOPT_CAINFO, h.ca);
+        curl_easy_setopt(cu, CURLOPT_SSL_VERIFYHOST, 0L); /* the certificate names 127.0.0.1 */
+        curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(cu, CURLOPT_TIMEOUT, 10L);
+        CURLcode cc = curl_easy_perform(cu);
+        long code = 0;
+        curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_cleanup(cu);
+        cr_assert_eq(cc, CURLE_OK, "%s: %s", url, curl_easy_strerror(cc));
+        cr_assert_eq(code, 200, "%s", url);
+    }
 }
