@@ -34,6 +34,9 @@
 #   VS_E2E_KUBE_APISERVER                     the kube-apiserver binary (the same)
 #   VS_E2E_PRIORITIZE=1  a second extender entry (same URL) with only prioritizeVerb and no
 #                        managedResources: vgpu-sched also scores the pods without a GPU
+#   VS_E2E_SCHEDULER_TEMPLATE  the KubeSchedulerConfiguration template (default
+#                        templates/scheduler-config.yaml; the drop-in scenarios use
+#                        templates/hami-scheduler-config.yaml, HAMi's extender stanza)
 #   VS_E2E_START_TIMEOUT seconds to wait for each component (default 120)
 #
 # What up writes to DIR: pki/ (CA, serving and client certificates, service-account keys),
@@ -296,7 +299,7 @@ extender_url() {
 render_scheduler_config() {
     local url tmpl out ext=0 tls=0 prio=0
     url="$(extender_url)"
-    tmpl="$(cat "$E2E_DIR/templates/scheduler-config.yaml")"
+    tmpl="$(cat "${VS_E2E_SCHEDULER_TEMPLATE:-$E2E_DIR/templates/scheduler-config.yaml}")"
     out=${tmpl//@KUBECONFIG@/$DIR/scheduler.kubeconfig}
     if [[ -n "$url" ]]; then
         ext=1

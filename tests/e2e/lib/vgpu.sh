@@ -14,17 +14,35 @@
 # VS_E2E_IDENTITY=admin runs vgpu-sched with the admin kubeconfig instead of the chart's RBAC;
 # VS_E2E_HELM_FLAGS (words) are passed to helm when that RBAC is rendered, e.g.
 # "--set scheduler.gpuPreemption=verb".
+#
+# VS_E2E_HAMI=1 (the dropin-* scenarios) runs vgpu-sched as it runs once the image of HAMi
+# v2.10's vgpu-scheduler-extender container is swapped, HAMi's chart left as it is: under HAMi's
+# RBAC (fixtures/hami-v2.10/rbac.yaml, ServiceAccount kube-system/hami-scheduler), started as
+# `scheduler` with that container's arguments and environment, reading HAMi's device-config.yaml,
+# following the Lease kube-system/hami-scheduler (written here for the kube-scheduler of HAMi's
+# pod, which holds it there), registered as HAMi registers its webhook (v1beta1, failurePolicy
+# Ignore), called by kube-scheduler with HAMi's extender stanza
+# (templates/hami-scheduler-config.yaml).
 
 VS_ROOT="$(cd "$E2E_DIR/../.." && pwd)"
 VS_BIN="${VS_E2E_VGPU_SCHED:-$VS_ROOT/build/vgpu-sched}"
 VS_SCHEDULER_NAME=hami-scheduler
 # Namespace of vgpu-sched's ServiceAccount (as the chart would be installed).
 VS_SYSTEM_NS=vgpu-sched
+# The drop-in: HAMi's release "hami" in kube-system, its scheduler pod's name (POD_NAME).
+VS_HAMI_FIXTURES="$E2E_DIR/fixtures/hami-v2.10"
+VS_HAMI_NS=kube-system
+VS_HAMI_POD=hami-scheduler-e2e
+
+vs_hami() { [[ "${VS_E2E_HAMI:-0}" == 1 ]]; }
 
 vs_pre_up() {
     read -r VS_EXTENDER_PORT VS_METRICS_PORT < <("$E2E_BIN/vs-e2e" freeport 2)
     export VS_EXTENDER_PORT VS_METRICS_PORT
     unset VS_EXTENDER_URL VS_EXTENDER_CA VS_EXTENDER_CLIENT_CERT VS_EXTENDER_CLIENT_KEY
+    if vs_hami; then
+        export VS_E2E_SCHEDULER_TEMPLATE="$E2E_DIR/templates/hami-scheduler-config.yaml"
+    fi
 }
 
 vs_url() { printf 'https://127.0.0.1:%s%s' "$VS_EXTENDER_PORT" "${1:-}"; }
@@ -34,20 +52,25 @@ vs_metrics_url() { printf 'http://127.0.0.1:%s/metrics' "$VS_METRICS_PORT"; }
 # to the chart's ClusterRole (rendered from charts/vgpu-sched by helm, so a rule missing there
 # fails here), with a TokenRequest token; or a copy of the admin kubeconfig.
 vs_kubeconfig_identity() {
-    local kc="$E2E_CLUSTER/vgpu-sched.kubeconfig" token api
+    local kc="$E2E_CLUSTER/vgpu-sched.kubeconfig" token api sa=vgpu-sched ns=$VS_SYSTEM_NS
     if [[ "${VS_E2E_IDENTITY:-chart}" == admin ]]; then
         cp "$KUBECONFIG" "$kc"
         e2e_log "vgpu-sched runs as admin (VS_E2E_IDENTITY=admin)"
         return
     fi
-    [[ -x "$E2E_BIN/helm" ]] || e2e_die "$E2E_BIN/helm missing: run tests/e2e/build.sh"
-    e2e_kubectl create namespace "$VS_SYSTEM_NS" >/dev/null
-    # shellcheck disable=SC2086  # words on purpose
-    "$E2E_BIN/helm" template vgpu-sched "$VS_ROOT/charts/vgpu-sched" --namespace "$VS_SYSTEM_NS" \
-        --kube-version "$K8S_VERSION" --show-only templates/rbac.yaml ${VS_E2E_HELM_FLAGS:-} \
-        >"$E2E_CLUSTER/rbac.yaml"
-    e2e_kubectl apply -f "$E2E_CLUSTER/rbac.yaml" >/dev/null
-    token="$(e2e_kubectl create token vgpu-sched --namespace "$VS_SYSTEM_NS" --duration=4h)"
+    if vs_hami; then
+        sa=hami-scheduler ns=$VS_HAMI_NS
+        e2e_kubectl apply -f "$VS_HAMI_FIXTURES/rbac.yaml" >/dev/null
+    else
+        [[ -x "$E2E_BIN/helm" ]] || e2e_die "$E2E_BIN/helm missing: run tests/e2e/build.sh"
+        e2e_kubectl create namespace "$VS_SYSTEM_NS" >/dev/null
+        # shellcheck disable=SC2086  # words on purpose
+        "$E2E_BIN/helm" template vgpu-sched "$VS_ROOT/charts/vgpu-sched" --namespace "$VS_SYSTEM_NS" \
+            --kube-version "$K8S_VERSION" --show-only templates/rbac.yaml ${VS_E2E_HELM_FLAGS:-} \
+            >"$E2E_CLUSTER/rbac.yaml"
+        e2e_kubectl apply -f "$E2E_CLUSTER/rbac.yaml" >/dev/null
+    fi
+    token="$(e2e_kubectl create token "$sa" --namespace "$ns" --duration=4h)"
     api="$(e2e_kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
     (
         umask 077
@@ -65,11 +88,15 @@ users:
       token: $token
 contexts:
   - name: vs-e2e
-    context: {cluster: vs-e2e, user: vgpu-sched, namespace: $VS_SYSTEM_NS}
+    context: {cluster: vs-e2e, user: vgpu-sched, namespace: $ns}
 current-context: vs-e2e
 EOF
     )
-    e2e_log "vgpu-sched runs as system:serviceaccount:$VS_SYSTEM_NS:vgpu-sched (chart RBAC)"
+    if vs_hami; then
+        e2e_log "vgpu-sched runs as system:serviceaccount:$ns:$sa (HAMi v2.10's RBAC)"
+    else
+        e2e_log "vgpu-sched runs as system:serviceaccount:$ns:$sa (chart RBAC)"
+    fi
 }
 
 # vs_pid [PROC] : PID of the running vgpu-sched (or PROC) ("" if none is recorded).
@@ -87,12 +114,35 @@ vs_start() {
     local log="$E2E_CLUSTER/$proc.log" before pid deadline
     [[ -x "$VS_BIN" ]] || e2e_die "vgpu-sched binary $VS_BIN not found (build it, or pass its path to run.sh)"
     before="$(grep -c '^listening on port ' "$log" 2>/dev/null || true)"
-    e2e_spawn "$proc" "$VS_BIN" serve \
-        --kubeconfig "$E2E_CLUSTER/vgpu-sched.kubeconfig" \
-        --http_bind="127.0.0.1:$VS_EXTENDER_PORT" \
-        --cert_file "$E2E_CLUSTER/pki/extender.crt" --key_file "$E2E_CLUSTER/pki/extender.key" \
-        --scheduler-name="$VS_SCHEDULER_NAME" \
-        --metrics-bind-address="127.0.0.1:$VS_METRICS_PORT" "$@"
+    # Where this start's log begins (vs_log_since_start).
+    VS_LOG_START=$(($(cat "$log" 2>/dev/null | wc -l) + 1))
+    if vs_hami; then
+        # HAMi's container: command `scheduler` (the image's entry of that name), its arguments
+        # with the addresses, certificates and paths of this cluster, and its environment; plus
+        # --kubeconfig (HAMi's pod uses the in-cluster configuration).
+        ln -sfn "$VS_BIN" "$E2E_CLUSTER/scheduler"
+        cp "$VS_HAMI_FIXTURES/device-config.yaml" "$E2E_CLUSTER/device-config.yaml"
+        E2E_SPAWN_ARGV0="$E2E_CLUSTER/scheduler" e2e_spawn "$proc" env POD_NAME="$VS_HAMI_POD" \
+            POD_NAMESPACE="$VS_HAMI_NS" HAMI_NODELOCK_EXPIRE=5m "$E2E_CLUSTER/scheduler" \
+            --kubeconfig="$E2E_CLUSTER/vgpu-sched.kubeconfig" \
+            --http_bind="127.0.0.1:$VS_EXTENDER_PORT" \
+            --cert_file="$E2E_CLUSTER/pki/extender.crt" --key_file="$E2E_CLUSTER/pki/extender.key" \
+            --scheduler-name=hami-scheduler \
+            --metrics-bind-address="127.0.0.1:$VS_METRICS_PORT" \
+            --node-scheduler-policy=binpack --gpu-scheduler-policy=spread \
+            --force-overwrite-default-scheduler=true \
+            --device-config-file="$E2E_CLUSTER/device-config.yaml" \
+            --leader-elect=true --leader-elect-resource-name=hami-scheduler \
+            --leader-elect-resource-namespace="$VS_HAMI_NS" \
+            --debug -v=4 "$@"
+    else
+        e2e_spawn "$proc" "$VS_BIN" serve \
+            --kubeconfig "$E2E_CLUSTER/vgpu-sched.kubeconfig" \
+            --http_bind="127.0.0.1:$VS_EXTENDER_PORT" \
+            --cert_file "$E2E_CLUSTER/pki/extender.crt" --key_file "$E2E_CLUSTER/pki/extender.key" \
+            --scheduler-name="$VS_SCHEDULER_NAME" \
+            --metrics-bind-address="127.0.0.1:$VS_METRICS_PORT" "$@"
+    fi
     pid="$(vs_pid "$proc")"
     deadline=$((SECONDS + 60))
     until [[ "$(grep -c "^listening on port $VS_EXTENDER_PORT\$" "$log" 2>/dev/null || true)" -gt "${before:-0}" ]] &&
@@ -125,6 +175,10 @@ vs_stop() {
 # vs_register_webhook : the apiserver calls vgpu-sched's /webhook for every pod CREATE (as the
 # chart registers it, but by URL: there is no Service routing here), trusting the e2e CA.
 vs_register_webhook() {
+    if vs_hami; then
+        vs_hami_register_webhook
+        return
+    fi
     e2e_kubectl apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -161,10 +215,125 @@ EOF
 # vgpu-sched serve.
 vs_setup() {
     vs_kubeconfig_identity
+    ! vs_hami || vs_hami_pod_and_lease
     # shellcheck disable=SC2086  # words on purpose
     vs_start ${VS_E2E_SERVE_FLAGS:-}
     vs_register_webhook
+    if vs_hami; then
+        # Under HAMi's RBAC only filter-mode preemption is missing (pods/eviction): ready anyway.
+        vs_hami_expect_optional 1 0 1 1
+        e2e_wait 20 "HAMi's Service selector label on the scheduler pod" e2e_field_is pod \
+            "$VS_HAMI_POD" '{.metadata.labels.hami\.io/scheduler-role}' leader --namespace "$VS_HAMI_NS"
+        [[ "$(vs_log_since_start 'event=gpu_preemption ')" == 'level=info event=gpu_preemption mode=filter apiserver=1.36' ]] ||
+            e2e_fail "gpu_preemption: $(vs_log_since_start 'event=gpu_preemption ')"
+    fi
     e2e_agent_start "$@"
+}
+
+# vs_log_since_start TEXT : the lines of vgpu-sched.log since the last vs_start that contain
+# TEXT (a fixed string), each from "level=" on.
+vs_log_since_start() {
+    tail -n "+${VS_LOG_START:-1}" "$E2E_CLUSTER/vgpu-sched.log" | grep -F -- "$1" |
+        sed 's/^.* level=/level=/' || true
+}
+
+# vs_hami_pod_and_lease : what HAMi's Deployment provides around its extender container: the
+# scheduler pod (POD_NAME; the extender labels it hami.io/scheduler-role=leader, which the
+# selector of HAMi's Service requires) and the Lease kube-system/hami-scheduler that the pod's
+# kube-scheduler holds (holderIdentity "<pod>_<id>"; here valid for an hour, not renewed).
+vs_hami_pod_and_lease() {
+    e2e_kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $VS_HAMI_POD
+  namespace: $VS_HAMI_NS
+  labels:
+    app.kubernetes.io/component: hami-scheduler
+    app.kubernetes.io/name: hami
+    app.kubernetes.io/instance: hami
+    hami.io/webhook: ignore
+spec:
+  serviceAccountName: hami-scheduler
+  automountServiceAccountToken: false
+  containers:
+    - name: vgpu-scheduler-extender
+      image: vs-e2e.invalid/hami:v2.10.0
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: hami-scheduler
+  namespace: $VS_HAMI_NS
+spec:
+  holderIdentity: ${VS_HAMI_POD}_e2e
+  leaseDurationSeconds: 3600
+EOF
+}
+
+# vs_hami_register_webhook : HAMi v2.10's MutatingWebhookConfiguration (hami-webhook, as its
+# chart renders it by default), by URL (no Service routing here): admissionReviewVersions
+# v1beta1, failurePolicy Ignore, matchPolicy Equivalent, reinvocationPolicy Never, scope '*'.
+vs_hami_register_webhook() {
+    e2e_kubectl apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: hami-webhook
+webhooks:
+  - name: vgpu.hami.io
+    admissionReviewVersions: ["v1beta1"]
+    clientConfig:
+      url: $(vs_url /webhook)
+      caBundle: $(base64 -w0 "$E2E_CLUSTER/pki/ca.crt")
+    failurePolicy: Ignore
+    matchPolicy: Equivalent
+    namespaceSelector:
+      matchExpressions:
+        - {key: hami.io/webhook, operator: NotIn, values: ["ignore"]}
+    objectSelector:
+      matchExpressions:
+        - {key: hami.io/webhook, operator: NotIn, values: ["ignore"]}
+    reinvocationPolicy: Never
+    rules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
+        scope: "*"
+    sideEffects: None
+    timeoutSeconds: 10
+EOF
+}
+
+# vs_hami_expect_optional PDB EVICTION LEASE EVENTS : each 1 (available) or 0 (missing):
+# vgpu_sched_optional_api_available says so, /readyz is 200 and names exactly the missing ones,
+# this start's log has exactly one optional_api_missing line for each missing one (reason
+# forbidden) and none for the others, and no watch_error line.
+vs_hami_expect_optional() {
+    local want=("$@") i line lines metrics degraded=""
+    local apis=(poddisruptionbudgets.policy pods/eviction leases.coordination.k8s.io events)
+    local features=(pdb-aware-preemption filter-preemption leader-election events)
+    local effects=("preemption ignores PodDisruptionBudgets" "filter-mode preemption is off"
+        "the Lease is not followed: this replica acts as the leader" "Events are not posted")
+    local perms=("list, watch poddisruptionbudgets.policy" "create pods/eviction"
+        "get, list, watch leases.coordination.k8s.io in namespace $VS_HAMI_NS" "create events")
+    metrics="$(curl -fsS --max-time 5 "$(vs_metrics_url)" | grep '^vgpu_sched_optional_api_available' || true)"
+    for i in 0 1 2 3; do
+        line="vgpu_sched_optional_api_available{api=\"${apis[i]}\",feature=\"${features[i]}\"} ${want[i]}"
+        grep -qxF "$line" <<<"$metrics" || e2e_fail "want '$line' in /metrics, got: $metrics"
+        lines="$(vs_log_since_start "event=optional_api_missing api=${apis[i]} ")"
+        if ((want[i])); then
+            e2e_expect_eq "optional_api_missing lines of ${apis[i]}" "$lines" ""
+        else
+            [[ "$lines" =~ ^"level=warn event=optional_api_missing api=${apis[i]} permission=\"${perms[i]}\" reason=forbidden feature=${features[i]} effect=\"${effects[i]}\" retry_s="[0-9.]+$ ]] ||
+                e2e_fail "${apis[i]}: want one optional_api_missing line, got: '$lines'"
+            degraded+="${degraded:+,}{\"api\":\"${apis[i]}\",\"feature\":\"${features[i]}\",\"effect\":\"${effects[i]}\",\"reason\":\"forbidden\"}"
+        fi
+    done
+    e2e_expect_eq "/readyz" "$(vs_ready)" "{\"status\":\"ok\",\"degraded\":[$degraded]}"
+    e2e_expect_eq "watch_error lines" "$(vs_log_since_start 'event=watch_error')" ""
+    e2e_log "drop-in: optional APIs (PDBs, eviction, Lease, events) $* as expected, /readyz 200"
 }
 
 # vs_namespace NS : a namespace with its default ServiceAccount (no controller-manager here).

@@ -4,7 +4,9 @@
 # shutdown) and started again; its per-card metrics must equal the usage recorded on the bound
 # pods, a node it filled must refuse a new pod (CardInsufficientMemory), and a second wave of
 # pods, more than fits, must never double-book a card. While it is down, pod creation fails
-# closed (the webhook's failurePolicy is Fail).
+# closed (the webhook's failurePolicy is Fail; with HAMi's registration, failurePolicy Ignore, a
+# pod is admitted unmodified instead). VS_RESTART_WHILE_STOPPED names a command run while
+# vgpu-sched is stopped (dropin-restart changes the RBAC there).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -35,15 +37,28 @@ scenario_restart() {
 
     # Stop: a clean shutdown on SIGTERM; nothing is admitted while the webhook is gone.
     vs_stop
-    if out="$(vs_pod_yaml down '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' '{}' "$pool" "$ns" |
-        e2e_kubectl create -f - 2>&1)"; then
-        e2e_fail "a GPU pod was admitted while vgpu-sched was down"
+    if vs_hami; then
+        # failurePolicy Ignore: admitted as written (not for hami-scheduler, no gpucores).
+        vs_pod_yaml down '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' '{}' "$pool" "$ns" |
+            e2e_kubectl create -f - >/dev/null
+        e2e_expect_eq "pod admitted while vgpu-sched was down (failurePolicy Ignore)" \
+            "$(e2e_jsonpath pod down '{.spec.schedulerName}/{.spec.containers[0].resources.limits.nvidia\.com/gpucores}' --namespace "$ns")" \
+            default-scheduler/
+        e2e_kubectl delete pod down --namespace "$ns" --wait=false >/dev/null
+        e2e_wait 30 "pod down gone" e2e_gone pod down --namespace "$ns"
+    else
+        if out="$(vs_pod_yaml down '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}' '{}' "$pool" "$ns" |
+            e2e_kubectl create -f - 2>&1)"; then
+            e2e_fail "a GPU pod was admitted while vgpu-sched was down"
+        fi
+        [[ "$out" == *'failed calling webhook "vgpu.hami.io"'* ]] ||
+            e2e_fail "pod creation with vgpu-sched down: $out"
     fi
-    [[ "$out" == *'failed calling webhook "vgpu.hami.io"'* ]] ||
-        e2e_fail "pod creation with vgpu-sched down: $out"
+    ${VS_RESTART_WHILE_STOPPED:-}
 
     # Start again: the usage is rebuilt from the API before /readyz turns 200.
-    vs_start
+    # shellcheck disable=SC2086  # words on purpose
+    vs_start ${VS_E2E_SERVE_FLAGS:-}
     vs_capacity >/dev/null || e2e_fail "the restarted vgpu-sched does not report the existing usage"
     e2e_log "restarted vgpu-sched reports exactly the usage of the bound pods"
     vs_pod no-room '{nvidia.com/gpu: 1, nvidia.com/gpumem: 7000, nvidia.com/gpucores: 10}' '{}' \
