@@ -701,8 +701,14 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
                                 MHD_OPTION_END);
     if (!s->d) {
-        vs_err_set(eb, VS_ERR_IO, "cannot listen on %s (%s server)", o->bind,
-                   o->name ? o->name : "http");
+        int e = errno;
+        uint16_t port = ((struct sockaddr_in *)&ss)->sin_port; /* same place in sockaddr_in6 */
+        vs_err_set(eb, VS_ERR_IO, "cannot listen on %s (%s server): %s%s", o->bind,
+                   o->name ? o->name : "http", e ? strerror(e) : "unknown error",
+                   e == EACCES && ntohs(port) < 1024
+                       ? " (a port below 1024 needs root or CAP_NET_BIND_SERVICE: the image's "
+                         "`scheduler` command has it)"
+                       : "");
         goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
