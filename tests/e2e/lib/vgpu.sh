@@ -115,7 +115,8 @@ vs_start() {
     [[ -x "$VS_BIN" ]] || e2e_die "vgpu-sched binary $VS_BIN not found (build it, or pass its path to run.sh)"
     before="$(grep -c '^listening on port ' "$log" 2>/dev/null || true)"
     # Where this start's log begins (vs_log_since_start).
-    VS_LOG_START=$(($(cat "$log" 2>/dev/null | wc -l) + 1))
+    VS_LOG_START=1
+    if [[ -f "$log" ]]; then VS_LOG_START=$(($(wc -l <"$log") + 1)); fi
     if vs_hami; then
         # HAMi's container: command `scheduler` (the image's entry of that name), its arguments
         # with the addresses, certificates and paths of this cluster, and its environment; plus
