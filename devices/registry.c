@@ -3,12 +3,10 @@
 #include "device.h"
 
 extern const struct vs_device_class vs_device_class_nvidia, vs_device_class_hygon,
-    vs_device_class_enflame, vs_device_class_kunlun;
+    vs_device_class_enflame, vs_device_class_kunlun, vs_device_class_awsneuron;
 
 const struct vs_device_class *const vs_device_classes[] = {
-    &vs_device_class_nvidia,
-    &vs_device_class_hygon,
-    &vs_device_class_enflame,
-    &vs_device_class_kunlun,
+    &vs_device_class_nvidia, &vs_device_class_hygon,     &vs_device_class_enflame,
+    &vs_device_class_kunlun, &vs_device_class_awsneuron,
 };
 const size_t vs_n_device_classes = sizeof(vs_device_classes) / sizeof(vs_device_classes[0]);
