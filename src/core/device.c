@@ -6,6 +6,7 @@
 #include "model.h"
 #include "quantity.h"
 
+#include <ctype.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -302,16 +303,159 @@ enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *
     return vs_annot_parse_register_as(key, v, &out->reg, eb);
 }
 
+/* Folds the values of keys in l into *h; *any tells whether one was present. */
+static void fp_kv(uint64_t *h, const struct vs_kvlist *l, const char *const *keys, size_t n,
+                  bool *any)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vs_kv_get(l, keys[i]);
+        *any |= v != NULL;
+        for (const char *p = v ? v : ""; *p; p++)
+            *h = (*h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        *h = (*h ^ (v ? 0xfeu : 0xffu)) * 0x100000001b3ULL;
+    }
+}
+
 uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n)
+{
+    return vs_device_fp_node(kn, keys, n, NULL, 0, NULL, 0);
+}
+
+uint64_t vs_device_fp_node(const struct vs_knode *kn, const char *const *annos, size_t na,
+                           const char *const *caps, size_t nc, const char *const *labels, size_t nl)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        const char *v = vs_kv_get(&kn->annotations, keys[i]);
-        any |= v != NULL;
-        for (const char *p = v ? v : ""; *p; p++)
-            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-        h = (h ^ (v ? 0xfeu : 0xffu)) * 0x100000001b3ULL;
-    }
+    fp_kv(&h, &kn->annotations, annos, na, &any);
+    fp_kv(&h, &kn->capacity, caps, nc, &any);
+    fp_kv(&h, &kn->labels, labels, nl, &any);
     return any ? (h ? h : 1) : 0;
+}
+
+bool vs_device_capacity(const struct vs_knode *kn, const char *name, int64_t *out)
+{
+    const char *v = name && *name ? vs_kv_get(&kn->capacity, name) : NULL;
+    *out = 0;
+    return !v || vs_quantity_int(v, out) == VS_OK;
+}
+
+void vs_reasons_add(struct vs_reasons *r, const char *word, size_t k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        if (strcmp(r->word[i], word) == 0) {
+            r->count[i] += k;
+            return;
+        }
+    }
+    if (r->n < sizeof(r->word) / sizeof(r->word[0])) {
+        r->word[r->n] = word;
+        r->count[r->n++] = k;
+    }
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *vs_reasons_text(const struct vs_reasons *r, size_t total, bool *nomem)
+{
+    char *items[16];
+    size_t n = 0, len = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t l = strlen(r->word[i]) + 48;
+        if (!(items[n] = malloc(l)))
+            break;
+        snprintf(items[n], l, "%zu/%zu %s", r->count[i], total, r->word[i]);
+        len += strlen(items[n++]) + 2;
+    }
+    char *out = n == r->n ? malloc(len) : NULL;
+    if (out) {
+        qsort(items, n, sizeof(items[0]), str_cmp);
+        out[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                strcat(out, ", ");
+            strcat(out, items[i]);
+        }
+    } else {
+        *nomem = true;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(items[i]);
+    return out;
+}
+
+enum vs_err vs_device_cards_from_capacity(const struct vs_knode *kn, const char *res,
+                                          const char *infix, const char *type,
+                                          struct vs_inventory *out, struct vs_errbuf *eb)
+{
+    const char *v = res && *res ? vs_kv_get(&kn->capacity, res) : NULL;
+    int64_t n = 0;
+    if (!v)
+        return VS_OK;
+    if (vs_quantity_int(v, &n) || n < 0 || n > VS_DEVICE_MAX_CAP_CARDS)
+        return vs_err_set(
+            eb, VS_ERR_PARSE,
+            "invalid status.capacity[\"%s\"] \"%s\": must be a whole number between 0 "
+            "and %d",
+            res, v, VS_DEVICE_MAX_CAP_CARDS);
+    if (!n)
+        return VS_OK;
+    if (!(out->reg.cards = calloc((size_t)n, sizeof(*out->reg.cards))))
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        struct vs_card_reg *c = &out->reg.cards[i];
+        out->reg.n++;
+        size_t len = strlen(kn->name) + strlen(infix) + 24;
+        if (!(c->uuid = malloc(len)) || !(c->type = strdup(type)) || !(c->mode = strdup(""))) {
+            vs_register_cleanup(&out->reg);
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        snprintf(c->uuid, len, "%s%s%lld", kn->name, infix, (long long)i);
+        c->index = (uint32_t)i;
+        c->health = true;
+    }
+    return VS_OK;
+}
+
+/* Whether id is an item of the comma list (items trimmed of blanks), Go's
+ * slices.Contains(strings.Split(list, ","), TrimSpace(item) == id). */
+static bool list_has_id(const char *list, const char *id)
+{
+    size_t idn = strlen(id);
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        const char *a = p, *b = e ? e : p + strlen(p);
+        while (a < b && isspace((unsigned char)*a))
+            a++;
+        while (b > a && isspace((unsigned char)b[-1]))
+            b--;
+        if ((size_t)(b - a) == idn && memcmp(a, id, idn) == 0)
+            return true;
+        if (!e)
+            return false;
+        p = e + 1;
+    }
+}
+
+/* Whether s holds anything but blanks. */
+static bool not_blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s))
+            return true;
+    return false;
+}
+
+bool vs_device_uuid_ok(const struct vs_pod *p, const char *use_key, const char *nouse_key,
+                       const char *id)
+{
+    const char *use = use_key ? vs_kv_get(&p->annotations, use_key) : NULL;
+    const char *nouse = nouse_key ? vs_kv_get(&p->annotations, nouse_key) : NULL;
+    if (not_blank(use) && !list_has_id(use, id))
+        return false;
+    return !(not_blank(nouse) && list_has_id(nouse, id));
 }

@@ -316,6 +316,54 @@ enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *
                                          struct vs_inventory *out, struct vs_errbuf *eb);
 /* FNV-1a of the values of the node annotations `keys` (0 when all are absent). */
 uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n);
+/* The same over the node's annotations `annos`, status.capacity entries `caps` and labels
+ * `labels` (any list may be NULL with its count 0): 0 when every one is absent. */
+uint64_t vs_device_fp_node(const struct vs_knode *kn, const char *const *annos, size_t na,
+                           const char *const *caps, size_t nc, const char *const *labels,
+                           size_t nl);
+/* The node's status.capacity[name] as HAMi reads it (Quantity.AsInt64): absent (or name NULL)
+ * is 0; false when the value is not a whole number within int64. */
+bool vs_device_capacity(const struct vs_knode *kn, const char *name, int64_t *out);
+
+/* HAMi's card-level refusal words (compat §4.5, hami-vendors §3.3), for backends' own Fits. */
+#define VS_WHY_TYPE      "CardTypeMismatch"
+#define VS_WHY_UUID      "CardUuidMismatch"
+#define VS_WHY_SLICING   "CardTimeSlicingExhausted"
+#define VS_WHY_MEM       "CardInsufficientMemory"
+#define VS_WHY_CORE      "CardInsufficientCore"
+#define VS_WHY_HEALTH    "CardNotHealth"
+#define VS_WHY_NUMA      "NumaNotFit"
+#define VS_WHY_EXCLUSIVE "ExclusiveDeviceAllocateConflict"
+#define VS_WHY_INSUFF    "AllocatedCardsInsufficientRequest"
+#define VS_WHY_MODE      "ModeNotFit"
+
+/* A refusal being counted (HAMi's reason map): up to 16 distinct words (string constants). */
+struct vs_reasons {
+    const char *word[16];
+    size_t count[16];
+    size_t n;
+};
+/* Adds k to word's count (a count of 0 adds nothing). */
+void vs_reasons_add(struct vs_reasons *r, const char *word, size_t k);
+/* HAMi's GenReason: "<count>/<total> <word>" per word, sorted as plain strings, joined with ", ".
+ * Returns a new string (free with free()); NULL and *nomem set when out of memory. */
+char *vs_reasons_text(const struct vs_reasons *r, size_t total, bool *nomem);
+
+/* Most cards a node's capacity may synthesize for one backend. */
+#define VS_DEVICE_MAX_CAP_CARDS 256
+
+/* Cards synthesized from the node's status.capacity[res] (HAMi's capacity style, hami-vendors
+ * §1.2 C): card i of n has id "<node><infix><i>", index i, the given type and health true, the
+ * rest zero for the caller to set. Absent or 0 gives no cards; a value that is not a whole number
+ * in [0, VS_DEVICE_MAX_CAP_CARDS] is VS_ERR_PARSE naming the resource and the value. */
+enum vs_err vs_device_cards_from_capacity(const struct vs_knode *kn, const char *res,
+                                          const char *infix, const char *type,
+                                          struct vs_inventory *out, struct vs_errbuf *eb);
+
+/* HAMi's CheckUUID on pod p: the card id must be an item of the use_key annotation's comma list
+ * (items trimmed; absent or blank = no constraint) and no item of the nouse_key one. */
+bool vs_device_uuid_ok(const struct vs_pod *p, const char *use_key, const char *nouse_key,
+                       const char *id);
 
 /* Whether card c's type passes a comma list of case-insensitive substrings `use` (any of them,
  * blank = no constraint) and `nouse` (none of them): HAMi's CheckType. */

@@ -135,3 +135,60 @@ bool vs_json_put_string(struct vs_buf *b, const char *s)
     }
     return vs_buf_puts(b, "\"");
 }
+
+bool vs_json_put_string_go(struct vs_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    vs_buf_puts(b, "\"");
+    const unsigned char *c = (const unsigned char *)s;
+    size_t left = strlen(s);
+    while (left > 0) {
+        size_t run = 0;
+        while (run < left && c[run] >= 0x20 && c[run] < 0x80 && c[run] != '"' && c[run] != '\\' &&
+               c[run] != '<' && c[run] != '>' && c[run] != '&')
+            run++;
+        if (run) {
+            vs_buf_append(b, (const char *)c, run);
+            c += run;
+            left -= run;
+            continue;
+        }
+        size_t n = 1;
+        switch (*c) {
+        case '"':
+        case '\\':
+            vs_buf_printf(b, "\\%c", *c);
+            break;
+        case '\b':
+            vs_buf_puts(b, "\\b");
+            break;
+        case '\f':
+            vs_buf_puts(b, "\\f");
+            break;
+        case '\n':
+            vs_buf_puts(b, "\\n");
+            break;
+        case '\r':
+            vs_buf_puts(b, "\\r");
+            break;
+        case '\t':
+            vs_buf_puts(b, "\\t");
+            break;
+        default:
+            if (*c < 0x80) { /* control characters and the HTML-sensitive <, >, & */
+                char e[7] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 0xF], '\0'};
+                vs_buf_puts(b, e);
+            } else if ((n = utf8_len(c, left)) == 0) {
+                vs_buf_puts(b, "\\ufffd");
+                n = 1;
+            } else if (n == 3 && c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9)) {
+                vs_buf_puts(b, c[2] == 0xA8 ? "\\u2028" : "\\u2029");
+            } else {
+                vs_buf_append(b, (const char *)c, n);
+            }
+        }
+        c += n;
+        left -= n;
+    }
+    return vs_buf_puts(b, "\"");
+}

@@ -22,5 +22,9 @@ const char *vs_json_skip(const char *p, const char *end, size_t max_depth);
  * failure. */
 struct vs_buf;
 bool vs_json_put_string(struct vs_buf *buf, const char *s);
+/* The same as Go's json.Marshal writes a string: also <, > and & as \u003c, \u003e, \u0026,
+ * U+2028 and U+2029 escaped, \b and \f in short form, and each byte that does not start valid
+ * UTF-8 as the escape \ufffd. For values HAMi marshals into annotations. */
+bool vs_json_put_string_go(struct vs_buf *buf, const char *s);
 
 #endif

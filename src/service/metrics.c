@@ -296,6 +296,20 @@ static void mig_gauges(struct gauge_ctx *g, const struct vs_node *n, const struc
     }
 }
 
+/* Whether card c's cores are reported as a percentage of the card (AMD: devcore counts compute
+ * units; HAMi's normalizeAMDCoreMetrics, for the current family names only). */
+static bool cores_percent(const struct gauge_ctx *g, const struct vs_card *c)
+{
+    return !g->old && g->set && c->dev < g->set->n && g->set->dev[c->dev]->cores_percent &&
+           c->devcore > 0;
+}
+
+/* used of total as a whole percentage, rounded up. */
+static long long percent_up(int64_t used, int64_t total)
+{
+    return (long long)ceil((double)used / (double)total * 100.0);
+}
+
 static void card_gauges(void *ctx, const struct vs_node *n)
 {
     struct gauge_ctx *g = ctx;
@@ -317,7 +331,7 @@ static void card_gauges(void *ctx, const struct vs_node *n)
             break;
         case F_CORE_LIMIT:
             vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %d\n", name, base, l->type, ty,
-                          c->devcore);
+                          cores_percent(g, c) ? 100 : c->devcore);
             break;
         case F_MEM_ALLOC:
             vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base,
@@ -329,7 +343,8 @@ static void card_gauges(void *ctx, const struct vs_node *n)
             break;
         case F_CORE_ALLOC:
             vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
-                          (long long)c->usedcores);
+                          cores_percent(g, c) ? percent_up(c->usedcores, c->devcore)
+                                              : (long long)c->usedcores);
             break;
         case F_OVERVIEW:
             vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name,
@@ -367,11 +382,21 @@ static void pod_gauges(void *ctx, const struct vs_podent *pe)
     lv(pe->name, pn, sizeof(pn));
     for (size_t i = 0; i < pe->n_usage; i++) {
         lv(pe->usage[i].uuid, id, sizeof(id));
-        vs_buf_printf(
-            g->b, "%s{%s=\"%s\",%s=\"%s\",%s=\"%s\",%s=\"0\",%s=\"%s\",zone=\"vGPU\"} %lld\n",
-            pod_names[g->family][g->old], l->pod_ns, ns, l->pod_node, nn, l->pod, pn, l->ctr,
-            l->uuid, id,
-            g->family ? (long long)pe->usage[i].cores : (long long)pe->usage[i].mem * 1048576LL);
+        long long v =
+            g->family ? (long long)pe->usage[i].cores : (long long)pe->usage[i].mem * 1048576LL;
+        /* A card's cores in percent (AMD): the share of the card the pod's compute units are. */
+        for (size_t k = 0; g->family && pe->on && k < pe->on->n_cards; k++) {
+            const struct vs_card *c = &pe->on->cards[k];
+            if (strcmp(c->uuid, pe->usage[i].uuid) == 0) {
+                if (cores_percent(g, c))
+                    v = percent_up(pe->usage[i].cores, c->devcore);
+                break;
+            }
+        }
+        vs_buf_printf(g->b,
+                      "%s{%s=\"%s\",%s=\"%s\",%s=\"%s\",%s=\"0\",%s=\"%s\",zone=\"vGPU\"} %lld\n",
+                      pod_names[g->family][g->old], l->pod_ns, ns, l->pod_node, nn, l->pod, pn,
+                      l->ctr, l->uuid, id, v);
     }
 }
 
@@ -426,7 +451,7 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     for (int f = 0; model && f < F_CARD_FAMILIES; f++) {
         for (int old = 0; old < olds; old++) {
             vs_buf_printf(&b, "# TYPE %s gauge\n", card_names[f][old]);
-            struct gauge_ctx g = {.b = &b, .family = f, .old = old};
+            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
             vs_model_each_node(model, card_gauges, &g);
         }
     }
@@ -440,7 +465,7 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
     for (int f = 0; model && f < 2; f++) {
         for (int old = 0; old < olds; old++) {
             vs_buf_printf(&b, "# TYPE %s gauge\n", pod_names[f][old]);
-            struct gauge_ctx g = {.b = &b, .family = f, .old = old};
+            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
             vs_model_each_pod(model, pod_gauges, &g);
         }
     }

@@ -225,4 +225,83 @@ static inline char *dt_cards(struct dt *t, const char *name)
     return s;
 }
 
+/* What backend `word`'s admission hook makes of every container of pod `name` (init containers
+ * first): per container "found" or "-", then its changes (" limit k=v", " request k=v",
+ * " env k=v", " annotation k=v", " runtime v"), containers joined with "; "; or
+ * "error: <message>" at the first container the hook refuses. */
+static inline char *dt_admit(struct dt *t, const char *name, const char *word)
+{
+    static const char *const kinds[] = {"limit", "request", "env", "annotation", "runtime"};
+    const struct vs_pod *p = dt_pod(t, name);
+    const struct vs_device *d = vs_devices_find(t->cfg.devices, word);
+    struct vs_buf b;
+    vs_buf_init(&b);
+    if (!d) {
+        fprintf(stderr, "devtest: no backend %s\n", word);
+        abort();
+    }
+    for (size_t i = 0; i < p->n_init + p->n_ctrs; i++) {
+        const struct vs_container *c = i < p->n_init ? &p->init[i] : &p->ctrs[i - p->n_init];
+        struct vs_admit a = {0};
+        struct vs_errbuf eb;
+        bool found = false;
+        enum vs_err err = VS_OK;
+        if (d->ops->admit)
+            err = d->ops->admit(d, p, c, i < p->n_init, &a, &found, &eb);
+        else
+            found = d->res_count && vs_kv_get(&c->limits, d->res_count);
+        if (err) {
+            vs_admit_cleanup(&a);
+            vs_buf_cleanup(&b);
+            vs_buf_init(&b);
+            vs_buf_printf(&b, "error: %s", eb.msg);
+            break;
+        }
+        vs_buf_printf(&b, "%s%s", i ? "; " : "", found ? "found" : "-");
+        for (size_t k = 0; k < a.n; k++) {
+            if (a.ops[k].kind == VS_ADMIT_RUNTIME)
+                vs_buf_printf(&b, " runtime %s", a.ops[k].value);
+            else
+                vs_buf_printf(&b, " %s %s=%s", kinds[a.ops[k].kind], a.ops[k].key, a.ops[k].value);
+        }
+        vs_admit_cleanup(&a);
+    }
+    char *s = vs_buf_steal(&b);
+    if (!s)
+        abort();
+    return s;
+}
+
+/* Filters pod `name` (node and card policies np/gp, NULL: binpack, spread) without committing
+ * it and renders every node's outcome as "<node>=<score>" (score with 4 decimals) or
+ * "<node>: <reason>", joined with "; ". */
+static inline char *dt_scores(struct dt *t, const char *name, const char *np, const char *gp)
+{
+    const struct vs_pod *p = dt_pod(t, name);
+    const char **cands = calloc(t->set.n_nodes + 1, sizeof(*cands));
+    for (size_t i = 0; i < t->set.n_nodes; i++)
+        cands[i] = t->set.nodes[i].name;
+    struct vs_sched_opts o = {.cfg = &t->cfg, .node_policy = np, .gpu_policy = gp};
+    struct vs_filter_result r;
+    if (vs_sched_filter(t->m, p, cands, t->set.n_nodes, &o, &r))
+        abort();
+    struct vs_buf b;
+    vs_buf_init(&b);
+    if (r.error)
+        vs_buf_printf(&b, "error: %s", r.error);
+    for (size_t i = 0; !r.error && i < r.n; i++) {
+        if (r.nodes[i].fit)
+            vs_buf_printf(&b, "%s%s=%.4f", i ? "; " : "", r.nodes[i].node, r.nodes[i].score);
+        else
+            vs_buf_printf(&b, "%s%s: %s", i ? "; " : "", r.nodes[i].node,
+                          r.nodes[i].reason ? r.nodes[i].reason : "(none)");
+    }
+    vs_filter_result_cleanup(&r);
+    free(cands);
+    char *s = vs_buf_steal(&b);
+    if (!s)
+        abort();
+    return s;
+}
+
 #endif

@@ -223,6 +223,29 @@ Test(loader, scheduling_fields_of_pods_and_nodes)
     vs_objset_cleanup(&set);
 }
 
+/* status.capacity is kept beside allocatable: device backends count their cards from it. */
+Test(loader, node_capacity)
+{
+    static const char y[] = "kind: Node\nmetadata: {name: n}\nstatus:\n"
+                            "  allocatable: {kunlunxin.com/xpu: \"7\"}\n"
+                            "  capacity: {kunlunxin.com/xpu: 8, enflame.com/gcu: \"2\"}\n";
+    struct warnings w = {0};
+    struct vs_objset set = {0};
+    struct vs_errbuf eb = {{0}};
+
+    cr_assert_eq(vs_loader_load_buf(y, sizeof(y) - 1, "cap.yaml", &set, collect, &w, &eb), VS_OK,
+                 "%s", eb.msg);
+    cr_assert_eq(set.nodes[0].capacity.n, 2);
+    cr_assert_str_eq(vs_kv_get(&set.nodes[0].capacity, "kunlunxin.com/xpu"), "8");
+    cr_assert_str_eq(vs_kv_get(&set.nodes[0].capacity, "enflame.com/gcu"), "2");
+    cr_assert_str_eq(vs_kv_get(&set.nodes[0].allocatable, "kunlunxin.com/xpu"), "7");
+    struct vs_knode copy;
+    cr_assert_eq(vs_knode_copy(&copy, &set.nodes[0]), VS_OK);
+    cr_assert_str_eq(vs_kv_get(&copy.capacity, "kunlunxin.com/xpu"), "8");
+    vs_knode_cleanup(&copy);
+    vs_objset_cleanup(&set);
+}
+
 Test(loader, yaml_stream_of_two_documents)
 {
     struct vs_objset set = {0};
@@ -237,6 +260,7 @@ Test(loader, yaml_stream_of_two_documents)
     cr_assert_str_eq(set.nodes[0].name, "yaml-node");
     cr_assert_str_eq(vs_kv_get(&set.nodes[0].labels, "gpu"), "on");
     cr_assert_str_eq(vs_kv_get(&set.nodes[0].allocatable, "nvidia.com/gpu"), "4");
+    cr_assert_eq(set.nodes[0].capacity.n, 0);
     cr_assert_str_eq(set.pods[0].ns, "ml");
     cr_assert_str_eq(set.pods[0].name, "yaml-pod");
     cr_assert_str_eq(set.pods[0].scheduler_name, "hami-scheduler");
@@ -785,6 +809,8 @@ ParameterizedTestParameters(loader, errors)
          VS_ERR_PARSE,
          "alloc.json: Node n: status.allocatable[\"nvidia.com/gpu\"]: expected a string or "
          "number, got array"},
+        {"cap.yaml", "kind: Node\nmetadata: {name: n}\nstatus: {capacity: [8]}\n", VS_ERR_PARSE,
+         "cap.yaml: Node n: status.capacity: expected an object, got array"},
         {"quota.yaml", "kind: ResourceQuota\nmetadata: {name: q, namespace: t}\nspec: {hard: x}\n",
          VS_ERR_PARSE, "quota.yaml: ResourceQuota t/q: spec.hard: expected an object, got string"},
         {"tol.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: {key: a}}\n",

@@ -1,5 +1,5 @@
 /* test_json_text: vs_json_skip, the value skipper the ExtenderArgs and LIST-page scanners share,
- * and vs_json_put_string, the formatters' string writer. */
+ * and vs_json_put_string / vs_json_put_string_go, the formatters' string writers. */
 #include "json_text.h"
 
 #include "buf.h"
@@ -88,4 +88,17 @@ Test(json_text, put_string_replaces_bytes_that_are_not_utf8)
         cr_assert_str_eq(b.data, cases[i].want, "case %zu", i);
         vs_buf_cleanup(&b);
     }
+}
+
+/* Go's json.Marshal: HTML-sensitive bytes and U+2028/U+2029 escaped, \b and \f short, controls
+ * as \u00xx, bytes that are not UTF-8 as the escape \ufffd. */
+Test(json_text, put_string_go_writes_as_go_marshals)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    cr_assert(vs_json_put_string_go(&b, "a<b>&\"\\\b\f\n\r\t\x01\x7f\xe2\x80\xa8\xe2\x80\xa9"
+                                        "\xc3\xa9\x80z"));
+    cr_assert_str_eq(b.data, "\"a\\u003cb\\u003e\\u0026\\\"\\\\\\b\\f\\n\\r\\t\\u0001\x7f"
+                             "\\u2028\\u2029\xc3\xa9\\ufffdz\"");
+    vs_buf_cleanup(&b);
 }

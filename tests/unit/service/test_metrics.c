@@ -362,3 +362,54 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     assert_line(out, "vgpu_sched_node_allocation_seconds 0.437500");
     free(out);
 }
+
+/* AMD cards (vs_device.cores_percent) report cores as a percentage of the card in the current
+ * families, rounded up (HAMi's normalizeAMDCoreMetrics): 76 of 304 compute units is 25, a pod's
+ * 100 is 33; the device_cores labels and the legacy families keep the compute units. */
+Test(metrics, amd_cores_in_percent)
+{
+    struct vs_knode n;
+    memset(&n, 0, sizeof(n));
+    n.name = tb_strdup("a1");
+    n.resource_version = tb_strdup("1");
+    vs_kv_set(&n.annotations, "hami.io/node-amd-register",
+              "[{\"id\":\"amd-0\",\"index\":0,\"count\":4,\"devmem\":196608,\"devcore\":304,"
+              "\"type\":\"AMD Instinct MI300X VF\",\"health\":true}]");
+    vs_kv_set(&n.capacity, "amd.com/gpu", "1");
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_model_upsert_node(m, &n, &eb), VS_OK);
+    vs_knode_cleanup(&n);
+    struct vs_pod p;
+    tb_pod(&p, "team", "a", "a");
+    tb_anno(&p, VS_ANNO_VGPU_NODE, "a1");
+    tb_anno(&p, "hami.io/amd-devices-allocated", "amd-0,AMD Instinct MI300X VF,16384,76:;");
+    cr_assert_eq(vs_model_upsert_pod(m, &p, &eb), VS_OK, "%s", eb.msg);
+    vs_pod_cleanup(&p);
+    tb_pod(&p, "team", "b", "b");
+    tb_anno(&p, VS_ANNO_VGPU_NODE, "a1");
+    tb_anno(&p, "hami.io/amd-devices-allocated", "amd-0,AMD Instinct MI300X VF,16384,100:;");
+    cr_assert_eq(vs_model_upsert_pod(m, &p, &eb), VS_OK, "%s", eb.msg);
+    vs_pod_cleanup(&p);
+    char *out = vs_metrics_render(mx, m, NULL, true);
+    static const char *const want[] = {
+        "hami_gpu_core_limit_ratio{node=\"a1\",device_uuid=\"amd-0\",device_index=\"0\","
+        "device_type=\"AMD Instinct MI300X VF\",zone=\"vGPU\"} 100",
+        "GPUDeviceCoreLimit{nodeid=\"a1\",deviceuuid=\"amd-0\",deviceidx=\"0\","
+        "devicetype=\"AMD Instinct MI300X VF\",zone=\"vGPU\"} 304",
+        "hami_gpu_core_allocated_ratio{node=\"a1\",device_uuid=\"amd-0\",device_index=\"0\","
+        "device_type=\"AMD Instinct MI300X VF\",zone=\"vGPU\"} 58",
+        "GPUDeviceCoreAllocated{nodeid=\"a1\",deviceuuid=\"amd-0\",deviceidx=\"0\","
+        "devicetype=\"AMD Instinct MI300X VF\",zone=\"vGPU\"} 176",
+        "hami_gpu_memory_allocated_bytes{node=\"a1\",device_uuid=\"amd-0\",device_index=\"0\","
+        "device_cores=\"304\",device_type=\"AMD Instinct MI300X VF\",zone=\"vGPU\"} 34359738368",
+        "hami_vgpu_core_allocated_ratio{namespace=\"team\",node=\"a1\",pod=\"a\","
+        "container_index=\"0\",device_uuid=\"amd-0\",zone=\"vGPU\"} 25",
+        "hami_vgpu_core_allocated_ratio{namespace=\"team\",node=\"a1\",pod=\"b\","
+        "container_index=\"0\",device_uuid=\"amd-0\",zone=\"vGPU\"} 33",
+        "vGPUCoreAllocated{podnamespace=\"team\",nodename=\"a1\",podname=\"b\","
+        "containeridx=\"0\",deviceuuid=\"amd-0\",zone=\"vGPU\"} 100",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_line(out, want[i]);
+    free(out);
+}
