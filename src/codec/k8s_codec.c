@@ -678,7 +678,8 @@ enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, str
         (rc = get_map(meta, "metadata", "labels", &out->labels, eb)) != VS_OK ||
         (rc = get_bool(spec, "spec", "unschedulable", &out->unschedulable, eb)) != VS_OK ||
         (rc = get_taints(spec, out, eb)) != VS_OK ||
-        (rc = get_map(status, "status", "allocatable", &out->allocatable, eb)) != VS_OK)
+        (rc = get_map(status, "status", "allocatable", &out->allocatable, eb)) != VS_OK ||
+        (rc = get_map(status, "status", "capacity", &out->capacity, eb)) != VS_OK)
         return rc;
     return VS_OK;
 }

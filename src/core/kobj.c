@@ -170,6 +170,7 @@ void vs_knode_cleanup(struct vs_knode *n)
     vs_kv_cleanup(&n->annotations);
     vs_kv_cleanup(&n->labels);
     vs_kv_cleanup(&n->allocatable);
+    vs_kv_cleanup(&n->capacity);
     taints_free(n->taints, n->n_taints);
     memset(n, 0, sizeof(*n));
 }
@@ -313,7 +314,9 @@ enum vs_err vs_knode_copy(struct vs_knode *dst, const struct vs_knode *src)
     dst->name = vs_strdup0(src->name);
     dst->resource_version = vs_strdup0(src->resource_version);
     if (!dst->name || !dst->resource_version || vs_kv_copy(&dst->annotations, &src->annotations) ||
-        vs_kv_copy(&dst->labels, &src->labels) || vs_kv_copy(&dst->allocatable, &src->allocatable))
+        vs_kv_copy(&dst->labels, &src->labels) ||
+        vs_kv_copy(&dst->allocatable, &src->allocatable) ||
+        vs_kv_copy(&dst->capacity, &src->capacity))
         goto fail;
     if (src->n_taints) {
         dst->taints = calloc(src->n_taints, sizeof(*dst->taints));

@@ -116,6 +116,8 @@ struct vs_knode {
     struct vs_kvlist annotations;
     struct vs_kvlist labels;
     struct vs_kvlist allocatable; /* status.allocatable, quantity text */
+    struct vs_kvlist capacity;    /* status.capacity, quantity text (vendors that derive their
+                                   * cards from it: Cambricon, MetaX, Moore Threads, ...) */
     struct vs_taint *taints;      /* spec.taints */
     size_t n_taints;
 };
