@@ -334,6 +334,16 @@ enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *
                                          struct vs_inventory *out, struct vs_errbuf *eb);
 /* FNV-1a of the values of the node annotations `keys` (0 when all are absent). */
 uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n);
+/* The same over the node's status.capacity entries `names` (NULL names are skipped). */
+uint64_t vs_device_fp_capacity(const struct vs_knode *kn, const char *const *names, size_t n);
+/* A whole-number quantity of the node's status.capacity (HAMi reads it with AsInt64): 0 when
+ * absent or name NULL; VS_ERR_PARSE `invalid status.capacity["<name>"] "<v>": not a whole number
+ * between 0 and <max>` otherwise. */
+enum vs_err vs_device_capacity(const struct vs_knode *kn, const char *name, int64_t max,
+                               int64_t *out, struct vs_errbuf *eb);
+/* Appends a card to an inventory (id and type copied; index = its position); NULL on OOM. */
+struct vs_card_reg *vs_device_add_card(struct vs_inventory *inv, const char *uuid,
+                                       const char *type);
 
 /* Whether card c's type passes a comma list of case-insensitive substrings `use` (any of them,
  * blank = no constraint) and `nouse` (none of them): HAMi's CheckType. */
