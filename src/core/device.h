@@ -102,6 +102,7 @@ enum vs_admit_kind {
     VS_ADMIT_LIMIT,      /* the container's resources.limits[key] = value (add or replace) */
     VS_ADMIT_REQUEST,    /* the container's resources.requests[key] = value (add or replace) */
     VS_ADMIT_ENV,        /* append env {name: key, value} to the container */
+    VS_ADMIT_ENV_UNSET,  /* the same unless the container already has an env named key */
     VS_ADMIT_ANNOTATION, /* the pod's metadata.annotations[key] = value */
     VS_ADMIT_RUNTIME,    /* spec.runtimeClassName = value when the pod has none */
 };
