@@ -6,9 +6,12 @@ extern const struct vs_device_class vs_device_class_nvidia, vs_device_class_hygo
 extern const struct vs_device_class vs_device_class_cambricon;
 extern const struct vs_device_class vs_device_class_iluvatar;
 extern const struct vs_device_class vs_device_class_mthreads;
+extern const struct vs_device_class vs_device_class_metax;
 
+/* clang-format off: one class per line */
 const struct vs_device_class *const vs_device_classes[] = {
     &vs_device_class_nvidia,   &vs_device_class_hygon,    &vs_device_class_cambricon,
-    &vs_device_class_iluvatar, &vs_device_class_mthreads,
+    &vs_device_class_iluvatar, &vs_device_class_mthreads, &vs_device_class_metax,
 };
+/* clang-format on */
 const size_t vs_n_device_classes = sizeof(vs_device_classes) / sizeof(vs_device_classes[0]);
