@@ -240,8 +240,7 @@ static enum vs_err decode_card(const json_t *o, size_t i, struct vs_inventory *o
     return VS_OK;
 }
 
-/* Parses the annotation value into out (cards appended). Also used by the fuzz target through
- * the inventory hook. */
+/* Parses the annotation value into out's cards (empty before; left empty on error). */
 static enum vs_err parse_devices(const char *val, struct vs_inventory *out, struct vs_errbuf *eb)
 {
     json_t *root = NULL;
@@ -261,6 +260,7 @@ static enum vs_err parse_devices(const char *val, struct vs_inventory *out, stru
     for (size_t i = 0; i < json_array_size(root); i++) {
         if ((err = decode_card(json_array_get(root, i), i, out, why, sizeof(why)))) {
             json_decref(root);
+            vs_register_cleanup(&out->reg); /* nothing half-done */
             if (err == VS_ERR_NOMEM)
                 return vs_err_set(eb, err, "out of memory");
             char detail[VS_ERRBUF_SIZE + 32];
