@@ -4,6 +4,7 @@
  * MLU cards (no error), and a request sees only this backend's cards. */
 #include <criterion/criterion.h>
 
+#include "admittest.h"
 #include "devtest.h"
 
 static struct dt t;
@@ -255,4 +256,19 @@ Test(cambricon, lock_and_managed)
     cr_assert_eq(stamps[0], d);
     cr_assert_not(shared);
     vs_pod_req_cleanup(&q);
+}
+
+/* Test_MutateAdmission: found when the count is in the limits (then sent to this scheduler); no
+ * change to the container; a count in the requests only is not (HAMi's rule). */
+Test(cambricon, admission)
+{
+    cr_assert(dt_init(&t, NULL, false, false));
+    expect(dt_admit(&t.cfg, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                            "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                            "\"resources\":{\"limits\":{\"cambricon.com/vmlu\":\"1\"}}}]}}"),
+           "allowed | add /spec/schedulerName \"hami-scheduler\"");
+    expect(dt_admit(&t.cfg, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                            "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                            "\"resources\":{\"requests\":{\"cambricon.com/vmlu\":\"1\"}}}]}}"),
+           "allowed");
 }

@@ -151,6 +151,11 @@ Test(metax, gpu_wiring)
     cr_assert_null(d->res_cores);
     cr_assert_eq(d->n_managed, 1);
     cr_assert_str_eq(d->managed[0], "metax-tech.com/gpu");
+    /* Test_MutateAdmission: found when the count is in the limits, no change. */
+    expect(dt_admit(&t.cfg, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                            "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                            "\"resources\":{\"limits\":{\"metax-tech.com/gpu\":\"1\"}}}]}}"),
+           "allowed | add /spec/schedulerName \"hami-scheduler\"");
 }
 
 /* ================================================================= Metax-SGPU (§2.4.2) */
