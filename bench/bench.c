@@ -5,6 +5,8 @@
  * output line is the machine-readable summary; every other line is informative. */
 #include "annot.h"
 #include "buf.h"
+#include "dash_json.h"
+#include "dash_snap.h"
 #include "devcfg.h"
 #include "frag.h"
 #include "json_text.h"
@@ -12,10 +14,12 @@
 #include "kube_internal.h"
 #include "log.h"
 #include "model.h"
+#include "pending.h"
 #include "slab.h"
 #include "sched.h"
 #include "serve.h"
 #include "store.h"
+#include "whatif.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -56,6 +60,8 @@ struct opts {
     bool bind_throughput; /* only the bind-throughput phase */
     long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
     const char *policy; /* --policy: node and card policy of the in-process Filter */
+    bool dashboard;     /* --dashboard: the dashboard's costs and its effect on Filter */
+    long dash_seconds;  /* --dash-seconds: Filter time with and without polling, in all */
 };
 
 struct card_model {
@@ -863,6 +869,277 @@ static void filter_inproc(struct vs_store *s, const struct vs_devcfg *cfg, struc
     lat_sort(&out->cpu);
 }
 
+/* ------------------------------------------------------------------ dashboard */
+
+/* One dashboard snapshot as the service makes it: the copy under the store's read lock (the
+ * only part that can hold up a Filter's commit), then the JSON encoding outside it. */
+struct dash_copy {
+    struct vs_store *s;
+    const struct vs_dash_copy_opts *o;
+    struct vs_dash_snap *snap;
+};
+
+static void dash_copy_locked(void *ctx, const struct vs_model *m)
+{
+    struct dash_copy *c = ctx;
+    if (vs_dash_snap_copy(m, c->o, vs_store_version(c->s), BASE_TIME, &c->snap))
+        die("dashboard copy: out of memory");
+}
+
+/* copy_us / encode_us: wall clock; cpu[0] / cpu[1] (may be NULL): the thread's CPU time. */
+static void dash_snapshot(struct vs_store *s, double *copy_us, double *encode_us, size_t *bytes,
+                          double *cpu)
+{
+    struct vs_dash_copy_opts o = {.detail_max_nodes = 300, .cards = VS_DASH_CARDS_DETAIL};
+    struct dash_copy c = {.s = s, .o = &o};
+    double c0 = thread_cpu_s(), t0 = now_s();
+    vs_store_read(s, dash_copy_locked, &c);
+    double c1 = thread_cpu_s(), t1 = now_s();
+    struct vs_dash_meta meta = {.version = "v",
+                                .node_policy = "binpack",
+                                .gpu_policy = "spread",
+                                .leader = true,
+                                .synced = true};
+    char *text = vs_dash_json_snapshot(c.snap, &meta);
+    double c2 = thread_cpu_s(), t2 = now_s();
+    if (!text)
+        die("dashboard encode: out of memory");
+    if (cpu) {
+        cpu[0] = (c1 - c0) * 1e6;
+        cpu[1] = (c2 - c1) * 1e6;
+    }
+    *copy_us = (t1 - t0) * 1e6;
+    *encode_us = (t2 - t1) * 1e6;
+    *bytes = strlen(text);
+    free(text);
+    vs_dash_snap_free(c.snap);
+}
+
+/* The page's polling: a snapshot every interval_s until stopped. Without `snap` the thread
+ * wakes the same way and takes none: the blocks without a page run it too, so that the two
+ * conditions differ only in the snapshots (a thread waking every 2 ms keeps a VM's vCPUs out of
+ * idle and lowers every latency by itself). */
+struct dash_poller {
+    struct vs_store *s;
+    double interval_s;
+    bool snap;
+    atomic_bool stop;
+    long polls;
+    double copy_max_us;
+};
+
+static void *dash_poll_main(void *arg)
+{
+    struct dash_poller *p = arg;
+    double next = now_s(); /* the page's first poll comes at once */
+    while (!atomic_load(&p->stop)) {
+        if (now_s() < next) {
+            usleep(2000);
+            continue;
+        }
+        next += p->interval_s;
+        if (!p->snap)
+            continue;
+        double cu, eu;
+        size_t b;
+        dash_snapshot(p->s, &cu, &eu, &b, NULL);
+        if (cu > p->copy_max_us)
+            p->copy_max_us = cu;
+        p->polls++;
+    }
+    return NULL;
+}
+
+struct wi_copy {
+    struct vs_whatif_state *st;
+};
+
+static void wi_copy_locked(void *ctx, const struct vs_model *m)
+{
+    struct wi_copy *c = ctx;
+    if (vs_whatif_copy(m, &c->st))
+        die("what-if copy: out of memory");
+}
+
+static void print_lat(const char *what, const struct lat *l);
+
+static void print_ms(const char *what, struct lat *l)
+{
+    lat_sort(l);
+    printf("%-44s p50=%8.2f ms  max=%8.2f ms  (n=%zu)\n", what, pct(l, 0.5) / 1000.0,
+           l->n ? l->v[l->n - 1] / 1000.0 : 0.0, l->n);
+}
+
+/* The dashboard's costs on the ingested store, then Filter p99 (500 candidates) in rounds
+ * without and with a snapshot taken every second, as a page polling the service. */
+static void run_dashboard(const struct opts *o, struct vs_store *store, char **names,
+                          const struct vs_devcfg *cfg)
+{
+    enum { ROUNDS = 20 };
+    struct lat copy = {xcalloc(ROUNDS, sizeof(double)), 0};
+    struct lat enc = {xcalloc(ROUNDS, sizeof(double)), 0};
+    struct lat copy_cpu = {xcalloc(ROUNDS, sizeof(double)), 0};
+    struct lat enc_cpu = {xcalloc(ROUNDS, sizeof(double)), 0};
+    size_t bytes = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        double cu, eu, cpu[2];
+        dash_snapshot(store, &cu, &eu, &bytes, cpu);
+        copy.v[copy.n++] = cu;
+        enc.v[enc.n++] = eu;
+        copy_cpu.v[copy_cpu.n++] = cpu[0];
+        enc_cpu.v[enc_cpu.n++] = cpu[1];
+    }
+    print_ms("dashboard snapshot: copy under the read lock", &copy);
+    print_ms("  thread CPU time of the same copies", &copy_cpu);
+    print_ms("dashboard snapshot: JSON encoding", &enc);
+    print_ms("  thread CPU time of the same encodings", &enc_cpu);
+    printf("  (%.1f MiB of JSON for %ld nodes x %ld cards: node sums only above 300 nodes)\n",
+           (double)bytes / 1048576.0, o->nodes, o->cards);
+    /* fragmentation and the pending list (500 refused pods, each refused by every node) */
+    struct vs_dash_copy_opts co = {0};
+    struct dash_copy c = {.s = store, .o = &co};
+    vs_store_read(store, dash_copy_locked, &c);
+    struct vs_frag_stats *frag = bench_frag_stats();
+    struct vs_frag_ctx x;
+    vs_frag_ctx_init(&x, frag);
+    double t0 = thread_cpu_s();
+    char *ftext = vs_dash_json_frag(c.snap, &x);
+    double frag_ms = (thread_cpu_s() - t0) * 1e3;
+    struct vs_pending_opts po = {.cfg = cfg, .max_pods = 1000};
+    struct vs_pending *pend = vs_pending_new(&po);
+    struct vs_node_fit *fits = xcalloc((size_t)o->nodes, sizeof(*fits));
+    for (long i = 0; i < o->nodes; i++)
+        fits[i] = (struct vs_node_fit){.node = names[i], .reason = "8/8 CardInsufficientMemory"};
+    struct vs_filter_result fr = {
+        .managed = true, .nodes = fits, .n = (size_t)o->nodes, .best = -1};
+    struct vs_pod big;
+    bench_pod(&big);
+    char uid[48];
+    for (int i = 0; i < 500; i++) {
+        snprintf(uid, sizeof(uid), "bench-pending-%03d", i);
+        char *own = big.uid;
+        big.uid = uid;
+        vs_pending_refused(pend, &big, &fr, NULL, NULL, NULL, BASE_TIME + i);
+        big.uid = own;
+    }
+    struct vs_pending_entry *pv;
+    size_t pn;
+    uint64_t pver, pdrop;
+    t0 = thread_cpu_s();
+    if (vs_pending_list(pend, BASE_TIME + 500, false, &pv, &pn, &pver, &pdrop))
+        die("pending: out of memory");
+    char *ptext = vs_dash_json_pending(pv, pn, c.snap, 200, pver, pdrop, BASE_TIME + 500);
+    double pend_ms = (thread_cpu_s() - t0) * 1e3;
+    printf("dashboard (thread CPU time) fragmentation: %.1f ms (%.1f MiB); pending list of %zu "
+           "pods with 200 "
+           "nearest misses: %.1f ms (%.1f MiB)\n",
+           frag_ms, ftext ? (double)strlen(ftext) / 1048576.0 : 0.0, pn, pend_ms,
+           ptext ? (double)strlen(ptext) / 1048576.0 : 0.0);
+    free(ftext);
+    free(ptext);
+    vs_pending_list_free(pv, pn);
+    vs_pending_free(pend);
+    free(fits);
+    vs_pod_cleanup(&big);
+    vs_dash_snap_free(c.snap);
+    vs_frag_stats_free(frag);
+    /* a what-if: the private copy under the read lock, then the cluster rebuilt and one pod */
+    struct wi_copy wc = {0};
+    t0 = thread_cpu_s();
+    vs_store_read(store, wi_copy_locked, &wc);
+    double wcopy_ms = (thread_cpu_s() - t0) * 1e3;
+    struct vs_whatif_req wr;
+    struct vs_errbuf eb;
+    const char *body = "{\"shape\":{\"cards\":1,\"memMiB\":4000,\"coresPct\":20}}";
+    if (vs_whatif_parse(body, strlen(body), cfg, &wr, &eb))
+        die(eb.msg);
+    struct vs_whatif_opts wo = {.cfg = cfg, .version = "v", .now = BASE_TIME};
+    t0 = thread_cpu_s();
+    char *wtext = vs_whatif_run(wc.st, &wr, &wo);
+    double wrun_ms = (thread_cpu_s() - t0) * 1e3;
+    printf("dashboard what-if (thread CPU time): copy under the read lock %.1f ms, cluster rebuilt "
+           "and one pod "
+           "scheduled %.1f ms\n",
+           wcopy_ms, wrun_ms);
+    free(wtext);
+    vs_whatif_req_cleanup(&wr);
+    vs_whatif_state_free(wc.st);
+    /* Filter with and without a page polling every second: short blocks of about 2 s, in
+     * pairs whose order alternates (AB BA AB ...), so that a change of the machine's load
+     * falls on both conditions alike. Each pair's p99 ratio is kept; the median ratio and the
+     * pooled p99s are reported. */
+    struct opts fo = *o;
+    struct vs_pod pod;
+    bench_pod(&pod);
+    struct inproc probe;
+    filter_inproc(store, cfg, &pod, names, &fo, 500, &probe);
+    double mean_us = 0;
+    for (size_t i = 0; i < probe.lat.n; i++)
+        mean_us += probe.lat.v[i];
+    mean_us = probe.lat.n ? mean_us / (double)probe.lat.n : 100;
+    free(probe.lat.v);
+    free(probe.cpu.v);
+    fo.iters = (long)(2e6 / (mean_us > 1 ? mean_us : 1));
+    if (fo.iters < 500)
+        fo.iters = 500;
+    long pairs = o->dash_seconds / 4 > 1 ? o->dash_seconds / 4 : 1;
+    struct lat quiet = {xcalloc((size_t)(fo.iters * pairs), sizeof(double)), 0};
+    struct lat polled = {xcalloc((size_t)(fo.iters * pairs), sizeof(double)), 0};
+    double *ratios = xcalloc((size_t)pairs, sizeof(double));
+    long polls = 0;
+    double copy_max = 0;
+    for (long pair = 0; pair < pairs; pair++) {
+        double p99[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            int with = (int)((pair + k) % 2);
+            struct dash_poller p = {.s = store, .interval_s = 1.0, .snap = with};
+            pthread_t t;
+            if (pthread_create(&t, NULL, dash_poll_main, &p))
+                die("pthread_create");
+            struct inproc r;
+            filter_inproc(store, cfg, &pod, names, &fo, 500, &r);
+            atomic_store(&p.stop, true);
+            pthread_join(t, NULL);
+            if (with) {
+                polls += p.polls;
+                if (p.copy_max_us > copy_max)
+                    copy_max = p.copy_max_us;
+            }
+            p99[with] = pct(&r.lat, 0.99);
+            struct lat *dst = with ? &polled : &quiet;
+            memcpy(dst->v + dst->n, r.lat.v, r.lat.n * sizeof(double));
+            dst->n += r.lat.n;
+            free(r.lat.v);
+            free(r.cpu.v);
+        }
+        ratios[pair] = p99[0] > 0 ? p99[1] / p99[0] : 1;
+    }
+    qsort(ratios, (size_t)pairs, sizeof(double), dbl_cmp);
+    double median_ratio = ratios[pairs / 2];
+    free(ratios);
+    vs_pod_cleanup(&pod);
+    lat_sort(&quiet);
+    lat_sort(&polled);
+    print_lat("filter in-process 500 cand, no page", &quiet);
+    print_lat("filter in-process 500 cand, polled 1/s", &polled);
+    double dp99 = pct(&quiet, 0.99) > 0 ? (pct(&polled, 0.99) / pct(&quiet, 0.99) - 1) * 100 : 0;
+    printf("  (%ld pairs of blocks of %ld Filters; %ld snapshots taken while polled, the longest "
+           "copy %.2f ms; pooled p99 %+.1f %%, median of the pairs' p99 ratios %+.1f %%)\n",
+           pairs, fo.iters, polls, copy_max / 1000.0, dp99, (median_ratio - 1) * 100);
+    printf("bench dashboard nodes=%ld cards=%ld pods=%ld snapshot_copy_cpu_ms=%.2f "
+           "snapshot_encode_cpu_ms=%.2f snapshot_mib=%.1f filter500_p99_us=%.1f "
+           "filter500_polled_p99_us=%.1f p99_change_pct=%.1f p99_median_pair_change_pct=%.1f\n",
+           o->nodes, o->cards, o->pods, pct(&copy_cpu, 0.5) / 1000.0, pct(&enc_cpu, 0.5) / 1000.0,
+           (double)bytes / 1048576.0, pct(&quiet, 0.99), pct(&polled, 0.99), dp99,
+           (median_ratio - 1) * 100);
+    free(copy.v);
+    free(enc.v);
+    free(copy_cpu.v);
+    free(enc_cpu.v);
+    free(quiet.v);
+    free(polled.v);
+}
+
 /* ------------------------------------------------------------------ HTTPS (embedded mode) */
 
 struct https {
@@ -1511,6 +1788,7 @@ static void usage(FILE *f)
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
             "                        [--policy P] [--filter-only]\n"
+            "       vgpu-sched-bench --dashboard [--dash-seconds 60] [--nodes N] ...\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
             "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n");
 }
@@ -1539,7 +1817,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .bind_pods = 1000,
                        .bind_clients = 64,
                        .hold_ms = 20,
-                       .queue_depth = 1};
+                       .queue_depth = 1,
+                       .dash_seconds = 60};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
@@ -1553,6 +1832,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--bind-throughput") == 0) {
             o->bind_throughput = true;
             continue;
+        } else if (strcmp(a, "--dashboard") == 0) {
+            o->dashboard = o->filter_only = o->skip_https = true;
+            continue;
+        } else if (strcmp(a, "--dash-seconds") == 0) {
+            ok = ok && parse_long(v, 1, 3600, &o->dash_seconds);
         } else if (strcmp(a, "--bind-nodes") == 0) {
             ok = ok && parse_long(v, 1, 100000, &o->bind_nodes);
         } else if (strcmp(a, "--bind-pods") == 0) {
@@ -1739,6 +2023,14 @@ int main(int argc, char **argv)
 
     /* 1. Filter in-process on the ingested store. */
     char **names = node_names(o.nodes);
+    if (o.dashboard) {
+        run_dashboard(&o, store, names, &cfg);
+        vs_store_free(store);
+        free_names(names, o.nodes);
+        print_load("at end");
+        vs_devcfg_cleanup(&cfg);
+        return 0;
+    }
     struct vs_pod pod;
     bench_pod(&pod);
     struct inproc f500, f5000;

@@ -4,9 +4,19 @@
 # demo-cluster.json, no Kubernetes needed), sends it a real AdmissionReview, Filter and Bind
 # over HTTPS with curl and prints what happened, stops it, then runs the what-if simulation on
 # examples/cluster.json + examples/pods.yaml and writes out/compare.svg: per-card memory and
-# core allocation with binpack and with spread, side by side.
+# core allocation with binpack and with spread, side by side. On the way it prints the URL of the
+# built-in dashboard and writes a screenshot of it, out/dashboard.png (headless chromium).
+# --keep: leave the service running after the requests, for a person to look at the dashboard
+# (Ctrl-C stops it); the what-if simulation then runs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+keep=0
+for a in "$@"; do
+  case $a in
+    --keep) keep=1 ;;
+    *) echo "usage: scripts/demo.sh [--keep]" >&2; exit 2 ;;
+  esac
+done
 bash scripts/deps.sh
 echo "== building"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -105,6 +115,26 @@ for line in sys.stdin:
     m = re.match(r"hami_gpu_memory_allocated_bytes\{node=\"([^\"]+)\",device_uuid=\"([^\"]+)\".*\} (\d+)", line)
     if m:
         print(f"  {m.group(1):10} {m.group(2):12} {int(m.group(3)) // 1048576:>6} MiB")'
+dash="http://127.0.0.1:$mport/"
+echo
+echo "== the dashboard: $dash"
+# A screenshot of it, by headless chromium (installed with the Node packages of the browser tests).
+if bash scripts/deps.sh --with-browser >/dev/null 2>&1 &&
+   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) &&
+   node tests/browser/screenshots.mjs --url "$dash" out cluster >/dev/null 2>out/screenshot.log; then
+  echo "   screenshot of its cluster map: out/dashboard.png"
+else
+  echo "   (no screenshot: headless chromium is not available here, see out/screenshot.log)"
+fi
+if [ $keep = 1 ]; then
+  echo
+  echo "== vgpu-sched keeps serving the demo cluster: open $dash (Ctrl-C stops it)"
+  trap 'kill $srv 2>/dev/null || true' INT TERM
+  wait $srv 2>/dev/null || true
+  trap - EXIT
+  echo "== server stopped"
+  exit 0
+fi
 kill $srv; wait $srv 2>/dev/null || true
 trap - EXIT
 echo "== server stopped"

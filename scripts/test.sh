@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of vgpu-sched from a fresh clone: installs missing packages, builds, runs the
-# unit/integration/golden/replay tests plainly and under ASan+UBSan, checks formatting, runs each
-# libFuzzer target for a bounded time, and (when its tools are present) the end-to-end suite.
+# unit/integration/golden/replay tests plainly and under ASan+UBSan, the dashboard in headless
+# chromium, checks formatting, runs each libFuzzer target for a bounded time, and (when its
+# tools are present) the end-to-end suite.
 # Env: VS_FUZZ_SECONDS (default 15 per target), VS_SKIP_E2E=1, VS_E2E_SOAK (minutes of the e2e
 # soak, default 2, 0 skips it), VS_JOBS (default 2).
 set -uo pipefail
@@ -66,6 +67,16 @@ tsan_stress() {
   return $rc
 }
 step "concurrency stress (tsan)" tsan_stress
+
+# The dashboard in a real browser (tests/browser): Debian's chromium driven by playwright-core
+# under Node's test runner, against build/vgpu-sched; screenshots go to build/browser.
+browser_tests() {
+  bash scripts/deps.sh --with-browser || return 1
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  (cd tests/browser && VS_BINARY="$root/build/vgpu-sched" VS_SHOTS="$root/build/browser" \
+     node --test --test-concurrency=1 dashboard.test.mjs)
+}
+step "browser (dashboard)" browser_tests
 
 format_check() {
   local bad=0

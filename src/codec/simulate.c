@@ -185,7 +185,92 @@ struct sim_ctx {
      * least against these statistics (the GPU pods' shapes so far); NULL: kube-scheduler's
      * scoring alone. */
     struct vs_frag_stats *cpu_frag;
+    /* Scalar resources (vs_podres_scalar) the pods on each node request, by cl node index, and
+     * each placed pod's own (to take back when it is preempted). */
+    struct vs_kvlist *sused;
+    struct spod {
+        char *uid;
+        size_t node;
+        struct vs_kvlist req;
+    } * spods;
+    size_t n_spods, cap_spods;
 };
+
+/* Whether a backend manages resource `name` (the extender's managedResources: kube-scheduler
+ * leaves it to the extender). */
+static bool managed_name(void *ctx, const char *name)
+{
+    const struct vs_devices *set = ctx;
+    for (size_t d = 0; d < set->n; d++)
+        for (size_t k = 0; k < set->dev[d]->n_managed; k++)
+            if (strcmp(set->dev[d]->managed[k], name) == 0)
+                return true;
+    return false;
+}
+
+static long node_index(const struct sim_ctx *c, const char *node)
+{
+    for (size_t i = 0; node && i < c->cl->n_nodes; i++)
+        if (strcmp(c->cl->nodes[i].name, node) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Adds (sign 1) or takes back (-1) req on node i's sums. */
+static int scalar_apply(struct sim_ctx *c, size_t i, const struct vs_kvlist *req, int sign)
+{
+    for (size_t k = 0; k < req->n; k++) {
+        const char *u = vs_kv_get(&c->sused[i], req->items[k].key);
+        long long v = (u ? strtoll(u, NULL, 10) : 0) + sign * strtoll(req->items[k].val, NULL, 10);
+        char buf[24];
+        snprintf(buf, sizeof(buf), "%lld", v);
+        if (vs_kv_set(&c->sused[i], req->items[k].key, buf))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pod uid with scalar requests req is placed on node: counted there (req is taken over). */
+static int scalar_account(struct sim_ctx *c, const char *uid, const char *node,
+                          struct vs_kvlist *req)
+{
+    long i = node_index(c, node);
+    if (i < 0 || req->n == 0)
+        return 0;
+    if (c->n_spods == c->cap_spods) {
+        size_t nc = c->cap_spods ? c->cap_spods * 2 : 16;
+        struct spod *g = realloc(c->spods, nc * sizeof(*g));
+        if (!g)
+            return -1;
+        c->spods = g;
+        c->cap_spods = nc;
+    }
+    struct spod *sp = &c->spods[c->n_spods];
+    if (!(sp->uid = strdup(uid)) || scalar_apply(c, (size_t)i, req, 1)) {
+        free(sp->uid);
+        return -1;
+    }
+    sp->node = (size_t)i;
+    sp->req = *req;
+    memset(req, 0, sizeof(*req));
+    c->n_spods++;
+    return 0;
+}
+
+/* A preempted pod leaves: its scalar requests are taken back. */
+static int scalar_unaccount(struct sim_ctx *c, const char *uid)
+{
+    for (size_t k = 0; k < c->n_spods; k++) {
+        if (strcmp(c->spods[k].uid, uid) != 0)
+            continue;
+        int rc = scalar_apply(c, c->spods[k].node, &c->spods[k].req, -1);
+        free(c->spods[k].uid);
+        vs_kv_cleanup(&c->spods[k].req);
+        c->spods[k] = c->spods[--c->n_spods];
+        return rc;
+    }
+    return 0;
+}
 
 /* Appends without the duplicate check of vs_kv_set (node names are unique); cap preallocated. */
 static int kv_append(struct vs_kvlist *l, size_t cap, const char *key, const char *val)
@@ -406,9 +491,10 @@ static int record_decision(const struct vs_model *m, const struct vs_pod *p,
 /* No node fits: place the pod by the best preemption plan, if any. The victims leave the
  * what-if state and the pod is committed on the plan's node. Returns 1 when placed, 0 when no
  * plan exists, -1 on OOM. */
-static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char *const *cands,
+static int place_by_preemption(struct sim_ctx *c, struct vs_pod *p, const char *const *cands,
                                size_t nc, const struct vs_sched_opts *so, struct vs_sim_pod *out)
 {
+    struct vs_model *m = c->m;
     if (!vs_preempt_allowed(p))
         return 0;
     struct vs_preempt_opts po = {.sched = so};
@@ -442,6 +528,8 @@ static int place_by_preemption(struct vs_model *m, struct vs_pod *p, const char 
     for (size_t i = 0; i < out->n_victims; i++) {
         vs_model_remove_pod(m, uids[i]);
         vs_model_unaccount(m, uids[i]);
+        if (scalar_unaccount(c, uids[i]))
+            goto out;
     }
     struct vs_filter_result r;
     const char *one[] = {node};
@@ -474,19 +562,24 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
     snprintf(out->pod, n, "%s/%s", p->ns, p->name);
     struct vs_podres res;
     struct vs_errbuf eb;
-    if (vs_podres_compute(p, &res, &eb))
+    struct vs_kvlist sreq = {0};
+    if (vs_podres_compute(p, &res, &eb) ||
+        vs_podres_scalar(p, managed_name, (void *)c->so->cfg->devices, &sreq, &eb))
         return (out->error = strdup(eb.msg)) ? 0 : -1;
     const struct vs_objset *cl = c->cl;
     size_t nc = 0;
     for (size_t i = 0; i < cl->n_nodes; i++) {
-        c->kreason[i] = vs_kfilter_node(p, &res, &cl->nodes[i], c->mnodes[i], c->kbuf[i]);
+        struct vs_kf_scalar sc = {.req = &sreq, .used = &c->sused[i]};
+        c->kreason[i] = vs_kfilter_node(p, &res, &cl->nodes[i], c->mnodes[i], &sc, c->kbuf[i]);
         if (!c->kreason[i])
             c->cands[nc++] = cl->nodes[i].name;
     }
     struct vs_filter_result r;
     int rc = 0;
-    if (vs_sched_filter(c->m, p, c->cands, nc, c->so, &r))
+    if (vs_sched_filter(c->m, p, c->cands, nc, c->so, &r)) {
+        vs_kv_cleanup(&sreq);
         return -1;
+    }
     if (r.error) {
         out->error = strdup(r.error);
         rc = out->error ? 0 : -1;
@@ -499,7 +592,7 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = -1;
     } else {
         int placed =
-            p->priority > c->min_prio ? place_by_preemption(c->m, p, c->cands, nc, c->so, out) : 0;
+            p->priority > c->min_prio ? place_by_preemption(c, p, c->cands, nc, c->so, out) : 0;
         if (placed < 0)
             rc = -1;
         else if (placed)
@@ -508,6 +601,9 @@ static int schedule_one(struct sim_ctx *c, struct vs_pod *p, struct vs_sim_pod *
             rc = refused_reasons(c, &r, out);
     }
     vs_filter_result_cleanup(&r);
+    if (!rc && out->node && scalar_account(c, p->uid, out->node, &sreq))
+        rc = -1;
+    vs_kv_cleanup(&sreq);
     if (out->node && out->gpu && p->priority < c->min_prio)
         c->min_prio = p->priority; /* now tracked on its cards (victims only raise the minimum) */
     return rc;
@@ -518,6 +614,128 @@ static void min_prio_of(void *ctx, const struct vs_podent *pe)
     int32_t *min = ctx;
     if (pe->priority < *min)
         *min = pe->priority;
+}
+
+int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct vs_sim_run_opts *o,
+                    FILE *err, struct vs_sim_pod **out, size_t *n_out, struct vs_model **model)
+{
+    struct vs_errbuf eb;
+    /* A given model (a what-if's copy of a live one) already holds the cluster's devices and
+     * usage: cl then names its nodes for kube-scheduler's filters only. */
+    struct vs_model *m = o->model ? o->model : vs_model_new(o->cfg->devices);
+    struct vs_sim_pod *res = calloc(cl->n_pods + pods->n_pods + 1, sizeof(*res));
+    struct vs_frag_stats *frag = o->frag_stats ? NULL : vs_frag_stats_new();
+    size_t n_res = 0;
+    *out = NULL;
+    *n_out = 0;
+    *model = NULL;
+    if (!m || !res || (!o->frag_stats && !frag))
+        goto oom;
+    for (size_t i = 0; !o->model && i < cl->n_nodes; i++) {
+        eb.msg[0] = '\0';
+        if (vs_model_upsert_node(m, &cl->nodes[i], &eb) == VS_ERR_NOMEM)
+            goto oom;
+        if (eb.msg[0] && err)
+            fprintf(err, "warning: %s: %s\n", o->source, eb.msg);
+    }
+    for (size_t i = 0; !o->model && i < cl->n_quotas; i++)
+        if (vs_model_set_quota(m, &cl->quotas[i]))
+            goto oom;
+    for (size_t i = 0; i < cl->n_pods; i++) {
+        if (ensure_uid(&cl->pods[i]))
+            goto oom;
+        if (!is_placed(&cl->pods[i]) || o->model)
+            continue;
+        enum vs_err e = vs_model_upsert_pod(m, &cl->pods[i], &eb);
+        if (e == VS_ERR_NOMEM)
+            goto oom;
+        if (e && err)
+            fprintf(err, "warning: %s: %s\n", o->source, eb.msg);
+        e = vs_model_account_pod(m, &cl->pods[i], &eb);
+        if (e == VS_ERR_NOMEM)
+            goto oom;
+        if (e && err)
+            fprintf(err, "warning: %s: %s (its cpu and memory are not counted)\n", o->source,
+                    eb.msg);
+    }
+    /* Reasons are reported only for pods no node takes. */
+    /* The workload policy `fragmentation` learns from: the pods scheduled so far (or, for a
+     * what-if over a live service, the service's own, read and not added to). */
+    struct vs_frag_stats *st = o->frag_stats ? o->frag_stats : frag;
+    struct vs_sched_opts so = {.cfg = o->cfg,
+                               .node_policy = o->node_policy,
+                               .gpu_policy = o->gpu_policy,
+                               .lazy_reasons = true,
+                               .what_if = o->frag_stats != NULL,
+                               .frag_stats = st};
+    /* Summarised reasons are counted words: the extender need not write them out. */
+    so.reason_words = o->summary || (o->table_full_max && cl->n_nodes > o->table_full_max);
+    size_t nn = cl->n_nodes ? cl->n_nodes : 1;
+    struct sim_ctx ctx = {.m = m,
+                          .cl = cl,
+                          .so = &so,
+                          .summary = o->summary,
+                          .table_full_max = o->table_full_max,
+                          .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
+                          .cands = calloc(nn, sizeof(*ctx.cands)),
+                          .kreason = calloc(nn, sizeof(*ctx.kreason)),
+                          .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
+                          .sused = calloc(nn, sizeof(*ctx.sused)),
+                          .cpu_frag = o->cpu_frag ? st : NULL};
+    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf || !ctx.sused;
+    for (size_t i = 0; !ctx_oom && i < cl->n_nodes; i++)
+        ctx.mnodes[i] = vs_model_node(m, cl->nodes[i].name);
+    ctx.min_prio = INT32_MAX;
+    vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
+    /* The placed pods' scalar requests on their nodes (spec.nodeName, else the extender's
+     * hami.io/vgpu-node: where vs_model_account_pod counts their cpu and memory). */
+    for (size_t i = 0; !ctx_oom && !o->model && i < cl->n_pods; i++) {
+        const struct vs_pod *pp = &cl->pods[i];
+        if (!is_placed(pp) || !strcmp(pp->phase ? pp->phase : "", "Succeeded") ||
+            !strcmp(pp->phase ? pp->phase : "", "Failed"))
+            continue;
+        struct vs_kvlist sreq;
+        if (vs_podres_scalar(pp, managed_name, (void *)o->cfg->devices, &sreq, &eb))
+            continue; /* its quantities are reported with its cpu and memory */
+        const char *node = pp->node_name && *pp->node_name
+                               ? pp->node_name
+                               : vs_kv_get(&pp->annotations, VS_ANNO_VGPU_NODE);
+        ctx_oom = scalar_account(&ctx, pp->uid, node, &sreq) != 0;
+        vs_kv_cleanup(&sreq);
+    }
+    for (size_t i = 0; !ctx_oom && i < cl->n_pods; i++) {
+        if (is_placed(&cl->pods[i]))
+            continue;
+        ctx_oom = schedule_one(&ctx, &cl->pods[i], &res[n_res++]) != 0;
+    }
+    for (size_t i = 0; !ctx_oom && i < pods->n_pods; i++)
+        ctx_oom = ensure_uid(&pods->pods[i]) || schedule_one(&ctx, &pods->pods[i], &res[n_res++]);
+    free(ctx.mnodes);
+    free(ctx.cands);
+    free(ctx.kreason);
+    free(ctx.kbuf);
+    for (size_t i = 0; ctx.sused && i < cl->n_nodes; i++)
+        vs_kv_cleanup(&ctx.sused[i]);
+    free(ctx.sused);
+    for (size_t i = 0; i < ctx.n_spods; i++) {
+        free(ctx.spods[i].uid);
+        vs_kv_cleanup(&ctx.spods[i].req);
+    }
+    free(ctx.spods);
+    if (ctx_oom)
+        goto oom;
+    vs_frag_stats_free(frag);
+    *out = res;
+    *n_out = n_res;
+    *model = m;
+    return 0;
+oom:
+    for (size_t i = 0; i < n_res; i++)
+        vs_sim_pod_cleanup(&res[i]);
+    free(res);
+    vs_model_free(m);
+    vs_frag_stats_free(frag);
+    return -1;
 }
 
 int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
@@ -542,7 +760,6 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
     struct vs_model *m = NULL;
     struct vs_sim_pod *res = NULL;
     const char **names = NULL;
-    struct vs_frag_stats *frag = NULL;
     size_t n_res = 0;
     rc = 2;
     if (vs_devcfg_init(&cfg)) {
@@ -564,79 +781,20 @@ int vs_simulate_main(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
     rc = 1;
-    m = vs_model_new(cfg.devices);
     names = calloc(cl.n_nodes ? cl.n_nodes : 1, sizeof(*names));
-    res = calloc(cl.n_pods + pods.n_pods + 1, sizeof(*res));
-    if (!m || !names || !res)
+    if (!names)
         goto oom;
-    for (size_t i = 0; i < cl.n_nodes; i++) {
-        eb.msg[0] = '\0';
-        if (vs_model_upsert_node(m, &cl.nodes[i], &eb) == VS_ERR_NOMEM)
-            goto oom;
-        if (eb.msg[0])
-            fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
+    for (size_t i = 0; i < cl.n_nodes; i++)
         names[i] = cl.nodes[i].name;
-    }
-    for (size_t i = 0; i < cl.n_quotas; i++)
-        if (vs_model_set_quota(m, &cl.quotas[i]))
-            goto oom;
-    for (size_t i = 0; i < cl.n_pods; i++) {
-        if (ensure_uid(&cl.pods[i]))
-            goto oom;
-        if (!is_placed(&cl.pods[i]))
-            continue;
-        enum vs_err e = vs_model_upsert_pod(m, &cl.pods[i], &eb);
-        if (e == VS_ERR_NOMEM)
-            goto oom;
-        if (e)
-            fprintf(err, "warning: %s: %s\n", o.cluster, eb.msg);
-        e = vs_model_account_pod(m, &cl.pods[i], &eb);
-        if (e == VS_ERR_NOMEM)
-            goto oom;
-        if (e)
-            fprintf(err, "warning: %s: %s (its cpu and memory are not counted)\n", o.cluster,
-                    eb.msg);
-    }
-    /* Reasons are reported only for pods no node takes. */
-    /* The workload policy `fragmentation` learns from: the pods scheduled so far. */
-    if (!(frag = vs_frag_stats_new()))
-        goto oom;
-    struct vs_sched_opts so = {.cfg = &cfg,
-                               .node_policy = o.node_policy,
-                               .gpu_policy = o.gpu_policy,
-                               .lazy_reasons = true,
-                               .frag_stats = frag};
-    /* Summarised reasons are counted words: the extender need not write them out. */
     bool table = strcmp(o.output, "table") == 0;
-    so.reason_words = strcmp(o.reasons, "summary") == 0 || (table && cl.n_nodes > 20);
-    size_t nn = cl.n_nodes ? cl.n_nodes : 1;
-    struct sim_ctx ctx = {.m = m,
-                          .cl = &cl,
-                          .so = &so,
-                          .summary = strcmp(o.reasons, "summary") == 0,
-                          .table_full_max = table ? 20 : 0,
-                          .mnodes = calloc(nn, sizeof(*ctx.mnodes)),
-                          .cands = calloc(nn, sizeof(*ctx.cands)),
-                          .kreason = calloc(nn, sizeof(*ctx.kreason)),
-                          .kbuf = calloc(nn, sizeof(*ctx.kbuf)),
-                          .cpu_frag = strcmp(o.cpu_pods, "fragmentation") == 0 ? frag : NULL};
-    bool ctx_oom = !ctx.mnodes || !ctx.cands || !ctx.kreason || !ctx.kbuf;
-    for (size_t i = 0; !ctx_oom && i < cl.n_nodes; i++)
-        ctx.mnodes[i] = vs_model_node(m, cl.nodes[i].name);
-    ctx.min_prio = INT32_MAX;
-    vs_model_each_pod(m, min_prio_of, &ctx.min_prio);
-    for (size_t i = 0; !ctx_oom && i < cl.n_pods; i++) {
-        if (is_placed(&cl.pods[i]))
-            continue;
-        ctx_oom = schedule_one(&ctx, &cl.pods[i], &res[n_res++]) != 0;
-    }
-    for (size_t i = 0; !ctx_oom && i < pods.n_pods; i++)
-        ctx_oom = ensure_uid(&pods.pods[i]) || schedule_one(&ctx, &pods.pods[i], &res[n_res++]);
-    free(ctx.mnodes);
-    free(ctx.cands);
-    free(ctx.kreason);
-    free(ctx.kbuf);
-    if (ctx_oom)
+    struct vs_sim_run_opts ro = {.cfg = &cfg,
+                                 .node_policy = o.node_policy,
+                                 .gpu_policy = o.gpu_policy,
+                                 .summary = strcmp(o.reasons, "summary") == 0,
+                                 .table_full_max = table ? 20 : 0,
+                                 .cpu_frag = strcmp(o.cpu_pods, "fragmentation") == 0,
+                                 .source = o.cluster};
+    if (vs_simulate_run(&cl, &pods, &ro, err, &res, &n_res, &m))
         goto oom;
     struct vs_sim_report rep = {.pods = res,
                                 .n_pods = n_res,
@@ -677,7 +835,6 @@ out:
     free(res);
     free(names);
     vs_model_free(m);
-    vs_frag_stats_free(frag);
     vs_objset_cleanup(&cl);
     vs_objset_cleanup(&pods);
     vs_devcfg_cleanup(&cfg);

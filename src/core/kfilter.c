@@ -5,6 +5,8 @@
  * node and compares each requested resource with allocatable minus what is requested there. */
 #include "kfilter.h"
 
+#include "quantity.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -132,7 +134,7 @@ static bool short_of(int64_t want, int64_t alloc, int64_t used)
 
 const char *vs_kfilter_node(const struct vs_pod *p, const struct vs_podres *r,
                             const struct vs_knode *kn, const struct vs_node *n,
-                            char buf[VS_KF_REASON_SIZE])
+                            const struct vs_kf_scalar *sc, char buf[VS_KF_REASON_SIZE])
 {
     if (kn->unschedulable && !tolerated(p, "node.kubernetes.io/unschedulable", "", "NoSchedule"))
         return VS_KF_UNSCHEDULABLE;
@@ -158,12 +160,25 @@ const char *vs_kfilter_node(const struct vs_pod *p, const struct vs_podres *r,
         parts[k++] = VS_KF_MEMORY;
     if (short_of(r->eph, nr->alloc_eph, nr->eph))
         parts[k++] = VS_KF_EPHEMERAL;
-    if (k == 0)
-        return NULL;
     size_t o = 0;
     for (size_t i = 0; i < k; i++)
         o += (size_t)snprintf(buf + o, VS_KF_REASON_SIZE - o, "%s%s", i ? ", " : "", parts[i]);
-    return buf;
+    for (size_t i = 0; sc && sc->req && i < sc->req->n; i++) {
+        const struct vs_kv *q = &sc->req->items[i];
+        int64_t want = strtoll(q->val, NULL, 10), alloc = 0, used = 0;
+        const char *a = vs_kv_get(&kn->allocatable, q->key);
+        const char *u = sc->used ? vs_kv_get(sc->used, q->key) : NULL;
+        if (a && (vs_quantity_ceil(a, &alloc) || alloc < 0))
+            alloc = 0;
+        if (u)
+            used = strtoll(u, NULL, 10);
+        if (want <= 0 || want <= alloc - used || o >= VS_KF_REASON_SIZE - 1)
+            continue;
+        o += (size_t)snprintf(buf + o, VS_KF_REASON_SIZE - o, "%sInsufficient %s", o ? ", " : "",
+                              q->key);
+        k++;
+    }
+    return k ? buf : NULL;
 }
 
 /* leastRequestedScore: (capacity - requested) * 100 / capacity, 0 past capacity. */

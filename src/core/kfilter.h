@@ -21,16 +21,27 @@
 #define VS_KF_MEMORY        "Insufficient memory"
 #define VS_KF_EPHEMERAL     "Insufficient ephemeral-storage"
 
-/* Room for the longest NodeResourcesFit reason (all four shortfalls joined). */
-#define VS_KF_REASON_SIZE 128
+/* Room for a NodeResourcesFit reason (the four shortfalls and scalar ones joined; a longer one
+ * is cut). */
+#define VS_KF_REASON_SIZE 512
+
+/* The scalar resources (vs_podres_scalar) a pod asks for and what the pods on a node already
+ * request of them, both name -> decimal text. */
+struct vs_kf_scalar {
+    const struct vs_kvlist *req;
+    const struct vs_kvlist *used; /* NULL: nothing requested on the node */
+};
 
 /* Runs the four filters on node kn (its Node object) for pod p with request r; n is the model's
- * entry for the node (its vs_node.res), NULL when the model has none (resources unchecked).
+ * entry for the node (its vs_node.res), NULL when the model has none (resources unchecked); sc
+ * (may be NULL) adds the scalar resources to NodeResourcesFit, each checked against kn's
+ * status.allocatable (absent = 0) minus what the node's pods request, as kube-scheduler does.
  * Returns NULL when the node passes, else the first failing plugin's reason: a static string,
- * or for NodeResourcesFit its shortfalls joined with ", " written into buf. */
+ * or for NodeResourcesFit its shortfalls joined with ", " written into buf (pods, cpu, memory,
+ * ephemeral-storage, then the scalar resources by name). */
 const char *vs_kfilter_node(const struct vs_pod *p, const struct vs_podres *r,
                             const struct vs_knode *kn, const struct vs_node *n,
-                            char buf[VS_KF_REASON_SIZE]);
+                            const struct vs_kf_scalar *sc, char buf[VS_KF_REASON_SIZE]);
 
 /* NodeResourcesFit's LeastAllocated score (0..100, cpu and memory weighted 1:1) of node n for a
  * pod with request r, over the non-zero requests. A resource the node does not report is left

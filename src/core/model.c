@@ -1767,6 +1767,192 @@ size_t vs_model_pod_count(const struct vs_model *m)
     return m->pidx.n;
 }
 
+/* ------------------------------------------------------------------ clone */
+
+static bool clone_card(struct vs_model *m, struct vs_card *d, const struct vs_card *c)
+{
+    *d = *c;
+    d->used = d->usedmem = d->usedcores = 0; /* the cloned pods add them back */
+    d->occ = NULL;
+    d->n_occ = 0;
+    d->mig_unhealthy = false;
+    d->profiles = NULL;
+    d->n_profiles = 0;
+    d->custom = json_incref(c->custom);
+    d->type_id = ctype_id(m, c->type);
+    d->mode = cmode(m, c->mode);
+    if (!(d->uuid = strdup(c->uuid)) || d->type_id < 0 || !d->mode)
+        return false;
+    d->type = m->ctypes[d->type_id];
+    if (c->n_profiles && !(d->profiles = calloc(c->n_profiles, sizeof(*d->profiles))))
+        return false;
+    for (size_t i = 0; i < c->n_profiles; i++) {
+        const struct vs_mig_profile *sp = &c->profiles[i];
+        struct vs_mig_profile *dp = &d->profiles[i];
+        *dp = *sp;
+        dp->name = NULL;
+        dp->placements = NULL;
+        d->n_profiles++;
+        if ((sp->name && !(dp->name = strdup(sp->name))) ||
+            (sp->n_placements &&
+             !(dp->placements = malloc(sp->n_placements * sizeof(*dp->placements)))))
+            return false;
+        if (sp->n_placements)
+            memcpy(dp->placements, sp->placements, sp->n_placements * sizeof(*dp->placements));
+    }
+    return true;
+}
+
+static bool clone_node(struct vs_model *m, const struct vs_model *src, const struct vs_node *n)
+{
+    struct vs_node *d = node_get(m, n->name, true);
+    if (!d)
+        return false;
+    d->present = n->present;
+    m->n_present += n->present;
+    d->unschedulable = n->unschedulable;
+    d->inv_fp = n->inv_fp;
+    d->res = n->res; /* the accounted pods' sums: their entries are copied as they are */
+    if ((n->raw_cordon && !(d->raw_cordon = strdup(n->raw_cordon))) ||
+        (n->error && !(d->error = strdup(n->error))))
+        return false;
+    if (n->n_cards && !(d->cards = calloc(n->n_cards, sizeof(*d->cards))))
+        return false;
+    for (size_t i = 0; i < n->n_cards; i++) {
+        d->n_cards++;
+        if (!clone_card(m, &d->cards[i], &n->cards[i]))
+            return false;
+    }
+    d->has_mig = n->has_mig;
+    size_t nc = n->n_cards;
+    if (n->topo && nc) {
+        if (!(d->topo = malloc(nc * nc * sizeof(*d->topo))))
+            return false;
+        memcpy(d->topo, n->topo, nc * nc * sizeof(*d->topo));
+    }
+    size_t nd = src->set->n;
+    if (n->dev_error) {
+        if (!(d->dev_error = calloc(nd, sizeof(*d->dev_error))))
+            return false;
+        for (size_t k = 0; k < nd; k++)
+            if (n->dev_error[k] && !(d->dev_error[k] = strdup(n->dev_error[k])))
+                return false;
+    }
+    if (n->dev_info) {
+        if (!(d->dev_info = calloc(nd, sizeof(*d->dev_info))))
+            return false;
+        for (size_t k = 0; k < nd; k++)
+            d->dev_info[k] = json_incref(n->dev_info[k]);
+    }
+    ctype_count(m, d, 1);
+    return true;
+}
+
+static bool clone_pod(struct vs_model *m, const struct vs_podent *pe)
+{
+    struct vs_podent *d = vs_slab_calloc(m->slab, sizeof(*d));
+    if (!d)
+        return false;
+    struct vs_quota *q = quota_for(m, pe->ns, true);
+    bool nomem = false;
+    d->uid = vs_slab_strdup(m->slab, pe->uid);
+    d->ns = q ? q->ns : NULL;
+    d->name = vs_slab_strdup(m->slab, pe->name);
+    d->node = vs_slab_strdup(m->slab, pe->node);
+    d->labels = labels_get(m, vs_podent_labels(pe), &nomem);
+    d->error = pe->error ? strdup(pe->error) : NULL;
+    if (!d->uid || !d->ns || !d->name || !d->node || nomem || (pe->error && !d->error) ||
+        mig_copy(&d->mig, &pe->mig)) {
+        podent_free(m, d);
+        return false;
+    }
+    if (pe->n_usage) {
+        d->usage = vs_slab_calloc(m->slab, pe->n_usage * sizeof(*d->usage));
+        if (!d->usage) {
+            podent_free(m, d);
+            return false;
+        }
+        for (size_t i = 0; i < pe->n_usage; i++) {
+            d->usage[i] = pe->usage[i];
+            if (!(d->usage[i].uuid = vs_slab_strdup(m->slab, pe->usage[i].uuid))) {
+                d->n_usage = i;
+                podent_free(m, d);
+                return false;
+            }
+        }
+        d->n_usage = pe->n_usage;
+    }
+    d->n_init = pe->n_init;
+    d->released = pe->released;
+    d->malformed = pe->malformed;
+    d->reservation = pe->reservation;
+    d->bound = pe->bound;
+    d->expired = pe->expired;
+    d->filtered_at = pe->filtered_at;
+    d->priority = pe->priority;
+    d->terminating = pe->terminating;
+    d->start_time = pe->start_time;
+    d->alloc_fp = pe->alloc_fp;
+    d->resv_id = pe->resv_id;
+    if (pod_link(m, d)) {
+        podent_free(m, d);
+        return false;
+    }
+    return true;
+}
+
+struct vs_model *vs_model_clone(const struct vs_model *src)
+{
+    struct vs_model *m = vs_model_new(src->set);
+    if (!m)
+        return NULL;
+    bool ok = true;
+    for (const struct vs_node *n = src->nodes; ok && n; n = n->hh.next)
+        ok = clone_node(m, src, n);
+    for (size_t i = 0; ok && i < src->pidx.cap; i++)
+        if (src->pidx.s[i].p)
+            ok = clone_pod(m, src->pidx.s[i].p);
+    m->resv_seq = src->resv_seq;
+    if (ok && src->n_qobjs && !(m->qobjs = calloc(src->n_qobjs, sizeof(*m->qobjs))))
+        ok = false;
+    for (size_t i = 0; ok && i < src->n_qobjs; i++) {
+        const struct quota_obj *o = &src->qobjs[i];
+        struct quota_obj *d = &m->qobjs[m->n_qobjs];
+        size_t nl = src->set->n ? src->set->n : 1;
+        d->ns = strdup(o->ns);
+        d->name = strdup(o->name);
+        d->lim = malloc(nl * sizeof(*d->lim));
+        m->n_qobjs++;
+        if (!d->ns || !d->name || !d->lim)
+            ok = false;
+        else
+            memcpy(d->lim, o->lim, nl * sizeof(*d->lim));
+    }
+    for (size_t i = 0; ok && i < m->n_qobjs; i++)
+        quota_recompute(m, m->qobjs[i].ns);
+    /* The accounted pods, their nodes found by name in the copy. */
+    if (ok && src->res_cap && !(m->res = calloc(src->res_cap, sizeof(*m->res))))
+        ok = false;
+    if (ok && src->res_cap) {
+        m->res_cap = src->res_cap;
+        m->res_n = src->res_n;
+        m->res_epoch = src->res_epoch;
+        for (size_t i = 0; ok && i < src->res_cap; i++) {
+            m->res[i] = src->res[i];
+            if (src->res[i].key && src->res[i].on &&
+                !(m->res[i].on = node_get(m, src->res[i].on->name, true)))
+                ok = false;
+        }
+    }
+    for (struct vs_node *n = m->nodes; ok && n; n = n->hh.next)
+        node_bump(n);
+    if (!ok) {
+        vs_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 void vs_model_free(struct vs_model *m)
 {
     if (!m)

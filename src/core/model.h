@@ -178,6 +178,10 @@ struct vs_model;
 /* A model of the cluster for the backends of set (borrowed: it must outlive the model; NULL =
  * HAMi's default configuration, made and owned by the model). Returns NULL on OOM. */
 struct vs_model *vs_model_new(const struct vs_devices *set);
+/* A deep copy of src (every node, card, tracked pod, quota and accounted request; src's
+ * backends are shared, borrowed as src borrows them). NULL when out of memory. For a private
+ * what-if: the copy can be changed and freed without src. */
+struct vs_model *vs_model_clone(const struct vs_model *src);
 /* The backends the model was made for. */
 const struct vs_devices *vs_model_devices(const struct vs_model *m);
 void vs_model_free(struct vs_model *m);

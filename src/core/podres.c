@@ -5,6 +5,8 @@
 #include "quantity.h"
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { R_CPU, R_MEM, R_EPH, R_N };
@@ -102,5 +104,116 @@ enum vs_err vs_podres_compute(const struct vs_pod *p, struct vs_podres *out, str
         (e = pod_value(p, R_CPU, VS_PODRES_DEFAULT_CPU, &out->nz_cpu, eb)) ||
         (e = pod_value(p, R_MEM, VS_PODRES_DEFAULT_MEM, &out->nz_mem, eb)))
         return e;
+    return VS_OK;
+}
+
+bool vs_podres_is_scalar(const char *name)
+{
+    if (strncmp(name, "hugepages-", 10) == 0 || strncmp(name, "attachable-volumes-", 19) == 0)
+        return true;
+    return strchr(name, '/') != NULL && strncmp(name, "requests.", 9) != 0;
+}
+
+/* One container's value of scalar resource name (requests, else limits), 0 when absent. */
+static enum vs_err scalar_value(const struct vs_container *c, const char *base, size_t idx,
+                                const char *name, int64_t *out, struct vs_errbuf *eb)
+{
+    const char *field = "requests";
+    const char *v = vs_kv_get(&c->requests, name);
+    if (!v) {
+        field = "limits";
+        v = vs_kv_get(&c->limits, name);
+    }
+    *out = 0;
+    if (!v)
+        return VS_OK;
+    if (vs_quantity_ceil(v, out) || *out < 0)
+        return vs_err_set(eb, VS_ERR_PARSE, "%s[%zu].resources.%s[\"%s\"]: invalid quantity \"%s\"",
+                          base, idx, field, name, v);
+    return VS_OK;
+}
+
+/* The pod's request of scalar resource name. */
+static enum vs_err scalar_total(const struct vs_pod *p, const char *name, int64_t *out,
+                                struct vs_errbuf *eb)
+{
+    int64_t app = 0, sidecars = 0, init_max = 0, v;
+    enum vs_err e;
+    for (size_t i = 0; i < p->n_ctrs; i++) {
+        if ((e = scalar_value(&p->ctrs[i], "spec.containers", i, name, &v, eb)))
+            return e;
+        app = add_sat(app, v);
+    }
+    for (size_t i = 0; i < p->n_init; i++) {
+        if ((e = scalar_value(&p->init[i], "spec.initContainers", i, name, &v, eb)))
+            return e;
+        if (p->init[i].restart_always) {
+            app = add_sat(app, v);
+            sidecars = add_sat(sidecars, v);
+            init_max = max64(init_max, sidecars);
+        } else {
+            init_max = max64(init_max, add_sat(v, sidecars));
+        }
+    }
+    int64_t total = max64(app, init_max);
+    const char *oh = vs_kv_get(&p->overhead, name);
+    if (oh) {
+        if (vs_quantity_ceil(oh, &v) || v < 0)
+            return vs_err_set(eb, VS_ERR_PARSE, "spec.overhead[\"%s\"]: invalid quantity \"%s\"",
+                              name, oh);
+        total = add_sat(total, v);
+    }
+    *out = total;
+    return VS_OK;
+}
+
+static void note_names(const struct vs_kvlist *l, struct vs_kvlist *names,
+                       bool (*skip)(void *ctx, const char *name), void *ctx, bool *nomem)
+{
+    for (size_t i = 0; i < l->n && !*nomem; i++) {
+        const char *k = l->items[i].key;
+        if (!vs_podres_is_scalar(k) || vs_kv_get(names, k) || (skip && skip(ctx, k)))
+            continue;
+        *nomem = vs_kv_set(names, k, "") != VS_OK;
+    }
+}
+
+static int kv_key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct vs_kv *)a)->key, ((const struct vs_kv *)b)->key);
+}
+
+enum vs_err vs_podres_scalar(const struct vs_pod *p, bool (*skip)(void *ctx, const char *name),
+                             void *ctx, struct vs_kvlist *out, struct vs_errbuf *eb)
+{
+    memset(out, 0, sizeof(*out));
+    bool nomem = false;
+    for (size_t i = 0; i < p->n_ctrs; i++) {
+        note_names(&p->ctrs[i].requests, out, skip, ctx, &nomem);
+        note_names(&p->ctrs[i].limits, out, skip, ctx, &nomem);
+    }
+    for (size_t i = 0; i < p->n_init; i++) {
+        note_names(&p->init[i].requests, out, skip, ctx, &nomem);
+        note_names(&p->init[i].limits, out, skip, ctx, &nomem);
+    }
+    note_names(&p->overhead, out, skip, ctx, &nomem);
+    if (nomem) {
+        vs_kv_cleanup(out);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    qsort(out->items, out->n, sizeof(out->items[0]), kv_key_cmp);
+    for (size_t i = 0; i < out->n; i++) {
+        int64_t v = 0;
+        enum vs_err e = scalar_total(p, out->items[i].key, &v, eb);
+        char buf[24];
+        snprintf(buf, sizeof(buf), "%lld", (long long)v);
+        char *d = e ? NULL : strdup(buf);
+        if (e || !d) {
+            vs_kv_cleanup(out);
+            return e ? e : vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        }
+        free(out->items[i].val);
+        out->items[i].val = d;
+    }
     return VS_OK;
 }

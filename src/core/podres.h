@@ -6,6 +6,7 @@
 #ifndef VS_PODRES_H
 #define VS_PODRES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -30,6 +31,17 @@ struct vs_podres {
     int64_t nz_cpu;
     int64_t nz_mem;
 };
+
+/* p's requests of the scalar resources kube-scheduler's NodeResourcesFit counts besides cpu,
+ * memory and ephemeral-storage (domain-prefixed extended resources such as example.com/fpga,
+ * hugepages-*, attachable-volumes-*), the same way (requests else limits; the app side with
+ * sidecars against the largest init step; plus spec.overhead), into out as name -> decimal text,
+ * names sorted. skip(ctx, name) true leaves a resource out (the ones the extender manages).
+ * VS_ERR_PARSE naming the field for a quantity that does not parse or is negative. */
+enum vs_err vs_podres_scalar(const struct vs_pod *p, bool (*skip)(void *ctx, const char *name),
+                             void *ctx, struct vs_kvlist *out, struct vs_errbuf *eb);
+/* Whether kube-scheduler counts resource `name` as a scalar resource (see vs_podres_scalar). */
+bool vs_podres_is_scalar(const char *name);
 
 /* Computes p's request. A container's request for a resource is resources.requests, else
  * resources.limits (the API server's defaulting, so hand-written pods count like admitted ones).

@@ -56,6 +56,7 @@ struct qnode {
     uint64_t gen;     /* bumped on every change of the lock seen by the watch */
     char *owner;      /* "ns/name" of the lock's owner as last seen, raw value if malformed */
     bool owner_done;  /* that owner was seen allocated (bind-phase success or failed) */
+    double owner_at;  /* monotonic: when that owner was first seen (vs_bindq_nodes) */
     char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
@@ -627,8 +628,10 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         return;
     }
     char *owner = owner_of(lock);
-    if (!same(owner, n->owner))
+    if (!same(owner, n->owner)) {
         n->owner_done = false;
+        n->owner_at = mono();
+    }
     if (n->holder_uid && !n->holder_seen) {
         bool ours = same(owner, n->holder_key);
         free(n->owner);
@@ -891,4 +894,57 @@ size_t vs_bindq_load(struct vs_bindq *q, const char *node)
 size_t vs_bindq_waiting(struct vs_bindq *q)
 {
     return atomic_load(&q->waiting);
+}
+
+static int view_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct vs_bindq_node_view *)a)->node,
+                  ((const struct vs_bindq_node_view *)b)->node);
+}
+
+void vs_bindq_nodes_free(struct vs_bindq_node_view *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].node);
+        free(v[i].owner);
+        free(v[i].holder);
+    }
+    free(v);
+}
+
+size_t vs_bindq_nodes(struct vs_bindq *q, struct vs_bindq_node_view **out)
+{
+    *out = NULL;
+    double now = mono();
+    pthread_mutex_lock(&q->mu);
+    size_t cnt = 0;
+    struct qnode *n, *t;
+    HASH_ITER(hh, q->nodes, n, t)
+    cnt += n->owner || n->holder_key || n->nwait || n->expected;
+    struct vs_bindq_node_view *v = cnt ? calloc(cnt, sizeof(*v)) : NULL;
+    size_t k = 0;
+    HASH_ITER(hh, q->nodes, n, t)
+    {
+        if (!v || !(n->owner || n->holder_key || n->nwait || n->expected))
+            continue;
+        struct vs_bindq_node_view *d = &v[k++];
+        d->node = strdup(n->name);
+        d->owner = n->owner ? strdup(n->owner) : NULL;
+        d->owner_done = n->owner_done;
+        d->owner_age_s = n->owner ? now - n->owner_at : -1;
+        d->holder = n->holder_key ? strdup(n->holder_key) : NULL;
+        d->held_s = n->holder_key ? now - n->taken_at : -1;
+        d->waiting = n->nwait;
+        d->in_flight = n->expected;
+        if (!d->node || (n->owner && !d->owner) || (n->holder_key && !d->holder)) {
+            pthread_mutex_unlock(&q->mu);
+            vs_bindq_nodes_free(v, k);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (k > 1)
+        qsort(v, k, sizeof(*v), view_cmp);
+    *out = v;
+    return k;
 }

@@ -128,4 +128,20 @@ size_t vs_bindq_load(struct vs_bindq *q, const char *node);
 /* Binds waiting in any queue now. */
 size_t vs_bindq_waiting(struct vs_bindq *q);
 
+/* One node's lock and queue as the dashboard shows them. */
+struct vs_bindq_node_view {
+    char *node;
+    char *owner;        /* "ns/name" of the lock's owner the watch shows, NULL when unlocked */
+    bool owner_done;    /* that owner was seen allocated: its release is due */
+    double owner_age_s; /* since this process first saw that owner; -1 when unlocked */
+    char *holder;       /* "ns/name" whose Bind took the lock here, NULL when none */
+    double held_s;      /* since it took it; -1 when none */
+    size_t waiting;     /* Binds waiting in the node's queue */
+    size_t in_flight;   /* Binds chosen for the node (Filter) and not released yet */
+};
+/* Every node with a lock, a waiting Bind or a Bind in flight, by name, in a new array
+ * (*out; free with vs_bindq_nodes_free). Returns the count (0 also when out of memory). */
+size_t vs_bindq_nodes(struct vs_bindq *q, struct vs_bindq_node_view **out);
+void vs_bindq_nodes_free(struct vs_bindq_node_view *v, size_t n);
+
 #endif

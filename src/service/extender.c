@@ -12,6 +12,7 @@
 #include "frag.h"
 #include "podres.h"
 #include "preempt.h"
+#include "pending.h"
 #include "requeue.h"
 #include "request.h"
 #include "sched.h"
@@ -167,6 +168,12 @@ static bool holds_get(struct vs_holds *h, const char *uid, char **node, char **v
         *node = NULL;
     }
     return ok;
+}
+
+bool vs_holds_get(struct vs_holds *h, const char *uid, char **node, char **victims)
+{
+    *node = *victims = NULL;
+    return h && holds_get(h, uid, node, victims);
 }
 
 static void holds_put(struct vs_holds *h, const char *uid, const char *node, const char *victims)
@@ -673,6 +680,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     if (r.error) {
         vs_requeue_forget(a->requeue, fa.pod.uid); /* the pod's own error: capacity won't help */
+        vs_pending_refused(a->pending, &fa.pod, NULL, r.error, NULL, NULL, now);
         pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", r.error);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, r.error));
         goto out;
@@ -703,6 +711,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
             }
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
+        vs_pending_refused(a->pending, &fa.pod, &r, NULL, pnode, pvictims, now);
         free(pnode);
         free(pvictims);
         failed_events(a, &fa.pod, &r);
@@ -726,6 +735,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     } else {
         outcome = VS_FILTER_SCHEDULED;
         vs_requeue_forget(a->requeue, fa.pod.uid);
+        vs_pending_forget(a->pending, fa.pod.uid);
         if (a->bindq && r.lock_shared)
             vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
         succeed_event(a, &fa, &r);

@@ -30,6 +30,7 @@ enum vs_gpu_preemption { VS_GPU_PREEMPT_OFF, VS_GPU_PREEMPT_VERB, VS_GPU_PREEMPT
 struct vs_frag_stats;
 
 struct vs_requeue;
+struct vs_pending;
 
 struct vs_app {
     struct vs_store *store;
@@ -51,11 +52,15 @@ struct vs_app {
     struct vs_holds *holds; /* filter-mode preemptors holding freed capacity (NULL: none) */
     struct vs_frag_stats *frag_stats; /* request shapes seen (policy fragmentation) */
     struct vs_requeue *requeue;       /* refused pods to nudge when capacity frees (NULL: none) */
+    struct vs_pending *pending;       /* refused pods the dashboard lists (NULL: none) */
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */
 struct vs_holds *vs_holds_new(void);
 void vs_holds_free(struct vs_holds *h);
+/* The pod's hold: its node and victims ("ns/a, ns/b") as new strings; false (both NULL) when
+ * it has none. h may be NULL. */
+bool vs_holds_get(struct vs_holds *h, const char *uid, char **node, char **victims);
 
 /* Patches VS_ANNO_REQUEUE on the pod (uid as precondition) so kube-scheduler retries it
  * (requeue.h's nudge; ctx is the app). */

@@ -5,6 +5,7 @@
 #include "buf.h"
 #include "sched.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,49 @@ void vs_metrics_node_reasons(struct vs_metrics *m, const char *r)
             break;
         r = end + 2;
     }
+}
+
+_Static_assert(NB == VS_METRICS_BUCKETS, "metrics.h bucket count");
+_Static_assert(NR <= 32, "metrics.h reason count");
+
+static void read_hist(struct hist *h, struct vs_metrics_hist *o)
+{
+    for (size_t i = 0; i < NB; i++) {
+        o->le[i] = buckets[i];
+        o->bucket[i] = atomic_load(&h->b[i]);
+    }
+    o->count = atomic_load(&h->count);
+    o->sum_s = (double)atomic_load(&h->sum_ns) / 1e9;
+}
+
+void vs_metrics_read(struct vs_metrics *m, struct vs_metrics_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (int i = 0; i < VS_FILTER_OUTCOMES; i++)
+        v->filter[i] = atomic_load(&m->outcomes[i]);
+    v->binds_ok = atomic_load(&m->binds_ok);
+    v->binds_failed = atomic_load(&m->binds_failed);
+    read_hist(&m->filter_h, &v->filter_h);
+    read_hist(&m->bind_h, &v->bind_h);
+    read_hist(&m->bind_wait_h, &v->bind_wait_h);
+    read_hist(&m->lock_hold_h, &v->lock_hold_h);
+    for (size_t i = 0; i < NR; i++) {
+        v->reason[i] = reason_word(i);
+        v->rejections[i] = atomic_load(&m->reasons[i]);
+    }
+    v->n_reasons = NR;
+    v->requeue_nudges = atomic_load(&m->requeue_nudges);
+}
+
+double vs_metrics_quantile(const struct vs_metrics_hist *h, double q)
+{
+    if (!h->count)
+        return NAN;
+    double rank = q * (double)h->count;
+    for (size_t i = 0; i < VS_METRICS_BUCKETS; i++)
+        if ((double)h->bucket[i] >= rank)
+            return h->le[i];
+    return INFINITY;
 }
 
 static void render_hist(struct vs_buf *b, const char *name, const char *help, struct hist *h)

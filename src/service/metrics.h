@@ -59,6 +59,28 @@ void vs_metrics_victims_evicted(struct vs_metrics *m, unsigned n);
 void vs_metrics_requeue_nudge(struct vs_metrics *m);
 void vs_metrics_preemptor_bound(struct vs_metrics *m, double seconds);
 
+/* The service's own counters as /metrics renders them (for the dashboard). */
+#define VS_METRICS_BUCKETS 17
+struct vs_metrics_hist {
+    double le[VS_METRICS_BUCKETS];       /* upper bounds in seconds */
+    uint64_t bucket[VS_METRICS_BUCKETS]; /* cumulative, as Prometheus' le buckets */
+    uint64_t count;
+    double sum_s;
+};
+struct vs_metrics_view {
+    uint64_t filter[VS_FILTER_OUTCOMES]; /* scheduled, unschedulable, error, passthrough */
+    uint64_t binds_ok, binds_failed;
+    struct vs_metrics_hist filter_h, bind_h, bind_wait_h, lock_hold_h;
+    const char *reason[32]; /* vgpu_sched_filter_node_rejections_total's reason labels */
+    uint64_t rejections[32];
+    size_t n_reasons;
+    uint64_t requeue_nudges;
+};
+void vs_metrics_read(struct vs_metrics *m, struct vs_metrics_view *v);
+/* The upper bound of the bucket holding quantile q (0..1) of h, NaN when h is empty, +Inf past
+ * the last bucket. */
+double vs_metrics_quantile(const struct vs_metrics_hist *h, double q);
+
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;

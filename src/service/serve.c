@@ -4,6 +4,9 @@
 
 #include "async.h"
 #include "bindq.h"
+#include "dashboard.h"
+#include "whatif.h"
+#include "pending.h"
 #include "requeue.h"
 #include "devcfg.h"
 #include "extender.h"
@@ -111,7 +114,21 @@ static const struct vs_flag flags[] = {
     {.name = "metrics-bind-address",
      .type = F_STR,
      .off = O(c.metrics_bind),
-     .help = "listener of /metrics; empty: none"},
+     .help = "listener of /metrics and the dashboard; empty: none"},
+    {.name = "dashboard",
+     .type = F_BOOL,
+     .off = O(c.dashboard),
+     .help = "serve the read-only web dashboard and its JSON API on the metrics listener"},
+    {.name = "dashboard-base-path",
+     .type = F_STR,
+     .off = O(c.dashboard_base),
+     .help = "path the dashboard is served under (behind an ingress); / redirects to it",
+     .def = "/"},
+    {.name = "dashboard-frame-ancestors",
+     .type = F_STR,
+     .off = O(c.dashboard_ancestors),
+     .help = "Content-Security-Policy frame-ancestors: who may embed the dashboard",
+     .def = "'none'"},
     {.name = "legacy-metrics",
      .type = F_BOOL,
      .off = O(c.legacy_metrics),
@@ -380,6 +397,7 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->bind_queue_depth = 1;
     c->force_overwrite = true;
     c->gpu_preemption = "auto";
+    c->dashboard = true;
 }
 
 /* --gpu-preemption=auto: `verb` when the API server is v1.38 or later (kube-scheduler then asks
@@ -425,7 +443,9 @@ struct vs_service {
     struct vs_app app;
     struct vs_webhook_opts wo;
     struct vs_route routes[7];
-    struct vs_route mroutes[2];
+    struct vs_route mroutes[2 + VS_DASH_ROUTES];
+    struct vs_pending *pending;     /* refused pods (dashboard on) */
+    struct vs_dashboard *dashboard; /* NULL when off */
     bool leader_elect;
     uint64_t resync_req; /* the current term's store resync (monitor thread only) */
     int64_t term_began;  /* unix seconds, when the current term started (monitor thread only) */
@@ -481,6 +501,7 @@ void vs_service_stop(struct vs_service *s)
         vs_bindq_close(s->bindq, "vgpu-sched is shutting down");
     vs_server_stop(s->srv); /* waits for the Binds in progress */
     vs_server_stop(s->msrv);
+    vs_dashboard_free(s->dashboard);
     vs_memtrim_free(s->trim);
     vs_requeue_stop(s->requeue); /* its nudges write through async */
     vs_async_stop(s->async);     /* a failed patch unreserves in the store */
@@ -488,6 +509,7 @@ void vs_service_stop(struct vs_service *s)
     vs_store_free(s->store);
     vs_async_free(s->async);     /* after the store: its pod hook forgets patch states */
     vs_requeue_free(s->requeue); /* after the store: its informers report to it */
+    vs_pending_free(s->pending); /* after the store: its pod hook forgets entries */
     vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
     vs_kube_free(s->kube);
@@ -520,6 +542,7 @@ static void hook_pod(void *ctx, const char *uid, const char *ns, const char *nam
 {
     struct vs_service *s = ctx;
     vs_bindq_pod_event(s->bindq, uid, ns, name, deleted);
+    vs_pending_forget(s->pending, uid); /* deleted or ended: no longer pending */
     if (deleted) {
         vs_requeue_forget(s->requeue, uid);
         vs_async_forget(s->async, uid);
@@ -566,6 +589,11 @@ int vs_service_port(const struct vs_service *s)
 int vs_service_metrics_port(const struct vs_service *s)
 {
     return s->msrv ? vs_server_port(s->msrv) : 0;
+}
+
+const char *vs_service_dashboard_base(const struct vs_service *s)
+{
+    return s->dashboard ? vs_dashboard_base(s->dashboard) : NULL;
 }
 
 const char *vs_service_api_url(const struct vs_service *s)
@@ -711,6 +739,14 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    /* The dashboard's list of refused pods (before the store: its pod hook forgets them). */
+    if (c->dashboard) {
+        struct vs_pending_opts po = {.cfg = &s->cfg};
+        if (!(s->pending = vs_pending_new(&po))) {
+            vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+    }
     /* Before the store starts: its pod hook drops a deleted pod's patch state. */
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
@@ -760,7 +796,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .holds = s->holds = vs_holds_new(),
                              .now = now_s,
                              .frag_stats = s->frag,
-                             .requeue = s->requeue};
+                             .requeue = s->requeue,
+                             .pending = s->pending};
     if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -795,10 +832,21 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))
         goto fail;
+    size_t nm = 2;
+    if (c->dashboard) {
+        struct vs_dashboard_opts dopts = {.base_path = c->dashboard_base,
+                                          .frame_ancestors = c->dashboard_ancestors,
+                                          .app = &s->app};
+        if (!(s->dashboard = vs_dashboard_new(&dopts, eb)))
+            goto fail;
+        nm += vs_dashboard_routes(s->dashboard, s->mroutes + nm);
+    }
+    /* With the dashboard: a what-if may take a thread for a while, and its body is capped. */
     struct vs_server_opts mopts = {.bind = c->metrics_bind,
-                                   .threads = 2,
+                                   .threads = s->dashboard ? 4 : 2,
+                                   .max_body = s->dashboard ? VS_WHATIF_MAX_BODY : 0,
                                    .routes = s->mroutes,
-                                   .n_routes = 2,
+                                   .n_routes = nm,
                                    .name = "metrics"};
     if (c->metrics_bind && *c->metrics_bind && !(s->msrv = vs_server_start(&mopts, eb)))
         goto fail;
@@ -855,8 +903,11 @@ int vs_serve_main(int argc, char **argv)
         curl_global_cleanup();
         return rc;
     }
-    vs_log(VS_LOG_INFO, "serving", "bind=%s port=%d tls=%d metrics_port=%d", o.c.http_bind,
-           vs_service_port(s), o.c.cert_file && *o.c.cert_file, vs_service_metrics_port(s));
+    vs_log(VS_LOG_INFO, "serving", "bind=%s port=%d tls=%d metrics_port=%d dashboard=%s",
+           o.c.http_bind, vs_service_port(s), o.c.cert_file && *o.c.cert_file,
+           vs_service_metrics_port(s),
+           vs_service_dashboard_base(s) && vs_service_metrics_port(s) ? vs_service_dashboard_base(s)
+                                                                      : "off");
     /* The port line on stdout lets scripts and tests find a port-0 listener. */
     printf("listening on port %d\n", vs_service_port(s));
     fflush(stdout);

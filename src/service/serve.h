@@ -25,6 +25,9 @@ struct vs_service_config {
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
     bool force_overwrite, leader_elect, legacy_metrics;
     bool enable_ascend, enable_iluvatar; /* HAMi's switches for the vnpus and iluvatars backends */
+    bool dashboard;                      /* --dashboard (default true) */
+    const char *dashboard_base;          /* --dashboard-base-path ("/") */
+    const char *dashboard_ancestors;     /* --dashboard-frame-ancestors ("'none'") */
 };
 
 struct vs_service;
@@ -40,6 +43,8 @@ int vs_service_metrics_port(const struct vs_service *s);
 bool vs_service_synced(const struct vs_service *s);
 /* Leadership terms whose repair of node locks (run as the term starts serving) is done. */
 unsigned vs_service_repairs(struct vs_service *s);
+/* The dashboard's base path on the metrics listener ("/" by default), NULL when it is off. */
+const char *vs_service_dashboard_base(const struct vs_service *s);
 /* URL of the API server the service talks to (embedded mode: the in-process one). Borrowed. */
 const char *vs_service_api_url(const struct vs_service *s);
 /* Fails every Bind waiting in a node's bind queue with `why` (e.g. leadership lost); later

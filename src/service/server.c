@@ -17,6 +17,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,17 +232,54 @@ static int cert_cb(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, in
 
 /* ------------------------------------------------------------------ requests */
 
+static void resp_headers_free(struct vs_http_resp *r)
+{
+    for (size_t i = 0; i < r->n_headers; i++)
+        free(r->headers[i].value);
+    r->n_headers = 0;
+}
+
+bool vs_http_add_header(struct vs_http_resp *resp, const char *name, const char *value)
+{
+    if (resp->n_headers >= VS_HTTP_MAX_HEADERS)
+        return false;
+    char *v = strdup(value);
+    if (!v)
+        return false;
+    resp->headers[resp->n_headers].name = name;
+    resp->headers[resp->n_headers++].value = v;
+    return true;
+}
+
+const char *vs_http_req_header(const struct vs_http_req *req, const char *name)
+{
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name) : NULL;
+}
+
+const char *vs_http_req_arg(const struct vs_http_req *req, const char *name)
+{
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c, struct vs_http_resp *r)
 {
     const char *body = r->body ? r->body : "";
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+        r->static_body
+            ? MHD_create_response_from_buffer(r->static_len, (void *)r->static_body,
+                                              MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
     free(r->body);
     r->body = NULL;
-    if (!resp)
+    if (!resp) {
+        resp_headers_free(r);
         return MHD_NO;
+    }
     MHD_add_response_header(resp, "Content-Type",
                             r->content_type ? r->content_type : "application/json");
+    for (size_t i = 0; i < r->n_headers; i++)
+        MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value);
+    resp_headers_free(r);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -280,7 +318,8 @@ static void *job_main(void *arg)
                               .path = j->path,
                               .query = "",
                               .body = j->rc->body ? j->rc->body : "",
-                              .len = j->rc->len};
+                              .len = j->rc->len,
+                              .conn = NULL}; /* suspended: not read from another thread */
     struct vs_http_resp resp = {.status = 200, .body = NULL, .content_type = NULL};
     j->route->fn(j->route->ctx, &req, &resp);
     j->rc->resp = resp;
@@ -399,15 +438,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_error(c, 413, "request body too large");
     if (s->client_ca && !client_cert_ok(s, c))
         return send_error(c, 403, "a valid client certificate is required");
+    /* The routes of the best path (exact, else the longest prefix) decide; then the method. */
     const struct vs_route *match = NULL;
     bool path_known = false;
+    size_t best = 0; /* SIZE_MAX: exact */
     for (size_t i = 0; i < s->o.n_routes; i++) {
-        if (strcmp(s->o.routes[i].path, url) != 0)
+        const struct vs_route *r = &s->o.routes[i];
+        size_t len = SIZE_MAX;
+        if (strcmp(r->path, url) != 0) {
+            len = strlen(r->path);
+            if (!len || r->path[len - 1] != '/' || strncmp(r->path, url, len) != 0)
+                continue;
+        }
+        if (!path_known || len > best) {
+            path_known = true;
+            best = len;
+            match = NULL;
+        } else if (len < best) {
             continue;
-        path_known = true;
-        if (strcmp(s->o.routes[i].method, method) == 0 ||
-            (strcmp(method, "HEAD") == 0 && strcmp(s->o.routes[i].method, "GET") == 0))
-            match = &s->o.routes[i];
+        }
+        if (strcmp(r->method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0))
+            match = r;
     }
     if (!match) {
         char msg[300];
@@ -429,7 +481,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                               .path = url,
                               .query = "",
                               .body = rc->body ? rc->body : "",
-                              .len = rc->len};
+                              .len = rc->len,
+                              .conn = c};
     struct vs_http_resp resp = {.status = 200, .body = NULL, .content_type = NULL};
     match->fn(match->ctx, &req, &resp);
     return send_resp(c, &resp);
@@ -442,6 +495,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (rc) {
         free(rc->body);
         free(rc->resp.body);
+        resp_headers_free(&rc->resp);
         free(rc);
     }
     *con_cls = NULL;

@@ -16,19 +16,41 @@ struct vs_http_req {
     const char *query; /* raw query string without '?', "" when none */
     const char *body;  /* NUL-terminated copy of the body ("" when none) */
     size_t len;
+    void *conn; /* the server's connection (vs_http_req_header, vs_http_req_arg); NULL in tests */
 };
+
+/* A request header's value (case-insensitive name), or a query argument's (decoded); borrowed
+ * for the handler's call, NULL when absent or when req has no connection. */
+const char *vs_http_req_header(const struct vs_http_req *req, const char *name);
+const char *vs_http_req_arg(const struct vs_http_req *req, const char *name);
+
+#define VS_HTTP_MAX_HEADERS 8
 
 struct vs_http_resp {
     int status;
     char *body;               /* owned: freed by the server after sending */
     const char *content_type; /* static; defaults to application/json */
+    /* Instead of body: static bytes sent as they are (compiled-in assets). */
+    const char *static_body;
+    size_t static_len;
+    /* Extra response headers: names static, values owned (freed by the server). */
+    struct vs_http_header {
+        const char *name;
+        char *value;
+    } headers[VS_HTTP_MAX_HEADERS];
+    size_t n_headers;
 };
+
+/* Adds a response header (value copied); false when out of memory or the table is full. */
+bool vs_http_add_header(struct vs_http_resp *resp, const char *name, const char *value);
 
 typedef void (*vs_handler_fn)(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp);
 
 struct vs_route {
     const char *method; /* "GET" / "POST" */
-    const char *path;   /* exact path */
+    /* exact path; one ending in '/' also matches every path beneath it (an exact route wins,
+     * then the longest such prefix) */
+    const char *path;
     vs_handler_fn fn;
     void *ctx;
     bool json_body; /* POST bodies must be application/json (415 otherwise) */

@@ -71,6 +71,8 @@ struct vs_store {
     bool expiry_started;
     atomic_uint_fast64_t malformed_pods, malformed_nodes, expired, conflicts, relists;
     atomic_uint_fast64_t resync_req; /* number of the last vs_store_resync */
+    /* Bumped under the write lock by every change of what the model shows (vs_store_version). */
+    atomic_uint_fast64_t version;
     struct vs_store_hooks hooks;
 };
 
@@ -341,6 +343,7 @@ enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t
     pthread_rwlock_wrlock(&s->mu);
     bool freed = nominee_apply(s, "ADDED", obj, eb);
     enum vs_err err = account_only(s, obj, eb);
+    atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     json_decref(obj);
     if (freed && s->hooks.freed)
@@ -423,6 +426,7 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     bool freed = s->nominee_freed;
     s->nominee_freed = false;
+    atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     if (freed && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
@@ -532,6 +536,7 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
         freed = n && n->present && (!had || n->inv_fp != had_fp);
     }
+    atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     call_hooks(s, inf->which, type, obj, listing);
     if (freed && s->hooks.freed)
@@ -628,6 +633,7 @@ static void on_synced(void *ctx)
     }
     sset_clear(&inf->seen);
     inf->listing = false;
+    atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     for (size_t i = 0; i < sw.n; i++) {
         if (inf->which == INF_NODES && s->hooks.node)
@@ -695,6 +701,8 @@ static void *expiry_main(void *arg)
             break;
         pthread_rwlock_wrlock(&s->mu);
         size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
+        if (n)
+            atomic_fetch_add(&s->version, 1);
         pthread_rwlock_unlock(&s->mu);
         if (n && s->hooks.expired)
             s->hooks.expired(s->hooks.ctx);
@@ -917,6 +925,7 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
                 vs_model_remove_pod(s->model, pod->uid);
                 err = VS_ERR_NOMEM;
             }
+            atomic_fetch_add(&s->version, 1);
         }
         pthread_rwlock_unlock(&s->mu);
         if (err != VS_ERR_CONFLICT)
@@ -965,6 +974,8 @@ size_t vs_store_drop_reservations(struct vs_store *s)
 {
     pthread_rwlock_wrlock(&s->mu);
     size_t n = drop_reservations(s);
+    if (n)
+        atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     if (n && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
@@ -976,6 +987,8 @@ uint64_t vs_store_resync(struct vs_store *s)
     uint64_t req = atomic_fetch_add(&s->resync_req, 1) + 1;
     pthread_rwlock_wrlock(&s->mu);
     size_t n = drop_reservations(s);
+    if (n)
+        atomic_fetch_add(&s->version, 1);
     pthread_rwlock_unlock(&s->mu);
     /* Nodes (capacity, locks) and pods (allocations) are listed again; quotas follow watch. */
     for (int i = INF_NODES; i <= INF_PODS; i++) {
@@ -1063,8 +1076,10 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
         err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
-        if (err == VS_OK)
+        if (err == VS_OK) {
             out->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
+            atomic_fetch_add(&s->version, 1);
+        }
         pthread_rwlock_unlock(&s->mu);
         vs_preempt_plans_free(plans, np);
         if (err == VS_OK) {
@@ -1083,8 +1098,10 @@ void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservatio
     pthread_rwlock_wrlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
     bool freed = pe && pe->reservation && (!reservation || pe->resv_id == reservation);
-    if (freed)
+    if (freed) {
         vs_model_remove_pod(s->model, uid);
+        atomic_fetch_add(&s->version, 1);
+    }
     pthread_rwlock_unlock(&s->mu);
     if (freed && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
@@ -1134,4 +1151,10 @@ void vs_store_stats(const struct vs_store *cs, struct vs_store_stats *out)
     out->expired = atomic_load(&s->expired);
     out->commit_conflicts = atomic_load(&s->conflicts);
     out->relists = atomic_load(&s->relists);
+}
+
+uint64_t vs_store_version(const struct vs_store *cs)
+{
+    struct vs_store *s = (struct vs_store *)cs;
+    return atomic_load(&s->version);
 }

@@ -130,6 +130,9 @@ void vs_store_read_pdbs(struct vs_store *s,
                                    size_t n_pdbs),
                         void *ctx);
 void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
+/* A number that changes whenever the model does (the dashboard's ETag): read inside a
+ * vs_store_read callback it is the version of the model that callback sees. */
+uint64_t vs_store_version(const struct vs_store *s);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):
  * kind "Node" / "Pod" / "ResourceQuota", type "ADDED" / "MODIFIED" / "DELETED". */

@@ -171,6 +171,27 @@ render offmode --set scheduler.gpuPreemption=off
 hasnt offmode 'pods/eviction' 'poddisruptionbudgets'
 # The pods without a GPU scored through /prioritize: a second entry, every node scored.
 hasnt default 'prioritizeVerb' 'percentageOfNodesToScore'
+# the dashboard: on by default, a Service port of its own (to the metrics listener)
+has default '- --dashboard=true$' '- --dashboard-base-path=/$' "- --dashboard-frame-ancestors='none'$" \
+  '- name: dashboard$' 'port: 80$'
+render nodash --set scheduler.dashboard.enabled=false
+has nodash '- --dashboard=false$'
+hasnt nodash '- name: dashboard$' 'dashboard-base-path' 'port-forward'
+render dashpath --set scheduler.dashboard.basePath=/gpu/ --set "scheduler.dashboard.frameAncestors='self'"
+has dashpath '- --dashboard-base-path=/gpu/$' "- --dashboard-frame-ancestors='self'$"
+# Vendors: HAMi's chart defaults (ascend and iluvatar off, the others on): their sections in the
+# device config, their resources in managedResources, the --enable-* switches.
+has default '- --enable-ascend=false$' '- --enable-iluvatar=false$' '^    hygon:$' \
+  '^      resourceCountName: hygon.com/dcunum$' '^    vnpus:$' '^    iluvatars:$' \
+  '^          - name: hygon.com/dcumem$' '^          - name: cambricon.com/vmlu$' \
+  '^          - name: metax-tech.com/sgpu$' '^          - name: aws.amazon.com/neuroncore$'
+hasnt default '^          - name: huawei.com/Ascend910B3$' '^          - name: iluvatar.ai/MR-V100-vgpu$' \
+  '^          - name: cambricon.com/mlu.smlu.vmemory$' '^          - name: mthreads.com/sgpu-memory$'
+render vendors --set devices.ascend.enabled=true --set devices.iluvatar.enabled=true \
+  --set devices.hygon.enabled=false
+has vendors '- --enable-ascend=true$' '- --enable-iluvatar=true$' \
+  '^          - name: huawei.com/Ascend910B3-memory$' '^          - name: iluvatar.ai/BI-V100.vCore$'
+hasnt vendors '^          - name: hygon.com/dcunum$'
 render prio --set extender.prioritizeCpuPods=true --set extender.prioritizeWeight=150
 has prio '^    percentageOfNodesToScore: 100$' '^        prioritizeVerb: prioritize$' \
   '^        weight: 150$' '^        ignorable: true$'

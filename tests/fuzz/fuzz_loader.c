@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t k = 0; k < set.n_nodes && k < 64; k++) {
             char buf[VS_KF_REASON_SIZE];
             const struct vs_node *n = vs_model_node(m, set.nodes[k].name);
-            vs_kfilter_node(&set.pods[i], &r, &set.nodes[k], n, buf);
+            vs_kfilter_node(&set.pods[i], &r, &set.nodes[k], n, NULL, buf);
             if (n)
                 vs_kfilter_least_allocated(n, &r);
         }

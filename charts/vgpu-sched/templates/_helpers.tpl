@@ -109,5 +109,58 @@ nvidia:
   deviceSplitCount: {{ int $c.deviceSplitCount }}
   deviceMemoryScaling: {{ $c.deviceMemoryScaling }}
   deviceCoreScaling: {{ $c.deviceCoreScaling }}
+{{- $d := .Values.devices }}
+vnpus:
+  hamiVnpuCore: {{ $d.ascend.hamiVnpuCore }}
+  configs:
+    {{- range $d.ascend.configs }}
+    - {{- toYaml (merge (dict "runtimeClassName" $d.ascend.runtimeClassName "overwriteEnv" $d.ascend.overwriteEnv) .) | nindent 6 }}
+    {{- end }}
+{{- range $v := list "hygon" "cambricon" "metax" "mthreads" "enflame" "kunlun" "awsneuron" "amd" "biren" "vastai" }}
+{{ $v }}:
+  {{- toYaml (omit (get $d $v) "enabled") | nindent 2 }}
+{{- end }}
+iluvatars:
+  {{- range $d.iluvatar.chips }}
+  - chipName: {{ . }}
+    commonWord: {{ . }}
+    resourceCountName: iluvatar.ai/{{ . }}-vgpu
+    resourceMemoryName: iluvatar.ai/{{ . }}.vMem
+    resourceCoreName: iluvatar.ai/{{ . }}.vCore
+  {{- end }}
 {{- end -}}
+{{- end -}}
+
+{{/* The extender's managedResources: the resources HAMi's chart lists for each vendor that is
+enabled (spec/hami-vendors.md §0); kube-scheduler ignores them and leaves them to vgpu-sched. */}}
+{{- define "vgpu-sched.managedResources" -}}
+{{- $c := .Values.devConfig -}}
+{{- $d := .Values.devices -}}
+{{- $r := list $c.resourceCountName $c.resourceMemoryName $c.resourceMemoryPercentageName $c.resourceCoreName $c.resourcePriorityName -}}
+{{- if $d.ascend.enabled -}}
+{{- range $d.ascend.configs -}}
+{{- $r = concat $r (list .resourceName .resourceMemoryName .resourceCoreName) -}}
+{{- end -}}
+{{- end -}}
+{{- if $d.hygon.enabled -}}{{- $r = concat $r (list $d.hygon.resourceCountName $d.hygon.resourceMemoryName $d.hygon.resourceCoreName) -}}{{- end -}}
+{{- if $d.cambricon.enabled -}}{{- $r = append $r $d.cambricon.resourceCountName -}}{{- end -}}
+{{- if $d.metax.enabled -}}{{- $r = concat $r (list $d.metax.resourceCountName $d.metax.resourceVCountName $d.metax.resourceVMemoryName $d.metax.resourceVCoreName) -}}{{- end -}}
+{{- if $d.iluvatar.enabled -}}
+{{- range $d.iluvatar.chips -}}
+{{- $r = concat $r (list (printf "iluvatar.ai/%s-vgpu" .) (printf "iluvatar.ai/%s.vMem" .) (printf "iluvatar.ai/%s.vCore" .)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $d.mthreads.enabled -}}{{- $r = append $r $d.mthreads.resourceCountName -}}{{- end -}}
+{{- if $d.enflame.enabled -}}{{- $r = concat $r (list $d.enflame.resourceNameGCU $d.enflame.resourceNameDRSGCU $d.enflame.resourceNameGCUMemory $d.enflame.resourceNameGCUCore) -}}{{- end -}}
+{{- if $d.kunlun.enabled -}}{{- $r = concat $r (list $d.kunlun.resourceCountName $d.kunlun.resourceVCountName $d.kunlun.resourceVMemoryName) -}}{{- end -}}
+{{- if $d.awsneuron.enabled -}}{{- $r = concat $r (list $d.awsneuron.resourceCountName $d.awsneuron.resourceCoreName) -}}{{- end -}}
+{{- if $d.amd.enabled -}}{{- $r = concat $r (list $d.amd.resourceCountName $d.amd.resourceMemoryName $d.amd.resourceCoreName) -}}{{- end -}}
+{{- if $d.biren.enabled -}}{{- $r = append $r $d.biren.resourceCountName -}}{{- end -}}
+{{- if $d.vastai.enabled -}}{{- $r = append $r $d.vastai.resourceCountName -}}{{- end -}}
+{{- range $r }}
+{{- if . }}
+- name: {{ . }}
+  ignoredByScheduler: true
+{{- end }}
+{{- end }}
 {{- end -}}

@@ -40,7 +40,7 @@ static void expect(const char *pod_json, const char *node_json, const char *want
     struct vs_errbuf eb;
     cr_assert_eq(vs_podres_compute(&p, &r, &eb), VS_OK);
     char buf[VS_KF_REASON_SIZE];
-    const char *got = vs_kfilter_node(&p, &r, &kn, NULL, buf);
+    const char *got = vs_kfilter_node(&p, &r, &kn, NULL, NULL, buf);
     cr_assert_str_eq(got ? got : "", want, "pod %s on node %s", pod_json, node_json);
     vs_pod_cleanup(&p);
     vs_knode_cleanup(&kn);
@@ -148,7 +148,7 @@ static const char *fit(struct vs_model *m, const char *pod_json, char *buf)
     struct vs_podres r;
     struct vs_errbuf eb;
     cr_assert_eq(vs_podres_compute(&p, &r, &eb), VS_OK);
-    const char *got = vs_kfilter_node(&p, &r, &kn, vs_model_node(m, "n1"), buf);
+    const char *got = vs_kfilter_node(&p, &r, &kn, vs_model_node(m, "n1"), NULL, buf);
     vs_pod_cleanup(&p);
     vs_knode_cleanup(&kn);
     return got ? got : "";

@@ -4,6 +4,8 @@
  * exact errors for quantities that do not parse. */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "k8s_codec.h"
@@ -289,4 +291,50 @@ Test(podres, a_request_beyond_a_petabyte_is_capped)
     cr_assert_eq(r.mem, VS_PODRES_MAX);
     cr_assert_eq(r.nz_mem, VS_PODRES_MAX);
     cr_assert_eq(r.eph, 0);
+}
+
+static bool skip_gpu(void *ctx, const char *name)
+{
+    return strcmp(name, (const char *)ctx) == 0;
+}
+
+/* The scalar resources NodeResourcesFit counts: domain-prefixed ones, hugepages, by name; the
+ * app side (with sidecars) against the largest init step, plus overhead; a managed one left
+ * out; cpu and memory are not scalar. */
+Test(podres, scalar_resources)
+{
+    struct vs_pod p;
+    pod_from(
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+        "\"overhead\":{\"example.com/fpga\":\"1\"},"
+        "\"initContainers\":["
+        "{\"name\":\"i\",\"resources\":{\"limits\":{\"example.com/fpga\":\"5\"}}},"
+        "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+        "{\"example.com/fpga\":\"1\",\"hugepages-2Mi\":\"4Mi\"}}}],"
+        "\"containers\":["
+        "{\"name\":\"a\",\"resources\":{\"requests\":{\"example.com/fpga\":\"2\",\"cpu\":\"1\","
+        "\"nvidia.com/gpu\":\"1\"}}},"
+        "{\"name\":\"b\",\"resources\":{\"limits\":{\"example.com/fpga\":\"1\"}}}]}}",
+        &p);
+    struct vs_kvlist out;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_podres_scalar(&p, skip_gpu, "nvidia.com/gpu", &out, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(out.n, 2);
+    /* app 2 + 1 + sidecar 1 = 4 against init 5 (before the sidecar starts): 5, + overhead 1 */
+    cr_assert_str_eq(out.items[0].key, "example.com/fpga");
+    cr_assert_str_eq(out.items[0].val, "6");
+    cr_assert_str_eq(out.items[1].key, "hugepages-2Mi");
+    cr_assert_str_eq(out.items[1].val, "4194304");
+    vs_kv_cleanup(&out);
+    cr_assert(vs_podres_is_scalar("example.com/fpga"));
+    cr_assert(vs_podres_is_scalar("kubernetes.io/batch"));
+    cr_assert_not(vs_podres_is_scalar("cpu"));
+    cr_assert_not(vs_podres_is_scalar("requests.example.com/x"));
+    free(p.ctrs[0].requests.items[0].val);
+    p.ctrs[0].requests.items[0].val = strdup("two");
+    cr_assert_eq(vs_podres_scalar(&p, NULL, NULL, &out, &eb), VS_ERR_PARSE);
+    cr_assert_str_eq(
+        eb.msg, "spec.containers[0].resources.requests[\"example.com/fpga\"]: invalid quantity "
+                "\"two\"");
+    vs_pod_cleanup(&p);
 }

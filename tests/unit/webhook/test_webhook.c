@@ -19,6 +19,9 @@
 #define DATA "tests/data/webhook/"
 
 static const char *const cases[] = {
+    "vendor-dcu-routed",
+    "vendor-dcu-requests-only",
+    "vendor-dcu-bad-quantity",
     "a6-16-gpu-only-v1beta1",
     "a6-16-gpu-only-v1",
     "a6-17-pct50",
