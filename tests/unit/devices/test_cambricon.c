@@ -182,6 +182,33 @@ Test(cambricon, fit)
                                                           "cambricon.com/mlu.smlu.vcore: 10}\n");
     expect(dt_filter(&t, "excl"), "refused n: 1/1 ExclusiveDeviceAllocateConflict");
     expect(dt_filter(&t, "pick"), "refused n: 1/1 CardUuidMismatch");
+    dt_cleanup(&t);
+
+    /* "user assign no use uuid match", and "card overused": a card's 100 slots taken by 100
+     * containers of a placed pod. */
+    cr_assert(dt_init(&t, NULL, false, false));
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_puts(
+        &b, "items:\n" NODE("n", "100", "8")
+                NODE("m", "100", "8") "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: many\n"
+                                      "    namespace: default\n    uid: many\n    annotations:\n"
+                                      "      hami.io/vgpu-node: m\n"
+                                      "      hami.io/cambricon-mlu-devices-allocated: \"");
+    for (int i = 0; i < 100; i++)
+        vs_buf_puts(&b, "m-cambricon-mlu-0,MLU,0,0:;");
+    vs_buf_puts(&b, "\"\n  spec:\n    nodeName: m\n    containers:\n    - name: c\n"
+                    "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: nouse\n    "
+                    "namespace: default\n    annotations: {cambricon.com/nouse-gpuuuid: "
+                    "n-cambricon-mlu-0}\n  spec:\n    containers:\n    - name: c\n      "
+                    "resources:\n        limits: {cambricon.com/vmlu: 1, "
+                    "cambricon.com/mlu.smlu.vmemory: 1, cambricon.com/mlu.smlu.vcore: 0}\n");
+    char *y = vs_buf_steal(&b);
+    cr_assert_not_null(y);
+    dt_load(&t, y);
+    free(y);
+    expect(dt_filter(&t, "nouse"),
+           "refused n: 1/1 CardUuidMismatch; m: 1/1 CardTimeSlicingExhausted");
 }
 
 /* TestDevices_Fit_ResourceQuotaWholeCardRequest: quota limits.cambricon.com/mlu.smlu.vmemory 50

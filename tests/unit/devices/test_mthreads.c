@@ -194,7 +194,13 @@ Test(mthreads, admission)
            "\"2\" | "
            "add "
            "/spec/schedulerName \"hami-scheduler\"");
-    /* "count one requested without limits", "don't set to memory limit": a whole card. */
+    /* "count one requested without limits": a whole card, limits made. */
+    expect(admit_limits("{\"requests\":{\"mthreads.com/vgpu\":\"1\"}}"),
+           "allowed | add /spec/containers/0/resources/limits {} | add "
+           "/spec/containers/0/resources/limits/mthreads.com~1sgpu-core \"16\" | add "
+           "/spec/containers/0/resources/limits/mthreads.com~1sgpu-memory \"96\" | add "
+           "/spec/schedulerName \"hami-scheduler\"");
+    /* "don't set to memory limit": a whole card. */
     expect(admit_limits("{\"limits\":{\"mthreads.com/vgpu\":\"1\",\"mthreads.com/sgpu-core\":"
                         "\"1\"}}"),
            "allowed | add /spec/containers/0/resources/limits/mthreads.com~1sgpu-core \"16\" | add "
