@@ -201,7 +201,8 @@ enum vs_err vs_podres_scalar(const struct vs_pod *p, bool (*skip)(void *ctx, con
         vs_kv_cleanup(out);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
-    qsort(out->items, out->n, sizeof(out->items[0]), kv_key_cmp);
+    if (out->n > 1) /* items is NULL when there are none (qsort's argument must not be) */
+        qsort(out->items, out->n, sizeof(out->items[0]), kv_key_cmp);
     for (size_t i = 0; i < out->n; i++) {
         int64_t v = 0;
         enum vs_err e = scalar_total(p, out->items[i].key, &v, eb);
