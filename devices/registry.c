@@ -9,6 +9,10 @@ extern const struct vs_device_class vs_device_class_awsneuron;
 extern const struct vs_device_class vs_device_class_amd;
 extern const struct vs_device_class vs_device_class_biren;
 extern const struct vs_device_class vs_device_class_vastai;
+extern const struct vs_device_class vs_device_class_cambricon;
+extern const struct vs_device_class vs_device_class_iluvatar;
+extern const struct vs_device_class vs_device_class_mthreads;
+extern const struct vs_device_class vs_device_class_metax;
 
 /* One class per line. */
 /* clang-format off */
@@ -21,6 +25,10 @@ const struct vs_device_class *const vs_device_classes[] = {
     &vs_device_class_amd,
     &vs_device_class_biren,
     &vs_device_class_vastai,
+    &vs_device_class_cambricon,
+    &vs_device_class_iluvatar,
+    &vs_device_class_mthreads,
+    &vs_device_class_metax,
 };
 /* clang-format on */
 const size_t vs_n_device_classes = sizeof(vs_device_classes) / sizeof(vs_device_classes[0]);

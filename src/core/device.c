@@ -459,3 +459,58 @@ bool vs_device_uuid_ok(const struct vs_pod *p, const char *use_key, const char *
         return false;
     return !(not_blank(nouse) && list_has_id(nouse, id));
 }
+
+uint64_t vs_device_fp_capacity(const struct vs_knode *kn, const char *const *names, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = names[i] ? vs_kv_get(&kn->capacity, names[i]) : NULL;
+        any |= v != NULL;
+        for (const char *p = v ? v : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        h = (h ^ (v ? 0xfeu : 0xffu)) * 0x100000001b3ULL;
+    }
+    return any ? (h ? h : 1) : 0;
+}
+
+enum vs_err vs_device_capacity_max(const struct vs_knode *kn, const char *name, int64_t max,
+                               int64_t *out, struct vs_errbuf *eb)
+{
+    *out = 0;
+    const char *v = name ? vs_kv_get(&kn->capacity, name) : NULL;
+    if (!v)
+        return VS_OK;
+    int64_t x;
+    if (vs_quantity_int(v, &x) || x < 0 || x > max)
+        return vs_err_set(eb, VS_ERR_PARSE,
+                          "invalid status.capacity[\"%s\"] \"%s\": not a whole number between 0 "
+                          "and %lld",
+                          name, v, (long long)max);
+    *out = x;
+    return VS_OK;
+}
+
+struct vs_card_reg *vs_device_add_card(struct vs_inventory *inv, const char *uuid, const char *type)
+{
+    struct vs_register *r = &inv->reg;
+    struct vs_card_reg *g = realloc(r->cards, (r->n + 1) * sizeof(*g));
+    if (!g)
+        return NULL;
+    r->cards = g;
+    struct vs_card_reg *c = &g[r->n];
+    memset(c, 0, sizeof(*c));
+    c->uuid = strdup(uuid);
+    c->type = strdup(type);
+    c->mode = strdup("");
+    if (!c->uuid || !c->type || !c->mode) {
+        free(c->uuid);
+        free(c->type);
+        free(c->mode);
+        return NULL;
+    }
+    c->index = (uint32_t)r->n;
+    c->health = true;
+    r->n++;
+    return c;
+}

@@ -61,6 +61,15 @@ struct vs_pick {
     char *extra; /* backend data for its annotations (vs_cdev.extra); owned, may be NULL */
 };
 
+/* Tags a backend gives pods (vs_device_ops.pod_tag): values 0 .. VS_POD_TAGS-1. */
+#define VS_POD_TAGS 4
+
+/* Per tag value, how many pods hold card c in the evaluation (sched fills it in the calls
+ * below): the node's tracked pods whose usage of c's backend names c — HAMi's list of pods per
+ * card — less the pod being placed and the pods a what-if leaves out. */
+typedef void vs_card_tags_fn(const void *ectx, const struct vs_node *n, const struct vs_card *c,
+                             uint32_t counts[VS_POD_TAGS]);
+
 /* Everything a backend's Fit sees for one container on one node. */
 struct vs_fit_call {
     const struct vs_device *dev;
@@ -82,6 +91,8 @@ struct vs_fit_call {
      * and `cores` on top of the pod's earlier picks of this backend fits the quota. */
     bool (*quota_ok)(const void *qctx, int64_t mem, int64_t cores);
     const void *qctx;
+    vs_card_tags_fn *card_tags; /* (ectx, node, card, counts) */
+    const void *ectx;
 };
 
 /* What a backend's admission hook asks the webhook to change (spec/hami-vendors.md §1.12): the
@@ -91,6 +102,7 @@ enum vs_admit_kind {
     VS_ADMIT_LIMIT,      /* the container's resources.limits[key] = value (add or replace) */
     VS_ADMIT_REQUEST,    /* the container's resources.requests[key] = value (add or replace) */
     VS_ADMIT_ENV,        /* append env {name: key, value} to the container */
+    VS_ADMIT_ENV_UNSET,  /* the same unless the container already has an env named key */
     VS_ADMIT_ANNOTATION, /* the pod's metadata.annotations[key] = value */
     VS_ADMIT_RUNTIME,    /* spec.runtimeClassName = value when the pod has none */
 };
@@ -115,7 +127,9 @@ struct vs_score_call {
     const struct vs_pod_devs *devs; /* the pod's picks of this backend, one entry per container */
     const struct vs_scard *before;  /* the node's cards before the pod's placement */
     size_t n_before;
-    const char *node_policy; /* the node policy's name */
+    const char *node_policy;    /* the node policy's name */
+    vs_card_tags_fn *card_tags; /* (ectx, node, card, counts) */
+    const void *ectx;
 };
 
 /* Per-card rules of the generic Fit (hami-vendors §1.6 G-Fit, and NVIDIA's, compat §4.4),
@@ -188,6 +202,11 @@ struct vs_device_ops {
     /* The backend's node-score term (added to HAMi's node score); NULL = 0. A backend with one
      * has its picks made on every fitting node (no counting shortcut). */
     double (*score_node)(const struct vs_score_call *sc);
+    /* A small value (0 .. VS_POD_TAGS-1) the model keeps of every tracked pod that holds cards
+     * of this backend, from the pod (its annotations), on the pod's usage entries
+     * (vs_usage.tag): rules that look at the pods already on a card read it through
+     * card_tags (Metax sGPU's app classes). NULL: 0. */
+    uint8_t (*pod_tag)(const struct vs_device *d, const struct vs_pod *p);
     /* Folds what the pod context's selectors are into h (the fragmentation memo's request key);
      * NULL: the backend's type_ok reads nothing of the pod. */
     uint64_t (*pod_sig)(const void *ctx, uint64_t h);
@@ -364,6 +383,16 @@ enum vs_err vs_device_cards_from_capacity(const struct vs_knode *kn, const char 
  * (items trimmed; absent or blank = no constraint) and no item of the nouse_key one. */
 bool vs_device_uuid_ok(const struct vs_pod *p, const char *use_key, const char *nouse_key,
                        const char *id);
+/* The same over the node's status.capacity entries `names` (NULL names are skipped). */
+uint64_t vs_device_fp_capacity(const struct vs_knode *kn, const char *const *names, size_t n);
+/* A whole-number quantity of the node's status.capacity (HAMi reads it with AsInt64): 0 when
+ * absent or name NULL; VS_ERR_PARSE `invalid status.capacity["<name>"] "<v>": not a whole number
+ * between 0 and <max>` otherwise. */
+enum vs_err vs_device_capacity_max(const struct vs_knode *kn, const char *name, int64_t max,
+                                   int64_t *out, struct vs_errbuf *eb);
+/* Appends a card to an inventory (id and type copied; index = its position); NULL on OOM. */
+struct vs_card_reg *vs_device_add_card(struct vs_inventory *inv, const char *uuid,
+                                       const char *type);
 
 /* Whether card c's type passes a comma list of case-insensitive substrings `use` (any of them,
  * blank = no constraint) and `nouse` (none of them): HAMi's CheckType. */

@@ -1160,6 +1160,21 @@ static void alloc_values(const struct vs_model *m, const struct vs_pod *p, const
     }
 }
 
+/* Tags pe's usage entries with the pod_tag of their backend (vs_device_ops.pod_tag) for pod p.
+ * Returns whether a tag changed. */
+static bool podent_tag(const struct vs_model *m, struct vs_podent *pe, const struct vs_pod *p)
+{
+    bool changed = false;
+    for (size_t i = 0; i < pe->n_usage; i++) {
+        struct vs_usage *u = &pe->usage[i];
+        const struct vs_device *d = u->dev < m->set->n ? m->set->dev[u->dev] : NULL;
+        uint8_t t = d && d->ops->pod_tag ? d->ops->pod_tag(d, p) & (VS_POD_TAGS - 1) : 0;
+        changed |= u->tag != t;
+        u->tag = t;
+    }
+    return changed;
+}
+
 /* Decodes every backend's allocation and the MIG annotation into pe; a malformed value marks
  * pe malformed. */
 static enum vs_err podent_decode(struct vs_model *m, struct vs_podent *pe, const char *const *alloc,
@@ -1245,6 +1260,9 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
                 return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
             labels_put(m, old->labels);
             old->labels = labels;
+            /* A backend's tag of the pod (its annotations) may change without its allocation. */
+            if (podent_tag(m, old, p) && old->on)
+                node_bump(old->on);
             old->priority = p->priority;
             old->start_time = p->start_time;
             if (old->reservation) {
@@ -1265,6 +1283,7 @@ enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, stru
         podent_free(m, pe);
         return vs_err_set(eb, err, "out of memory");
     }
+    podent_tag(m, pe, p);
     if (pe->malformed)
         vs_err_set(eb, VS_ERR_PARSE, "pod %s/%s: %s", pe->ns, pe->name, pe->error);
     if (old)
@@ -1329,6 +1348,7 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
         podent_free(m, pe);
         return VS_ERR_NOMEM;
     }
+    podent_tag(m, pe, p);
     struct vs_podent *old = NULL;
     old = pidx_find(m, pe->uid);
     if (old)

@@ -75,6 +75,7 @@ struct vs_card {
 /* One card's share of a pod's collapsed usage (spec §3.2 step 5), per backend. */
 struct vs_usage {
     uint16_t dev; /* the backend whose annotation it came from */
+    uint8_t tag;  /* the backend's pod_tag of the pod (vs_device_ops.pod_tag), 0 without one */
     char *uuid;
     int64_t mem;
     int64_t cores;

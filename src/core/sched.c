@@ -606,6 +606,23 @@ static bool same_card_ok(const struct sofar *sf, const struct vs_card *c)
     return true;
 }
 
+/* vs_card_tags_fn over the evaluation x (vs_fit_call.card_tags, vs_score_call.card_tags). */
+static void card_tags(const void *ectx, const struct vs_node *n, const struct vs_card *c,
+                      uint32_t counts[VS_POD_TAGS])
+{
+    const struct fit_ctx *x = ectx;
+    memset(counts, 0, VS_POD_TAGS * sizeof(*counts));
+    for (const struct vs_podent *pe = n->pods; pe; pe = pe->next) {
+        if (is_gone(&x->gone, pe))
+            continue;
+        for (size_t i = 0; i < pe->n_usage; i++) {
+            const struct vs_usage *u = &pe->usage[i];
+            if (u->dev == c->dev && strcmp(u->uuid, c->uuid) == 0)
+                counts[u->tag & (VS_POD_TAGS - 1)]++;
+        }
+    }
+}
+
 #define MAX_MIG_REVISITS 64
 
 /* The generic Fit for one container over its backend's candidates (sorted order; walked from
@@ -862,7 +879,9 @@ static char *fit_container(const struct fit_ctx *x, const struct devpod *dp,
                                .view = view,
                                .n_view = n,
                                .so_far = so_far_devs,
-                               .ctr_index = ctr_index};
+                               .ctr_index = ctr_index,
+                               .card_tags = card_tags,
+                               .ectx = x};
     if (d->ops->fit)
         reason = d->ops->fit(&call, picks, nomem);
     else
@@ -1261,7 +1280,9 @@ static float vendor_terms(const struct fit_ctx *x, const struct vs_node *n,
                                    .devs = &f->allocs[k].devs,
                                    .before = before,
                                    .n_before = n->n_cards,
-                                   .node_policy = node_policy};
+                                   .node_policy = node_policy,
+                                   .card_tags = card_tags,
+                                   .ectx = x};
         t += dp->d->ops->score_node(&sc);
     }
     return (float)t;

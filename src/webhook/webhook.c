@@ -337,10 +337,24 @@ static void emit_ctr_ops(struct review *r, const char *list, size_t i, const jso
     }
 }
 
-/* Every backend's admission hook for container c (spec/hami-vendors.md §1.12), in backend
- * order; their changes join ch, pod-level ones r. */
-static enum vs_err admit_backends(struct review *r, struct vs_container *c, bool init,
-                                  struct ctr_changes *ch, struct vs_errbuf *eb)
+/* Whether the env array `env` has an entry named `name`. */
+static bool env_has(const json_t *env, const char *name)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(env, i, e)
+    {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && strcmp(n, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Every backend's admission hook for container c (raw JSON `raw`; spec/hami-vendors.md §1.12),
+ * in backend order; their changes join ch, pod-level ones r. */
+static enum vs_err admit_backends(struct review *r, const json_t *raw, struct vs_container *c,
+                                  bool init, struct ctr_changes *ch, struct vs_errbuf *eb)
 {
     const struct vs_devices *set = r->cfg->devices;
     for (size_t d = 0; d < set->n && !r->oom; d++) {
@@ -363,6 +377,10 @@ static enum vs_err admit_backends(struct review *r, struct vs_container *c, bool
                 break;
             case VS_ADMIT_ENV:
                 want_env(r, ch, o->key, o->value);
+                break;
+            case VS_ADMIT_ENV_UNSET:
+                if (!env_has(member(raw, "env"), o->key) && !env_has(ch->env, o->key))
+                    want_env(r, ch, o->key, o->value);
                 break;
             case VS_ADMIT_ANNOTATION:
                 want_annotation(r, o->key, o->value);
@@ -446,7 +464,7 @@ static enum vs_err mutate_container(struct review *r, const char *list, size_t i
     if (!rec && cfg->overwrite_env)
         want_env(r, &ch, ENV_VISIBLE, "none");
     r->recognised |= rec;
-    err = admit_backends(r, c, strcmp(list, "initContainers") == 0, &ch, eb);
+    err = admit_backends(r, raw, c, strcmp(list, "initContainers") == 0, &ch, eb);
     if (!err)
         emit_ctr_ops(r, list, i, raw, &ch);
 out:

@@ -811,6 +811,10 @@ ParameterizedTestParameters(loader, errors)
          "number, got array"},
         {"cap.yaml", "kind: Node\nmetadata: {name: n}\nstatus: {capacity: [8]}\n", VS_ERR_PARSE,
          "cap.yaml: Node n: status.capacity: expected an object, got array"},
+        {"cap2.yaml", "kind: Node\nmetadata: {name: n}\nstatus: {capacity: {a.com/x: {b: 1}}}\n",
+         VS_ERR_PARSE,
+         "cap2.yaml: Node n: status.capacity[\"a.com/x\"]: expected a string or number, "
+         "got object"},
         {"quota.yaml", "kind: ResourceQuota\nmetadata: {name: q, namespace: t}\nspec: {hard: x}\n",
          VS_ERR_PARSE, "quota.yaml: ResourceQuota t/q: spec.hard: expected an object, got string"},
         {"tol.yaml", "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: {key: a}}\n",
@@ -949,7 +953,23 @@ Test(codec, node_and_quota_decoders_direct)
     cr_assert_eq(vs_codec_node_from_json(n, &node, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(node.name, "x");
     cr_assert_eq(node.allocatable.n, 0);
+    cr_assert_eq(node.capacity.n, 0);
     vs_knode_cleanup(&node);
+    /* status.capacity is kept beside allocatable (vendors derive their cards from it), and a
+     * copy carries it. */
+    json_decref(n);
+    n = json_loads("{\"metadata\":{\"name\":\"y\"},\"status\":{\"allocatable\":{\"cpu\":\"2\"},"
+                   "\"capacity\":{\"cpu\":\"4\",\"cambricon.com/mlu.smlu.vcore\":200}}}",
+                   0, &jerr);
+    cr_assert_eq(vs_codec_node_from_json(n, &node, &eb), VS_OK, "%s", eb.msg);
+    struct vs_knode copy;
+    cr_assert_eq(vs_knode_copy(&copy, &node), VS_OK);
+    vs_knode_cleanup(&node);
+    cr_assert_eq(copy.capacity.n, 2);
+    cr_assert_str_eq(vs_kv_get(&copy.capacity, "cpu"), "4");
+    cr_assert_str_eq(vs_kv_get(&copy.capacity, "cambricon.com/mlu.smlu.vcore"), "200");
+    cr_assert_str_eq(vs_kv_get(&copy.allocatable, "cpu"), "2");
+    vs_knode_cleanup(&copy);
     /* A quota without a name is accepted: its limits apply per namespace. */
     cr_assert_eq(vs_codec_quota_from_json(q, &quota, &eb), VS_OK, "%s", eb.msg);
     cr_assert_str_eq(quota.ns, "t");
