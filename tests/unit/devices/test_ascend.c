@@ -536,6 +536,11 @@ Test(ascend, c910_half_modules)
                                       "dev-2", 2, 4, 65536, 20, "Ascend910C", ""))) C_POD("p", 2));
     expect(dt_filter(&t, "p"), "refused n: 0/2 AllocatedCardsInsufficientRequest; m: 0/2 "
                                "AllocatedCardsInsufficientRequest");
+    /* Two NPUs registered with the same index are not a module (HAMi would pick one twice). */
+    dt_load(&t, "items:\n" NODE("k", REG("Ascend910C", C("dup-a", 0) "," C("dup-b", 0))));
+    expect(dt_filter(&t, "p"), "refused n: 0/2 AllocatedCardsInsufficientRequest; m: 0/2 "
+                               "AllocatedCardsInsufficientRequest; k: 0/2 "
+                               "AllocatedCardsInsufficientRequest");
 }
 
 /* TestAscend910C_FitFullPairSucceeds and TestDevices_Fit_910C: a whole module, in walk order;
