@@ -758,6 +758,40 @@ Test(ascend, mixed_vendors)
     expect(dt_filter(&t, "nv"), "refused n: 1/1 CardTypeMismatch");
 }
 
+/* (probe, §1.8) Containers asking different vendors: each vendor's list keeps one entry per
+ * container (HAMi pads Ascend lists correctly: ";npu-0,Ascend910B3,16384,0:;"). A pod asking only
+ * NVIDIA gets no Ascend keys (HAMi writes all-empty Ascend lists, predicate-time and
+ * "huawei.com/Ascend910B3: null" on a node that also has Ascend cards: our deviation). */
+Test(ascend, containers_of_two_vendors)
+{
+    cr_assert(dt_init(&t, NULL, true, false));
+    dt_load(&t, "items:\n" NODE(
+                    "n", NV_REG("GPU-a") REG(
+                             "Ascend910B3",
+                             B3("npu-0", 0,
+                                ""))) "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p, "
+                                      "namespace: default}\n"
+                                      "  spec:\n    containers:\n    - name: c0\n      "
+                                      "resources:\n        limits: "
+                                      "{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}\n    - name: "
+                                      "c1\n      resources:\n"
+                                      "        limits: {huawei.com/Ascend910B3: 1, "
+                                      "huawei.com/Ascend910B3-memory: "
+                                      "16384}\n" POD("nv", "",
+                                                     "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000"));
+    expect(
+        dt_filter(&t, "p"),
+        "n hami.io/Ascend910B3-devices-allocated=;npu-0,Ascend910B3,16384,0:; "
+        "hami.io/Ascend910B3-devices-to-allocate=;npu-0,Ascend910B3,16384,0:; "
+        "hami.io/vgpu-devices-allocated=GPU-a,NVIDIA,1000,0:;; "
+        "hami.io/vgpu-devices-to-allocate=GPU-a,NVIDIA,1000,0:;; hami.io/vgpu-mig-allocations=null "
+        "huawei.com/Ascend910B3=[{\"UUID\":\"npu-0\",\"temp\":\"vir05_1c_16g\",\"memory\":"
+        "16384}]");
+    expect(dt_filter(&t, "nv"), "n hami.io/vgpu-devices-allocated=GPU-a,NVIDIA,1000,0:; "
+                                "hami.io/vgpu-devices-to-allocate=GPU-a,NVIDIA,1000,0:; "
+                                "hami.io/vgpu-mig-allocations=null");
+}
+
 /* ------------------------------------------------------------------ admission */
 
 /* The webhook's answer for a pod with `annos` (a JSON object) and `ctrs` (a JSON array of
@@ -853,10 +887,16 @@ Test(ascend, admission_templates)
                                            "Ascend910A", "requests") " \"32768\"; " ROUTE);
 }
 
-/* Test_MutateAdmission_NilRequests: a container without requests gets them. */
+/* Test_MutateAdmission_NilRequests: a container without requests gets them; a count alone gets
+ * the whole card's memory. */
 Test(ascend, admission_nil_requests)
 {
     cr_assert(dt_init(&t, NULL, true, false));
+    expect(admit(&t, "{}", CTR(A910A(1))),
+           "allowed: add " MEM_PATH(
+               "Ascend910A", "limits") " \"32768\"; add "
+                                       "/spec/containers/0/resources/requests {}; add " MEM_PATH(
+                                           "Ascend910A", "requests") " \"32768\"; " ROUTE);
     expect(admit(&t, "{}", CTR(A910A(1) "," A910A_MEM(8738))),
            "allowed: add " MEM_PATH(
                "Ascend910A", "limits") " \"8738\"; add "
