@@ -2,7 +2,8 @@
 # vendors: a mixed cluster (issue 29, spec hami-vendors.md §3). Fake nodes of three vendors —
 # NVIDIA (hami.io/node-nvidia-register), Huawei Ascend 910B3 (hami.io/node-register-Ascend910B3,
 # NetworkID 0 for NPUs 0-3 and 1 for 4-7, as the Ascend plugin registers them) and Hygon DCU
-# (hami.io/node-dcu-register, the plugin's legacy text) — and one node with NVIDIA and DCU cards;
+# (hami.io/node-dcu-register, the plugin's legacy text) — and two nodes with NVIDIA and DCU cards
+# (v-mix shared by every pod, v-mix-2 only for the burst's pods asking both vendors);
 # vgpu-sched runs with --enable-ascend, and the extender's managedResources list the Ascend and
 # DCU resources as the chart does with those vendors enabled. The emulated device plugins hand
 # off per vendor: each consumes its own to-allocate list, then bind-phase=success and the shared
@@ -13,8 +14,9 @@
 # limits and requests and gets the device plugin's runtime JSON, a pod asking NVIDIA and DCU
 # lands on the mixed node with both vendors' lists handed off, a multi-NPU vNPU is denied at
 # admission and a hami-core pod is refused with 1/8 ModeNotFit (template-mode nodes). Then a
-# burst of 130 mixed pods (NVIDIA, Ascend vNPUs and whole NPUs, DCU shares, pods asking two
-# vendors), more than fits: every pod bound and Running or refused with HAMi's reasons, no card
+# burst of 135 mixed pods (NVIDIA, Ascend vNPUs and whole NPUs, DCU shares, pods asking two
+# vendors), more than fits: every pod bound and Running or refused with HAMi's reasons (exactly 8
+# of the 10 two-vendor pods bound: v-mix-2 has 8 slots per vendor), no card
 # over-committed per vendor (the pods' allocated lists of every vendor against the fake
 # registers), vgpu-sched's per-card metrics equal to those sums, every bound pod handed off,
 # every Ascend pod's memory a template and its runtime JSON naming its NPUs, no lock left and no
@@ -35,12 +37,12 @@ scenario_vendors_pre_up() {
 # vendors_pods NS : the burst, from a fixed linear congruential sequence (reproducible): 60
 # NVIDIA pods (1000..4000 MiB, 5..30 cores), 40 Ascend pods (vNPUs of 4000..30000 MiB the webhook
 # rounds to a template, a whole NPU, or two whole NPUs), 25 DCU pods (4000..32000 MiB, 10..50
-# cores) and 5 pods asking one NVIDIA share and one DCU share.
+# cores) and 10 pods asking one NVIDIA share and one DCU share (node selector pool=mixed).
 vendors_pods() {
     local ns=$1 x=20290129 i kind mem cores
     next() { x=$(((x * 1103515245 + 12345) % 2147483648)) && r=$((x / 65536)); }
     local r
-    for ((i = 1; i <= 130; i++)); do
+    for ((i = 1; i <= 135; i++)); do
         next
         if ((i <= 60)); then
             mem=$((1000 + r % 31 * 100))
@@ -66,7 +68,7 @@ vendors_pods() {
                 "{}" "{pool: vendors}" "$ns"
         else
             vs_pod_yaml "two-$i" "{nvidia.com/gpu: 1, nvidia.com/gpumem: 2000, nvidia.com/gpucores: 10, hygon.com/dcunum: 1, hygon.com/dcumem: 2000, hygon.com/dcucores: 10}" \
-                "{}" "{pool: vendors}" "$ns"
+                "{}" "{pool: mixed}" "$ns"
         fi
     done
 }
@@ -83,6 +85,7 @@ scenario_vendors() {
         --label pool=vendors v-npu-1 v-npu-2
     e2e_fake_nodes --vendor dcu --cards 4 --devmem 65536 --devcore 100 --split 4 --label pool=vendors v-dcu-1 v-dcu-2
     e2e_fake_nodes --vendor nvidia,dcu --cards 2 --devmem 16384 --devcore 100 --split 4 --label pool=vendors v-mix
+    e2e_fake_nodes --vendor nvidia,dcu --cards 2 --devmem 16384 --devcore 100 --split 4 --label pool=mixed v-mix-2
     VS_E2E_SERVE_FLAGS="${VS_E2E_SERVE_FLAGS:-} --enable-ascend" vs_setup --hold "${VS_E2E_HOLD:-20ms}"
 
     # 1. Two whole NPUs on an idle node: one NetworkID group, the walk's last cards first.
@@ -112,7 +115,8 @@ scenario_vendors() {
         e2e_fail "npu-vnpu huawei.com/Ascend910B3: $(annotation npu-vnpu huawei.com/Ascend910B3)"
 
     # 3. NVIDIA and DCU in one container: only the mixed node has both; both lists handed off.
-    vs_pod two "{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: 10, hygon.com/dcunum: 1, hygon.com/dcumem: 3000, hygon.com/dcucores: 20}"
+    vs_pod two "{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: 10, hygon.com/dcunum: 1, hygon.com/dcumem: 3000, hygon.com/dcucores: 20}" \
+        "{}" "{pool: vendors}"
     vs_wait_running two
     e2e_expect_eq "node of two" "$(e2e_jsonpath pod two '{.spec.nodeName}')" v-mix
     e2e_expect_eq "two dcu-devices-allocated" "$(annotation two hami.io/dcu-devices-allocated)" "DCU-v-mix-1,DCU,3000,20:;"
@@ -128,7 +132,7 @@ scenario_vendors() {
         e2e_fail "npu-multi: want the webhook's denial, got: $out"
     vs_pod npu-soft "{huawei.com/Ascend910B3: 1, huawei.com/Ascend910B3-memory: 1000}" "{huawei.com/vnpu-mode: hami-core}"
     vs_wait_unschedulable npu-soft
-    vs_expect_event npu-soft FilteringFailed "no available node, 7 nodes do not meet"
+    vs_expect_event npu-soft FilteringFailed "no available node, 8 nodes do not meet"
     [[ "$(vs_condition_message npu-soft)" == *"1/8 ModeNotFit"* ]] ||
         e2e_fail "npu-soft: want 1/8 ModeNotFit, got: $(vs_condition_message npu-soft)"
     e2e_kubectl delete pod npu-soft --wait=false >/dev/null
@@ -143,7 +147,7 @@ scenario_vendors() {
     vs_burst_report "$out" 10 "mixed vendors, hold ${VS_E2E_HOLD:-20ms}"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     refused="$(sed -E 's/.*"unschedulable":([0-9]+).*/\1/' <<<"$out")"
-    e2e_expect_eq "bound + refused" "$((bound + refused))" 130
+    e2e_expect_eq "bound + refused" "$((bound + refused))" 135
     ((refused > 0)) || e2e_fail "no pod refused although the pods ask for more than the cards have"
     if grep -qvE '^(CardInsufficientMemory|CardInsufficientCore|CardTimeSlicingExhausted|NodeInsufficientDevice|AllocatedCardsInsufficientRequest|ExclusiveDeviceAllocateConflict|CardComputeUnitsExhausted)$' \
         < <(sed -E 's/.*"reasons":\{([^}]*)\}.*/\1/' <<<"$out" | tr ',' '\n' | sed -E 's/"([^"]+)":[0-9]+/\1/'); then
@@ -159,7 +163,8 @@ scenario_vendors() {
     vs_burst_no_contention
 }
 
-# vendors_check_pods NS : per vendor, the bound pods' count (at least one each); every Ascend
+# vendors_check_pods NS : per vendor, the bound pods' count (at least one each, 8 of the pods
+# asking two vendors); every Ascend
 # pod's memory (limit = request) is a template or the whole card, and every bound one's runtime
 # JSON names exactly the NPUs of its allocated list, with the template of its memory.
 vendors_check_pods() {
@@ -168,8 +173,9 @@ vendors_check_pods() {
     summary="$(jq -r '[.items[] | select(.spec.nodeName != null) | .metadata.name | sub("-[0-9]+$"; "")]
         | group_by(.) | map("\(.[0])=\(length)") | join(" ")' "$E2E_CLUSTER/vendors-pods.json")"
     e2e_log "bound per kind: $summary"
-    [[ "$summary" =~ dcu=[0-9]+ && "$summary" =~ gpu=[0-9]+ && "$summary" =~ npu=[0-9]+ && "$summary" =~ two=[0-9]+ ]] ||
+    [[ "$summary" =~ dcu=[0-9]+ && "$summary" =~ gpu=[0-9]+ && "$summary" =~ npu=[0-9]+ ]] ||
         e2e_fail "some kind of pod has nothing bound: $summary"
+    [[ "$summary" =~ (^| )two=8( |$) ]] || e2e_fail "want 8 two-vendor pods bound (v-mix-2's slots): $summary"
     bad="$(jq -r '.items[] | select(.metadata.name | startswith("npu-")) | .spec.containers[0].resources as $r
         | select(($r.limits["huawei.com/Ascend910B3-memory"] // "") as $m
             | ($m != ($r.requests["huawei.com/Ascend910B3-memory"] // "")) or ([$m] | inside(["16384", "32768", "65536"]) | not))
