@@ -13,6 +13,7 @@ extern const struct vs_device_class vs_device_class_cambricon;
 extern const struct vs_device_class vs_device_class_iluvatar;
 extern const struct vs_device_class vs_device_class_mthreads;
 extern const struct vs_device_class vs_device_class_metax;
+extern const struct vs_device_class vs_device_class_ascend;
 
 /* One class per line. */
 /* clang-format off */
@@ -29,6 +30,7 @@ const struct vs_device_class *const vs_device_classes[] = {
     &vs_device_class_iluvatar,
     &vs_device_class_mthreads,
     &vs_device_class_metax,
+    &vs_device_class_ascend,
 };
 /* clang-format on */
 const size_t vs_n_device_classes = sizeof(vs_device_classes) / sizeof(vs_device_classes[0]);

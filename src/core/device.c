@@ -475,7 +475,7 @@ uint64_t vs_device_fp_capacity(const struct vs_knode *kn, const char *const *nam
 }
 
 enum vs_err vs_device_capacity_max(const struct vs_knode *kn, const char *name, int64_t max,
-                               int64_t *out, struct vs_errbuf *eb)
+                                   int64_t *out, struct vs_errbuf *eb)
 {
     *out = 0;
     const char *v = name ? vs_kv_get(&kn->capacity, name) : NULL;

@@ -183,12 +183,16 @@ struct vs_device_ops {
     const char *(*node_check)(const struct vs_device *d, const void *pod_ctx,
                               const struct vs_node *n);
     /* Collect-all selection (Ascend NetworkID groups, 910C modules): when it returns true for a
-     * request, the generic Fit collects every card that passes the checks, then calls select to
-     * choose req->nums of them (indices into picks, in output order; false = too few: the
-     * reason is "<got>/<denominator> AllocatedCardsInsufficientRequest"). */
+     * request, the generic Fit collects every card that passes the checks (walk order), then
+     * calls select with all n of them, however many (n may be below req->nums). select either
+     * chooses req->nums of them (indices into picks, in output order) and returns true, or
+     * returns false: the node's reason is then the walk's reasons plus
+     * "<got>/<denominator> AllocatedCardsInsufficientRequest", every item over *denominator
+     * (preset to the candidate count; *got preset to n), the item left out when *got is 0
+     * unless select sets *report_zero. */
     bool (*collects)(const struct vs_device *d, const void *pod_ctx, const struct vs_req *r);
     bool (*select)(const struct vs_fit_call *fc, const struct vs_pick *picks, size_t n, size_t *out,
-                   size_t *got, size_t *denominator);
+                   size_t *got, size_t *denominator, bool *report_zero);
 
     /* A Fit of the backend's own (replacing the generic one): on success fills picks
      * (req->nums of them, allocated by the caller and zeroed) and returns NULL; else returns the

@@ -486,13 +486,13 @@ static char *put_uint(char *p, size_t v)
 
 /* "<c>/<total> <Reason>" items sorted as plain strings, joined with ", " (HAMi GenReason).
  * Formatted by hand into one allocation: a refused pod asks this of every node. */
-static char *gen_reason(const size_t counts[R_COUNT], size_t total)
+static char *gen_reason(const size_t counts[R_COUNT], uint32_t zero_too, size_t total)
 {
     char items[R_COUNT][80];
     char *ptrs[R_COUNT];
     size_t n = 0, len = 0;
     for (int r = 0; r < R_COUNT; r++) {
-        if (!counts[r])
+        if (!counts[r] && !(zero_too & (1u << r)))
             continue;
         char *p = put_uint(items[n], counts[r]);
         *p++ = '/';
@@ -761,7 +761,8 @@ static char *fit(const struct fit_ctx *x, const struct devpod *dp, const struct 
         }
     }
     size_t denominator = n_cands;
-    if (collect && n_chosen >= (size_t)r->nums) {
+    uint32_t zero_too = 0; /* reasons written even with a count of 0 */
+    if (collect && (n_chosen >= (size_t)r->nums || sel_mode)) {
         size_t *idx = calloc((size_t)r->nums, sizeof(*idx));
         const struct vs_scard **col = topo_mode ? calloc(n_chosen, sizeof(*col)) : NULL;
         if (!idx || (topo_mode && !col)) {
@@ -772,8 +773,8 @@ static char *fit(const struct fit_ctx *x, const struct devpod *dp, const struct 
             *nomem = true;
             return NULL;
         }
-        bool ok = true;
-        size_t got = 0;
+        bool ok = true, report_zero = false;
+        size_t got = n_chosen;
         if (n_chosen == (size_t)r->nums && topo_mode) {
             for (size_t i = 0; i < n_chosen; i++)
                 idx[i] = i;
@@ -782,7 +783,7 @@ static char *fit(const struct fit_ctx *x, const struct devpod *dp, const struct 
                 col[i] = chosen[i].card;
             x->gpu.subset(col, n_chosen, (size_t)r->nums, topo, n_cards, idx);
         } else {
-            ok = d->ops->select(fc, chosen, n_chosen, idx, &got, &denominator);
+            ok = d->ops->select(fc, chosen, n_chosen, idx, &got, &denominator, &report_zero);
         }
         if (ok)
             for (size_t i = 0; i < (size_t)r->nums; i++)
@@ -796,12 +797,14 @@ static char *fit(const struct fit_ctx *x, const struct devpod *dp, const struct 
         }
         /* The selection found too few: `got` cards of it count as allocated. */
         n_chosen = got;
+        if (report_zero)
+            zero_too = 1u << R_ALLOC_INSUFF;
     }
     if (n_chosen > 0)
         counts[R_ALLOC_INSUFF] = n_chosen;
     if (chosen != stackbuf)
         free(chosen);
-    char *reason = gen_reason(counts, denominator);
+    char *reason = gen_reason(counts, zero_too, denominator);
     if (!reason)
         *nomem = true;
     return reason;
@@ -1215,7 +1218,7 @@ static char *quick_reason(const struct fit_ctx *x, const struct tally *t)
     for (int i = 0; i < R_COUNT; i++)
         counts[i] = t->counts[i];
     counts[R_ALLOC_INSUFF] = t->pass;
-    return gen_reason(counts, t->nc);
+    return gen_reason(counts, 0, t->nc);
 }
 
 /* The words quick_reason would write, as vs_node_fit.words bits. */

@@ -277,6 +277,18 @@ static void want_request(struct review *r, struct vs_container *c, struct ctr_ch
 
 static void want_env(struct review *r, struct ctr_changes *ch, const char *name, const char *value)
 {
+    /* Once per container: several backends may ask for the same variable (every Ascend chip
+     * with overwriteEnv hides the NPUs of a container that asks for none; HAMi appends one
+     * copy per chip). */
+    size_t k;
+    json_t *x;
+    json_array_foreach(ch->env, k, x)
+    {
+        const char *xn = json_string_value(json_object_get(x, "name"));
+        const char *xv = json_string_value(json_object_get(x, "value"));
+        if (xn && xv && strcmp(xn, name) == 0 && strcmp(xv, value) == 0)
+            return;
+    }
     json_t *e = env_var(name, value);
     if (!e || json_array_append_new(ch->env, e) != 0)
         r->oom = true;

@@ -32,6 +32,8 @@
 #   VS_E2E_KUBE_SCHEDULER                     the kube-scheduler binary (default: the pinned one;
 #                                             the preemption-verb scenario runs K8S_VERSION_VERB's)
 #   VS_E2E_KUBE_APISERVER                     the kube-apiserver binary (the same)
+#   VS_E2E_MANAGED       more extended resources (words) for the extender's managedResources,
+#                        each ignoredByScheduler (other vendors' resources, e.g. huawei.com/Ascend910B3)
 #   VS_E2E_PRIORITIZE=1  a second extender entry (same URL) with only prioritizeVerb and no
 #                        managedResources: vgpu-sched also scores the pods without a GPU
 #   VS_E2E_SCHEDULER_TEMPLATE  the KubeSchedulerConfiguration template (default
@@ -322,6 +324,11 @@ render_scheduler_config() {
             out=${out//@EXTENDER_HTTPS@/false}
         fi
     fi
+    local managed="" r
+    for r in ${VS_E2E_MANAGED:-}; do
+        managed+="      - name: $r"$'\n'"        ignoredByScheduler: true"$'\n'
+    done
+    out=${out//$'\n'"#@ MANAGED"$'\n'/$'\n'$managed}
     printf '%s\n' "$out" | awk -v ext="$ext" -v tls="$tls" -v prio="$prio" '
         function skip(b) { return (b == "extender" && !ext) || (b == "tls" && !tls) || (b == "prioritize" && !prio) }
         /^#@ BEGIN / { if (skip($3)) off++; next }

@@ -10,7 +10,12 @@
 #       cards × split), a Ready condition, and without the not-ready taint new nodes get.
 #       FLAGS (see `vs-e2e nodes -h`): --cards 2 --split 10 --devmem 16384 --devcore 100
 #       --type 'NVIDIA-Tesla T4' --numa 1 --mode hami-core --unhealthy 1,3 --no-gpu
-#       --register RAW_JSON --label k=v --annotation k=v
+#       --register RAW_JSON --label k=v --annotation k=v; other vendors' cards with
+#       --vendor nvidia|ascend|dcu (a comma list for a node with several; each gets the card
+#       flags): ascend registers hami.io/node-register-<--word, Ascend910B3> as the Ascend plugin
+#       does (custominfo.NetworkID 0 for NPUs 0-3, 1 above; node annotation hami-vnpu-core from
+#       --vnpu-core) with capacity huawei.com/<word>; dcu registers hami.io/node-dcu-register (the
+#       plugin's legacy text, model --dcu-type DCU-K100_AI) with capacity hygon.com/dcunum
 #   fake-nodes.sh agent DIR [FLAGS]
 #       FLAGS (see `vs-e2e agent -h`): --hold 20ms (the emulated device plugin's Allocate
 #       time, during which the node lock stays held), --terminate 3s (how long a pod being
@@ -19,9 +24,10 @@
 #       drawn from a hash of the seed and its name; see tests/e2e/README.md).
 #       Start the node emulation loop in the background (PID in DIR/pids, so cluster.sh down
 #       stops it; log DIR/agent.log). For pods bound to fake nodes it does the HAMi device
-#       plugin's handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every
-#       hami.io/vgpu-devices-to-allocate entry consumed, bind-phase=success, the node's
-#       hami.io/mutex.lock released if this pod owns it) and the kubelet's part (phase Running
+#       plugins' handoff (hami-compat.md §6.4: hami.io/bind-phase=allocating => every entry of
+#       each vendor's to-allocate list consumed — hami.io/vgpu-devices-to-allocate,
+#       hami.io/dcu-devices-to-allocate, hami.io/<Ascend word>-devices-to-allocate —,
+#       bind-phase=success, the node's hami.io/mutex.lock released if this pod owns it) and the kubelet's part (phase Running
 #       via the status subresource; Failed/UnexpectedAdmissionError when allocation failed or a
 #       GPU pod was never handed off; pods being deleted are removed). Pod annotation
 #       e2e.vgpu-sched/handoff=fail|hold makes the emulated plugin fail, or never allocate.

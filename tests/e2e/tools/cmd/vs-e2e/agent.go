@@ -27,13 +27,17 @@ import (
 
 // agent emulates, for pods bound to fake nodes, what a node would do:
 //
-//   - the HAMi device plugin's Allocate handoff (hami-compat.md §6.4): a pod with
-//     hami.io/bind-phase=allocating gets every entry of hami.io/vgpu-devices-to-allocate consumed
-//     (re-encoded empty, as the plugin writes it), bind-phase=success, and the node's
-//     hami.io/mutex.lock released when it is this pod's (owner-checked like nodelock.go);
+//   - the HAMi device plugins' Allocate handoff (hami-compat.md §6.4, hami-vendors.md §1.10): a
+//     pod with hami.io/bind-phase=allocating gets every entry of each vendor's to-allocate list
+//     consumed (hami.io/vgpu-devices-to-allocate, hami.io/dcu-devices-to-allocate,
+//     hami.io/<Ascend word>-devices-to-allocate; re-encoded empty, as each plugin writes it),
+//     bind-phase=success, and the node's hami.io/mutex.lock — the lock all three vendors take —
+//     released when it is this pod's (owner-checked like nodelock.go); one handoff for all the
+//     pod's vendors, as the first plugin to finish sets success and releases the shared lock;
 //   - the kubelet: such a pod then becomes Running through the status subresource (so it counts
-//     as live usage); a pod whose allocation failed, or that asks for nvidia.com/gpu but was
-//     never handed off by a scheduler, becomes Failed with UnexpectedAdmissionError as kubelet
+//     as live usage); a pod whose allocation failed, or that asks for devices (nvidia.com/gpu,
+//     hygon.com/dcunum, huawei.com/<word>) but was never handed off by a scheduler, becomes
+//     Failed with UnexpectedAdmissionError as kubelet
 //     would report; a pod being deleted is removed (grace period 0) once --terminate has passed
 //     since the deletion request, at most its own grace period (default 0: at once), as a
 //     kubelet removes it once its containers have stopped;
@@ -241,20 +245,6 @@ func (a *agent) isFake(node string) bool {
 	return err == nil && a.selector.Matches(labels.Set(n.Labels))
 }
 
-func requestsGPU(p *corev1.Pod) bool {
-	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for _, c := range cs {
-			if q, ok := c.Resources.Limits[resourceGPU]; ok && !q.IsZero() {
-				return true
-			}
-			if q, ok := c.Resources.Requests[resourceGPU]; ok && !q.IsZero() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // consumed re-encodes a device list the way the plugin leaves it once every container has been
 // allocated: the entries split on ';' (the trailing empty one included), each emptied, each
 // followed by ';' — "GPU-a,NVIDIA,3000,0:;" becomes ";;".
@@ -310,9 +300,9 @@ func (a *agent) sync(ctx context.Context, key string) error {
 	case phase == "failed":
 		return a.setPhase(ctx, pod, corev1.PodFailed, "UnexpectedAdmissionError",
 			"Allocate failed due to hami.io/bind-phase=failed (vs-e2e)")
-	case phase == "" && requestsGPU(pod):
+	case phase == "" && requestsDevice(pod):
 		return a.setPhase(ctx, pod, corev1.PodFailed, "UnexpectedAdmissionError",
-			"Allocate failed: pod requests nvidia.com/gpu but was never handed off (no hami.io/bind-phase) (vs-e2e)")
+			"Allocate failed: pod requests devices but was never handed off (no hami.io/bind-phase) (vs-e2e)")
 	default: // success, or a pod without GPUs
 		return a.setPhase(ctx, pod, corev1.PodRunning, "", "")
 	}
@@ -342,12 +332,23 @@ func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
 			return ctx.Err()
 		}
 	}
-	list := pod.Annotations[annoToAllocate]
+	// Each vendor's plugin takes its list while it still names devices (its word in the type
+	// field, as HAMi's plugin helper checks).
 	patch := map[string]any{}
-	if mode == "fail" || !strings.Contains(list, "NVIDIA") {
+	var lists []string
+	for _, l := range podDeviceLists(pod, true) {
+		if !strings.Contains(l.value, l.word) {
+			continue
+		}
+		lists = append(lists, l.value) // in key order: NVIDIA's alone reads as before
+		if mode != "fail" {
+			patch[l.key] = consumed(l.value)
+		}
+	}
+	list := strings.Join(lists, " ")
+	if mode == "fail" || len(lists) == 0 {
 		patch[annoBindPhase] = "failed"
 	} else {
-		patch[annoToAllocate] = consumed(list)
 		patch[annoBindPhase] = "success"
 	}
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": patch}})

@@ -19,11 +19,16 @@ import (
 )
 
 // capacity: the end-to-end invariant of a GPU-sharing scheduler, checked from the API objects
-// alone. For every pod that is bound (spec.nodeName set) and not terminal, its
-// hami.io/vgpu-devices-allocated (hami-compat.md §1.7) is decoded and summed per card; no card
-// may exceed its registered devmem, devcore or count (hami.io/node-nvidia-register, §1.1), every
-// card named must be a card of the node the pod is bound to, hami.io/vgpu-node (annotation and
-// label) must name that node, and a bound pod asking for nvidia.com/gpu must carry an allocation.
+// alone. For every pod that is bound (spec.nodeName set) and not terminal, each vendor's
+// allocated list (hami.io/vgpu-devices-allocated, hami.io/dcu-devices-allocated,
+// hami.io/<Ascend word>-devices-allocated; hami-compat.md §1.7) is decoded and summed per card;
+// no card may exceed its registered devmem, devcore or count (hami.io/node-nvidia-register,
+// hami.io/node-dcu-register, hami.io/node-register-<word>), every card named must be a card of
+// that vendor on the node the pod is bound to, hami.io/vgpu-node (annotation and label) must
+// name that node, and a bound pod asking for devices must carry an allocation.
+//
+// --handed-off: every bound pod with an allocation was handed off by its device plugins
+// (bind-phase=success, every to-allocate list consumed to empty entries).
 //
 // With --metrics URL the per-card usage vgpu-sched reports (hami_gpu_memory_allocated_bytes,
 // hami_gpu_core_allocated_ratio, hami_gpu_shared_count) must equal what the API objects say:
@@ -36,7 +41,7 @@ import (
 // allocation); that usage is not summed on any card and is listed as "onRemovedCards".
 
 type card struct {
-	node, uuid               string
+	node, uuid, word         string
 	count, devmem, devcore   int64
 	slots, mem, cores, npods int64
 	mSlots, mMem, mCores     int64 // from --metrics
@@ -62,6 +67,7 @@ func cmdCapacity(args []string) error {
 	table := fs.Bool("table", false, "print the per-card usage")
 	refusedNS := fs.String("refused", "", "namespace whose unschedulable single-GPU pods must not fit on any card now (no leaked capacity)")
 	removedList := fs.String("removed-cards", "", "comma list of card UUIDs removed from their node's register on purpose: pods may still name them")
+	handedOff := fs.Bool("handed-off", false, "every bound pod with an allocation has bind-phase=success and its to-allocate lists consumed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,21 +98,16 @@ func cmdCapacity(args []string) error {
 	var order []*card
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		reg, ok := n.Annotations[annoRegister]
-		if !ok {
-			continue
-		}
-		var devs []registerDevice
-		if err := json.Unmarshal([]byte(reg), &devs); err != nil {
-			problem("node %s: %s: %v", n.Name, annoRegister, err)
-			continue
+		devs, bad := nodeCards(n)
+		for _, b := range bad {
+			problem("%s", b)
 		}
 		for _, d := range devs {
-			c := &card{node: n.Name, uuid: d.ID, count: int64(d.Count), devmem: int64(d.Devmem), devcore: int64(d.Devcore)}
-			if _, dup := cards[d.ID]; dup {
-				problem("card %s registered twice", d.ID)
+			c := &card{node: n.Name, uuid: d.uuid, word: d.word, count: d.count, devmem: d.devmem, devcore: d.devcore}
+			if _, dup := cards[d.uuid]; dup {
+				problem("card %s registered twice", d.uuid)
 			}
-			cards[d.ID] = c
+			cards[d.uuid] = c
 			order = append(order, c)
 			rep.MemTotal += c.devmem
 		}
@@ -120,10 +121,10 @@ func cmdCapacity(args []string) error {
 		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		alloc, has := p.Annotations[annoAllocated]
-		if !has {
-			if requestsGPU(p) {
-				problem("pod %s bound to %s asks for %s but has no %s", key, p.Spec.NodeName, resourceGPU, annoAllocated)
+		lists := podDeviceLists(p, false)
+		if len(lists) == 0 {
+			if requestsDevice(p) {
+				problem("pod %s bound to %s asks for devices but has no allocated list", key, p.Spec.NodeName)
 			}
 			continue
 		}
@@ -134,41 +135,56 @@ func cmdCapacity(args []string) error {
 		if v := p.Labels[annoVGPUNode]; v != p.Spec.NodeName {
 			problem("pod %s bound to %s but label %s=%q", key, p.Spec.NodeName, annoVGPUNode, v)
 		}
-		devs, err := decodeAllocated(alloc)
-		if err != nil {
-			problem("pod %s: %s %q: %v", key, annoAllocated, alloc, err)
-			continue
-		}
-		if want := len(p.Spec.InitContainers) + len(p.Spec.Containers); len(devs) != want {
-			problem("pod %s: %s %q has %d container entries, want %d", key, annoAllocated, alloc, len(devs), want)
+		if *handedOff {
+			if v := p.Annotations[annoBindPhase]; v != "success" {
+				problem("pod %s: %s=%q, want success", key, annoBindPhase, v)
+			}
+			for _, l := range podDeviceLists(p, true) {
+				if strings.Trim(l.value, ";") != "" {
+					problem("pod %s: %s=%q not consumed by the device plugin", key, l.key, l.value)
+				}
+			}
 		}
 		seen := map[string]bool{}
-		for _, ctr := range devs {
-			for _, d := range ctr {
-				c := cards[d.uuid]
-				if c == nil && removed[d.uuid] {
-					if rep.OnRemoved == nil {
-						rep.OnRemoved = map[string]int{}
+		for _, l := range lists {
+			devs, err := decodeAllocated(l.value, l.word)
+			if err != nil {
+				problem("pod %s: %s %q: %v", key, l.key, l.value, err)
+				continue
+			}
+			if want := len(p.Spec.InitContainers) + len(p.Spec.Containers); len(devs) != want {
+				problem("pod %s: %s %q has %d container entries, want %d", key, l.key, l.value, len(devs), want)
+			}
+			for _, ctr := range devs {
+				for _, d := range ctr {
+					c := cards[d.uuid]
+					if c == nil && removed[d.uuid] {
+						if rep.OnRemoved == nil {
+							rep.OnRemoved = map[string]int{}
+						}
+						if !seen[d.uuid] {
+							rep.OnRemoved[d.uuid]++
+							seen[d.uuid] = true
+						}
+						continue
 					}
+					if c == nil {
+						problem("pod %s: card %s is not registered on any node", key, d.uuid)
+						continue
+					}
+					if c.node != p.Spec.NodeName {
+						problem("pod %s bound to %s was given card %s of node %s", key, p.Spec.NodeName, d.uuid, c.node)
+					}
+					if c.word != l.word {
+						problem("pod %s: %s names card %s, a %s card", key, l.key, d.uuid, c.word)
+					}
+					c.slots++
+					c.mem += d.mem
+					c.cores += d.cores
 					if !seen[d.uuid] {
-						rep.OnRemoved[d.uuid]++
+						c.npods++
 						seen[d.uuid] = true
 					}
-					continue
-				}
-				if c == nil {
-					problem("pod %s: card %s is not registered on any node", key, d.uuid)
-					continue
-				}
-				if c.node != p.Spec.NodeName {
-					problem("pod %s bound to %s was given card %s of node %s", key, p.Spec.NodeName, d.uuid, c.node)
-				}
-				c.slots++
-				c.mem += d.mem
-				c.cores += d.cores
-				if !seen[d.uuid] {
-					c.npods++
-					seen[d.uuid] = true
 				}
 			}
 		}
@@ -233,8 +249,10 @@ func cmdCapacity(args []string) error {
 
 // checkRefused: a pod kube-scheduler left unschedulable after the extender refused it must not
 // fit anywhere given the usage of the bound pods; if it does, the scheduler counted capacity
-// that no bound pod holds. Only plain pods are judged: one container, nvidia.com/gpu 1 with
-// explicit gpumem and gpucores, no card selection annotations.
+// that no bound pod holds. Only plain pods are judged: one container asking one device of one
+// vendor with explicit memory, no card selection annotations — nvidia.com/gpu 1 with gpumem and
+// gpucores; hygon.com/dcunum 1 with dcumem (dcucores, else 100); huawei.com/<word> 1 with
+// <word>-memory (template mode: no cores).
 func checkRefused(pods []corev1.Pod, nodes []corev1.Node, ns string, cards []*card, problem func(string, ...any)) {
 	labelsOf := map[string]map[string]string{}
 	for i := range nodes {
@@ -251,23 +269,21 @@ func checkRefused(pods []corev1.Pod, nodes []corev1.Node, ns string, cards []*ca
 			unsched = unsched || (c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
 				c.Reason == corev1.PodReasonUnschedulable)
 		}
-		lim := p.Spec.Containers[0].Resources.Limits
-		n, okN := lim[resourceGPU]
-		m, okM := lim["nvidia.com/gpumem"]
-		c, okC := lim["nvidia.com/gpucores"]
-		if !unsched || !okN || !okM || !okC || n.Value() != 1 {
+		word, mem, cores, ok := plainRequest(p.Spec.Containers[0].Resources.Limits)
+		if !unsched || !ok {
 			continue
 		}
 		skip := false
 		for k := range p.Annotations {
-			skip = skip || strings.HasPrefix(k, "nvidia.com/") || strings.HasPrefix(k, "hami.io/gpu-")
+			skip = skip || strings.HasPrefix(k, "nvidia.com/") || strings.HasPrefix(k, "hami.io/gpu-") ||
+				strings.HasPrefix(k, "hygon.com/") || strings.HasPrefix(k, "huawei.com/") ||
+				strings.HasPrefix(k, "hami.io/use-") || strings.HasPrefix(k, "hami.io/no-use-")
 		}
 		if skip {
 			continue
 		}
-		mem, cores := m.Value(), min(c.Value(), 100)
 		for _, d := range cards {
-			ok := true
+			ok := d.word == word
 			for k, v := range p.Spec.NodeSelector {
 				ok = ok && labelsOf[d.node][k] == v
 			}
@@ -275,10 +291,43 @@ func checkRefused(pods []corev1.Pod, nodes []corev1.Node, ns string, cards []*ca
 				(d.devcore == 100 && cores == 100 && d.slots > 0) || (d.devcore != 0 && d.cores == d.devcore && cores == 0) {
 				continue
 			}
-			problem("pod %s/%s (%d MiB, %d cores) was refused, but card %s on %s has %d MiB, %d cores and %d slots free",
-				p.Namespace, p.Name, mem, cores, d.uuid, d.node, d.devmem-d.mem, d.devcore-d.cores, d.count-d.slots)
+			problem("pod %s/%s (%s, %d MiB, %d cores) was refused, but card %s on %s has %d MiB, %d cores and %d slots free",
+				p.Namespace, p.Name, word, mem, cores, d.uuid, d.node, d.devmem-d.mem, d.devcore-d.cores, d.count-d.slots)
 			break
 		}
+	}
+}
+
+// plainRequest: the vendor word, memory and cores of a plain one-device request (see
+// checkRefused), ok false for anything else.
+func plainRequest(lim corev1.ResourceList) (string, int64, int64, bool) {
+	one := func(name string) bool { q, ok := lim[corev1.ResourceName(name)]; return ok && q.Value() == 1 }
+	val := func(name string) (int64, bool) { q, ok := lim[corev1.ResourceName(name)]; return q.Value(), ok }
+	var words []string
+	for k, q := range lim {
+		if deviceResource(k) && !q.IsZero() {
+			words = append(words, string(k))
+		}
+	}
+	if len(words) != 1 {
+		return "", 0, 0, false
+	}
+	switch res := words[0]; {
+	case res == resourceGPU:
+		m, okM := val("nvidia.com/gpumem")
+		c, okC := val("nvidia.com/gpucores")
+		return "NVIDIA", m, min(c, 100), one(res) && okM && okC
+	case res == resourceDCU:
+		m, okM := val("hygon.com/dcumem")
+		c, okC := val("hygon.com/dcucores")
+		if !okC {
+			c = 100
+		}
+		return "DCU", m, min(c, 100), one(res) && okM
+	default:
+		m, okM := val(res + "-memory")
+		c, okC := val(res + "-core")
+		return strings.TrimPrefix(res, "huawei.com/"), m, 0, one(res) && okM && (!okC || c == 0)
 	}
 }
 
@@ -289,8 +338,8 @@ type allocDev struct {
 
 // decodeAllocated parses a container-device list (hami-compat.md §1.7) strictly: every
 // container entry ends with ';', every device with ':', each device has 4 comma fields with the
-// vendor word NVIDIA and non-negative integers.
-func decodeAllocated(v string) ([][]allocDev, error) {
+// vendor word (NVIDIA, DCU, the Ascend chip's) and non-negative integers.
+func decodeAllocated(v, word string) ([][]allocDev, error) {
 	if !strings.HasSuffix(v, ";") {
 		return nil, fmt.Errorf("does not end with ';'")
 	}
@@ -304,8 +353,8 @@ func decodeAllocated(v string) ([][]allocDev, error) {
 			}
 			for _, d := range strings.Split(strings.TrimSuffix(e, ":"), ":") {
 				f := strings.Split(d, ",")
-				if len(f) != 4 || f[0] == "" || f[1] != "NVIDIA" {
-					return nil, fmt.Errorf("device %q: want uuid,NVIDIA,mem,cores", d)
+				if len(f) != 4 || f[0] == "" || f[1] != word {
+					return nil, fmt.Errorf("device %q: want uuid,%s,mem,cores", d, word)
 				}
 				mem, err1 := strconv.ParseInt(f[2], 10, 32)
 				cores, err2 := strconv.ParseInt(f[3], 10, 32)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +48,9 @@ type nodeOpts struct {
 	noGPU                               bool
 	cpu, memory, pods, kubeletVersion   string
 	labels, annotations                 labelFlags
+	vendors                             []string // nvidia, ascend, dcu (vendors.go)
+	word, dcuType                       string   // Ascend chip word, DCU model
+	vnpuCore                            bool     // Ascend: hami-vnpu-core annotation "true"
 }
 
 func cmdNodes(args []string) error {
@@ -71,6 +73,10 @@ func cmdNodes(args []string) error {
 	fs.StringVar(&o.kubeletVersion, "kubelet-version", "v1.36.3", "status.nodeInfo.kubeletVersion")
 	fs.Var(o.labels, "label", "extra node label KEY=VALUE (repeatable)")
 	fs.Var(o.annotations, "annotation", "extra node annotation KEY=VALUE (repeatable)")
+	vendors := fs.String("vendor", vendorNVIDIA, "comma list of the vendors whose cards the node carries, each with the card flags: nvidia (hami.io/node-nvidia-register), ascend (hami.io/node-register-<word>), dcu (hami.io/node-dcu-register)")
+	fs.StringVar(&o.word, "word", "Ascend910B3", "--vendor ascend: the chip word (register key, card type, resource huawei.com/<word>)")
+	fs.BoolVar(&o.vnpuCore, "vnpu-core", false, "--vendor ascend: the node runs hami-vnpu-core (annotation hami-vnpu-core)")
+	fs.StringVar(&o.dcuType, "dcu-type", "DCU-K100_AI", "--vendor dcu: the card model (must contain DCU)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: vs-e2e nodes [flags] NAME...")
 		fs.PrintDefaults()
@@ -81,6 +87,11 @@ func cmdNodes(args []string) error {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return fmt.Errorf("no node names")
+	}
+	for _, v := range strings.Split(*vendors, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			o.vendors = append(o.vendors, v)
+		}
 	}
 	cs, err := newClient(*kubeconfig)
 	if err != nil {
@@ -101,16 +112,9 @@ func registerValue(name string, o *nodeOpts) (string, error) {
 	if o.register != "" {
 		return strings.ReplaceAll(o.register, "{node}", name), nil
 	}
-	bad := map[int]bool{}
-	for _, s := range strings.Split(o.unhealthy, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		i, err := strconv.Atoi(s)
-		if err != nil {
-			return "", fmt.Errorf("--unhealthy: %w", err)
-		}
-		bad[i] = true
+	bad, err := unhealthySet(o.unhealthy)
+	if err != nil {
+		return "", err
 	}
 	numa := max(o.numa, 1)
 	devs := make([]registerDevice, 0, o.cards)
@@ -143,13 +147,19 @@ func applyNode(ctx context.Context, cs *kubernetes.Clientset, name string, o *no
 		labelFakeNode:            "true",
 	}
 	annos := map[string]string{}
+	devCapacity := map[corev1.ResourceName]int64{}
 	if !o.noGPU {
 		labels["gpu"] = "on" // the HAMi device plugin DaemonSet's default nodeSelector
-		reg, err := registerValue(name, o)
-		if err != nil {
-			return err
+		for _, v := range o.vendors {
+			regs, res, n, err := vendorRegister(v, name, o)
+			if err != nil {
+				return err
+			}
+			for k, val := range regs {
+				annos[k] = val
+			}
+			devCapacity[res] = n
 		}
-		annos[annoRegister] = reg
 	}
 	for k, v := range o.labels {
 		labels[k] = v
@@ -209,9 +219,9 @@ func applyNode(ctx context.Context, cs *kubernetes.Clientset, name string, o *no
 		}
 		capacity[k] = q
 	}
-	if !o.noGPU {
-		// The HAMi device plugin advertises cards × split virtual devices.
-		capacity[resourceGPU] = *resource.NewQuantity(int64(o.cards*o.split), resource.DecimalSI)
+	for res, n := range devCapacity {
+		// Each vendor's device plugin advertises cards × split virtual devices.
+		capacity[res] = *resource.NewQuantity(n, resource.DecimalSI)
 	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})

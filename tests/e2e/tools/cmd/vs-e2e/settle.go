@@ -182,7 +182,8 @@ func reasonWords(msg string) []string {
 	seen := map[string]bool{}
 	for _, f := range strings.FieldsFunc(msg, func(r rune) bool { return strings.ContainsRune(" ,.;()", r) }) {
 		if (strings.HasPrefix(f, "Card") || strings.HasPrefix(f, "Node") || f == "ExclusiveDeviceAllocateConflict" ||
-			f == "AllocatedCardsInsufficientRequest" || f == "NumaNotFit" || f == "ResourceQuotaNotFit") && !seen[f] {
+			f == "AllocatedCardsInsufficientRequest" || f == "NumaNotFit" || f == "ResourceQuotaNotFit" ||
+			f == "ModeNotFit") && !seen[f] {
 			seen[f] = true
 			out = append(out, f)
 		}
