@@ -426,11 +426,14 @@ out:
 
 /* The Filter's pod patch: the decision's annotations (vs_store_filter made them) and the label
  * hami.io/vgpu-node. */
+/* The patch gets its own copy of the annotations: it goes to an async worker thread, and
+ * jansson's reference count is not safe to share across threads (its decrement to zero has no
+ * acquire ordering). */
 static json_t *decision_patch(const struct vs_filter_result *r)
 {
     const struct vs_node_fit *f = &r->nodes[r->best];
-    return json_pack("{s:{s:O,s:{s:s}}}", "metadata", "annotations", r->annotations, "labels",
-                     VS_LABEL_VGPU_NODE, f->node);
+    return json_pack("{s:{s:o,s:{s:s}}}", "metadata", "annotations", json_deep_copy(r->annotations),
+                     "labels", VS_LABEL_VGPU_NODE, f->node);
 }
 
 /* What the log line says of the decision: each backend's device list, in backend order. */
