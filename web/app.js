@@ -581,6 +581,8 @@
     const x = r.body;
     root.append(h('h1', null, 'Health'));
     if (!x.leader) root.append(h('p', { class: 'notice' }, 'This replica is not the leader: Filter and Bind are served by the leader; this page shows this replica\'s view.'));
+    (x.draConflicts || []).forEach((c) => root.append(h('p', { class: 'notice', 'data-dra-conflict': c.deviceclass },
+      'DeviceClass ' + c.deviceclass + ' maps ' + c.resource + ' to DRA: kube-scheduler refuses every pod asking ' + c.resource + ' before vgpu-sched sees it.')));
     const f = x.filter, b = x.bind;
     root.append(h('div', { class: 'summary inline' },
       stat('Filter', String(f.results.scheduled + f.results.unschedulable + f.results.error + f.results.passthrough), f.results.scheduled + ' placed, ' + f.results.unschedulable + ' refused, ' + f.results.error + ' errors', undefined, 0, 'filterTotal'),

@@ -58,6 +58,8 @@ static const struct kinddef KINDS[] = {
      "coordination.k8s.io/v1", "leases.coordination.k8s.io", "LeaseList", true},
     {"PodDisruptionBudget", "poddisruptionbudgets", "/apis/policy/v1", "policy", "policy/v1",
      "poddisruptionbudgets.policy", "PodDisruptionBudgetList", true},
+    {"DeviceClass", "deviceclasses", "/apis/resource.k8s.io/v1", "resource.k8s.io",
+     "resource.k8s.io/v1", "deviceclasses.resource.k8s.io", "DeviceClassList", false},
 };
 #define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
 #define KIND_POD 1

@@ -36,8 +36,8 @@ int vs_fakeapi_port(const struct vs_fakeapi *api);
 /* "http://127.0.0.1:PORT" or https; borrowed, valid until vs_fakeapi_stop. */
 const char *vs_fakeapi_url(const struct vs_fakeapi *api);
 
-/* Creates or replaces an object given as JSON text (kind Node, Pod, Lease, ResourceQuota or
- * Event; namespace defaults to "default" for namespaced kinds). Assigns the next
+/* Creates or replaces an object given as JSON text (kind Node, Pod, Lease, ResourceQuota,
+ * DeviceClass or Event; namespace defaults to "default" for namespaced kinds). Assigns the next
  * resourceVersion, a uid when missing (a replaced object keeps its uid) and emits ADDED or
  * MODIFIED. Returns the new resourceVersion, 0 on bad input. */
 uint64_t vs_fakeapi_put(struct vs_fakeapi *api, const char *json_object);

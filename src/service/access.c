@@ -61,6 +61,12 @@ static const struct optdef OPT[VS_API_COUNT] = {
                       true},
     [VS_API_EVENTS] =
         {"events", "events", "Events are not posted", {"", "events", "", {"create"}}, false, false},
+    [VS_API_DRA_CLASSES] = {"deviceclasses.resource.k8s.io",
+                            "dra-guard",
+                            "DeviceClasses that map a GPU resource to DRA are not reported",
+                            {"resource.k8s.io", "deviceclasses", "", {"list", "watch"}},
+                            false,
+                            true},
 };
 
 struct vs_access {

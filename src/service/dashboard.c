@@ -938,6 +938,21 @@ static void api_health(struct vs_dashboard *d, struct vs_http_resp *resp)
         vs_jw_end_obj(&w);
     }
     vs_jw_end_arr(&w);
+    /* The DRA guard: DeviceClasses that map a resource vgpu-sched schedules to DRA. */
+    vs_jw_key(&w, "draConflicts");
+    vs_jw_arr(&w);
+    json_t *cf = vs_store_dra_conflicts(a->store);
+    size_t ci;
+    json_t *ce;
+    json_array_foreach(cf, ci, ce)
+    {
+        vs_jw_obj(&w);
+        kstr(&w, "deviceclass", json_string_value(json_object_get(ce, "deviceclass")));
+        kstr(&w, "resource", json_string_value(json_object_get(ce, "resource")));
+        vs_jw_end_obj(&w);
+    }
+    json_decref(cf);
+    vs_jw_end_arr(&w);
     vs_jw_key(&w, "handshake");
     vs_jw_null(&w);
     kstr(&w, "handshakeNote",

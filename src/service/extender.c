@@ -1470,8 +1470,25 @@ void vs_ext_readyz(void *ctx, const struct vs_http_req *req, struct vs_http_resp
                                              : "not the leader");
         return;
     }
-    /* Ready, perhaps with optional APIs missing: they degrade a feature, never readiness. */
+    /* Ready, perhaps with optional APIs missing: they degrade a feature, never readiness. The
+     * DRA guard's findings, when there are any, are named too (they do not stop readiness:
+     * vgpu-sched works, kube-scheduler does not ask it). */
     json_t *o = json_pack("{s:s,s:o}", "status", "ok", "degraded", vs_access_degraded(a->access));
+    json_t *cf = vs_store_dra_conflicts(a->store);
+    if (o && cf && json_array_size(cf) > 0) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(cf, i, e)
+        {
+            char text[1024];
+            snprintf(text, sizeof(text),
+                     "kube-scheduler refuses every pod asking %s before vgpu-sched sees it",
+                     json_string_value(json_object_get(e, "resource")));
+            json_object_set_new(e, "effect", json_string(text));
+        }
+        json_object_set(o, "draConflicts", cf);
+    }
+    json_decref(cf);
     set_json(resp, o ? 200 : 500, o);
 }
 
@@ -1498,6 +1515,51 @@ static void render_locked(void *ctx, const struct vs_model *m)
 {
     struct render_ctx *rc = ctx;
     rc->out = vs_metrics_render(rc->a->metrics, m, rc->x, rc->a->legacy_metrics);
+}
+
+/* A Prometheus label value: backslash, quote and newline escaped (truncated to n). */
+static void label_value(const char *v, char *out, size_t n)
+{
+    size_t o = 0;
+    for (; v && *v && o + 3 < n; v++) {
+        if (*v == '\\' || *v == '"' || *v == '\n')
+            out[o++] = '\\';
+        out[o++] = *v == '\n' ? 'n' : *v;
+    }
+    out[o] = '\0';
+}
+
+/* The optional APIs' family and, when the DRA guard found any, the
+ * vgpu_sched_dra_extended_resource_conflict family. New string (NULL when out of memory). */
+static char *dra_metrics(const struct vs_access *acc, struct vs_store *st)
+{
+    char *opt = vs_access_metrics(acc);
+    json_t *cf = vs_store_dra_conflicts(st);
+    if (!opt || !cf || !json_array_size(cf)) {
+        json_decref(cf);
+        return opt;
+    }
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_puts(&b, opt);
+    free(opt);
+    vs_buf_puts(&b, "# HELP vgpu_sched_dra_extended_resource_conflict 1 for each DeviceClass whose "
+                    "extendedResourceName is a resource vgpu-sched schedules: kube-scheduler "
+                    "refuses pods asking it before vgpu-sched sees them.\n"
+                    "# TYPE vgpu_sched_dra_extended_resource_conflict gauge\n");
+    size_t i;
+    json_t *e;
+    json_array_foreach(cf, i, e)
+    {
+        char cls[600], res[600];
+        label_value(json_string_value(json_object_get(e, "deviceclass")), cls, sizeof(cls));
+        label_value(json_string_value(json_object_get(e, "resource")), res, sizeof(res));
+        vs_buf_printf(
+            &b, "vgpu_sched_dra_extended_resource_conflict{deviceclass=\"%s\",resource=\"%s\"} 1\n",
+            cls, res);
+    }
+    json_decref(cf);
+    return vs_buf_steal(&b);
 }
 
 void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
@@ -1529,7 +1591,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.allocation_s = a->bindq ? vs_bindq_service_s(a->bindq) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
-    char *opt = vs_access_metrics(a->access);
+    char *opt = dra_metrics(a->access, a->store);
     if (rc.out && opt && *opt) {
         size_t n = strlen(rc.out), m = strlen(opt);
         char *g = realloc(rc.out, n + m + 1);

@@ -379,6 +379,11 @@ static bool quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_
     return r.found;
 }
 
+static json_t *dra_conflicts_cb(void *ctx)
+{
+    return vs_store_dra_conflicts(ctx);
+}
+
 static void warn_log(void *ctx, const char *msg)
 {
     char q[1024];
@@ -731,6 +736,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     ao.use[VS_API_EVICTION] = pmode == VS_GPU_PREEMPT_FILTER;
     ao.use[VS_API_LEASE] = c->leader_elect;
     ao.use[VS_API_EVENTS] = true;
+    ao.use[VS_API_DRA_CLASSES] = true;
     if (!(s->access = vs_access_new(s->kube, &ao))) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -745,7 +751,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                .cfg = &s->cfg,
                                .reservation_ttl = c->reservation_ttl_ms / 1000,
                                .watch_pdbs = pmode != VS_GPU_PREEMPT_OFF,
-                               .access = s->access};
+                               .access = s->access,
+                               .watch_dra = true};
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,
@@ -850,7 +857,9 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                      .force_overwrite_default = c->force_overwrite,
                                      .cfg = &s->cfg,
                                      .quota = quota_cb,
-                                     .quota_ctx = s->store};
+                                     .quota_ctx = s->store,
+                                     .dra_conflicts = dra_conflicts_cb,
+                                     .dra_ctx = s->store};
     s->app.webhook = &s->wo;
     s->routes[0] = (struct vs_route){"POST", "/filter", vs_ext_filter, &s->app, true, false};
     s->routes[1] = (struct vs_route){"POST", "/bind", vs_ext_bind, &s->app, true, true};

@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include "access.h"
+#include "dra.h"
 #include "k8s_codec.h"
 #include "log.h"
 #include "preempt.h"
@@ -22,7 +23,7 @@ struct sset {
     UT_hash_handle hh;
 };
 
-enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_COUNT };
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_CLASSES, INF_COUNT };
 
 struct informer {
     struct vs_store *s;
@@ -66,6 +67,7 @@ struct vs_store {
     bool nominee_freed;       /* a hold went away in the event being applied */
     struct vs_pdb *pdbs;      /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
     size_t n_pdbs, cap_pdbs;
+    struct vs_dra_guard dra; /* DeviceClasses mapping a counted resource to DRA (watch_dra) */
     struct informer inf[INF_COUNT];
     volatile int stop;
     pthread_t expiry;
@@ -402,12 +404,54 @@ static enum vs_err apply_pdb(struct vs_store *s, const char *type, const json_t 
     return VS_OK;
 }
 
+/* A DeviceClass: the guard's entry for it follows the class; a change is logged once. */
+static void class_log(const char *cls, const char *before, const char *after)
+{
+    if (before && after && strcmp(before, after) == 0)
+        return;
+    if (before)
+        vs_log(VS_LOG_INFO, "dra_extended_resource_conflict_resolved", "deviceclass=%s resource=%s",
+               cls, before);
+    if (after)
+        vs_log(VS_LOG_WARN, "dra_extended_resource_conflict",
+               "deviceclass=%s resource=%s effect=\"kube-scheduler refuses every pod asking %s "
+               "before vgpu-sched sees it\"",
+               cls, after, after);
+}
+
+static enum vs_err apply_class(struct vs_store *s, const char *type, const json_t *obj,
+                               struct vs_errbuf *eb)
+{
+    if (strcmp(type, "DELETED") == 0) {
+        char *was = vs_dra_guard_remove(&s->dra, meta_str(obj, "name"));
+        if (was)
+            class_log(meta_str(obj, "name"), was, NULL);
+        free(was);
+        return VS_OK;
+    }
+    struct vs_dra_class c;
+    enum vs_err err = vs_dra_class_from_json(obj, &c, eb);
+    if (err)
+        return err;
+    char *before = NULL;
+    const char *after = NULL;
+    if (!vs_dra_guard_set(&s->dra, &c, s->o.cfg->devices, &before, &after)) {
+        vs_dra_class_cleanup(&c);
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    class_log(c.name, before, after);
+    free(before);
+    vs_dra_class_cleanup(&c);
+    return VS_OK;
+}
+
 static const char *kind_of(int which)
 {
     return which == INF_NODES    ? "Node"
            : which == INF_PODS   ? "Pod"
            : which == INF_QUOTAS ? "ResourceQuota"
-                                 : "PodDisruptionBudget";
+           : which == INF_PDBS   ? "PodDisruptionBudget"
+                                 : "DeviceClass";
 }
 
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
@@ -423,6 +467,8 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_quota(s, type, obj, eb);
     else if (strcmp(kind, "PodDisruptionBudget") == 0)
         err = apply_pdb(s, type, obj, eb);
+    else if (strcmp(kind, "DeviceClass") == 0)
+        err = apply_class(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     bool freed = s->nominee_freed;
@@ -525,8 +571,10 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_pod(s, type, obj, &eb);
     else if (inf->which == INF_QUOTAS)
         err = apply_quota(s, type, obj, &eb);
-    else
+    else if (inf->which == INF_PDBS)
         err = apply_pdb(s, type, obj, &eb);
+    else
+        err = apply_class(s, type, obj, &eb);
     bool listing = inf->listing;
     bool freed = false;
     if (inf->which == INF_PODS) {
@@ -618,6 +666,19 @@ static void on_synced(void *ctx)
             if (!sset_has(inf->seen, key))
                 pdb_drop(s, (long)i);
         }
+    } else if (inf->which == INF_CLASSES) {
+        for (size_t i = s->dra.n; i-- > 0;) {
+            char key[512];
+            snprintf(key, sizeof(key), "/%s", s->dra.items[i].cls);
+            if (sset_has(inf->seen, key))
+                continue;
+            char *cls = strdup(s->dra.items[i].cls);
+            char *was = cls ? vs_dra_guard_remove(&s->dra, cls) : NULL;
+            if (was)
+                class_log(cls, was, NULL);
+            free(was);
+            free(cls);
+        }
     } else {
         struct quota_key *qk, *t;
         HASH_ITER(hh, s->quotas, qk, t)
@@ -648,6 +709,8 @@ static void on_synced(void *ctx)
         s->hooks.freed(s->hooks.ctx);
     if (inf->which == INF_PDBS)
         vs_access_report(s->o.access, VS_API_PDB, VS_OK);
+    else if (inf->which == INF_CLASSES)
+        vs_access_report(s->o.access, VS_API_DRA_CLASSES, VS_OK);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
@@ -664,6 +727,15 @@ static void on_error(void *ctx, enum vs_err err, const char *msg)
         pthread_rwlock_wrlock(&s->mu);
         while (s->n_pdbs)
             pdb_drop(s, (long)s->n_pdbs - 1);
+        pthread_rwlock_unlock(&s->mu);
+        return;
+    }
+    if (inf->which == INF_CLASSES && (err == VS_ERR_AUTH || err == VS_ERR_NOTFOUND)) {
+        /* Optional: the guard is off (said once by access); what it knew is dropped. */
+        vs_access_report(s->o.access, VS_API_DRA_CLASSES, err);
+        pthread_rwlock_wrlock(&s->mu);
+        vs_dra_guard_cleanup(&s->dra);
+        atomic_fetch_add(&s->version, 1);
         pthread_rwlock_unlock(&s->mu);
         return;
     }
@@ -691,7 +763,8 @@ static void *informer_main(void *arg)
     const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
                        : inf->which == INF_PODS   ? "/api/v1/pods"
                        : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
-                                                  : "/apis/policy/v1/poddisruptionbudgets";
+                       : inf->which == INF_PDBS   ? "/apis/policy/v1/poddisruptionbudgets"
+                                                  : "/apis/resource.k8s.io/v1/deviceclasses";
     /* PodDisruptionBudgets are optional: a refusal waits for the slow re-check. */
     const struct vs_informer_handlers hpdb = {.begin = on_begin,
                                               .object = on_object,
@@ -699,9 +772,10 @@ static void *informer_main(void *arg)
                                               .error = on_error,
                                               .denied_retry_s =
                                                   vs_access_retry_s(inf->s->o.access)};
-    const struct vs_informer_handlers *hh = inf->which == INF_PODS   ? &hp
-                                            : inf->which == INF_PDBS ? &hpdb
-                                                                     : &h;
+    const struct vs_informer_handlers *hh = inf->which == INF_PODS ? &hp
+                                            : inf->which == INF_PDBS || inf->which == INF_CLASSES
+                                                ? &hpdb
+                                                : &h;
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
     /* A resync ends the run (inf->stop) and the next one starts with a fresh list. */
     while (!__atomic_load_n(&inf->s->stop, __ATOMIC_SEQ_CST)) {
@@ -742,7 +816,7 @@ static void *expiry_main(void *arg)
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
 {
     for (int i = 0; i < INF_COUNT; i++) {
-        if (i == INF_PDBS && !s->o.watch_pdbs) {
+        if ((i == INF_PDBS && !s->o.watch_pdbs) || (i == INF_CLASSES && !s->o.watch_dra)) {
             atomic_store(&s->inf[i].synced, true); /* not watched: nothing to wait for */
             continue;
         }
@@ -782,6 +856,7 @@ void vs_store_free(struct vs_store *s)
     for (size_t i = 0; i < s->n_pdbs; i++)
         vs_pdb_cleanup(&s->pdbs[i]);
     free(s->pdbs);
+    vs_dra_guard_cleanup(&s->dra);
     struct nominee *e, *et;
     HASH_ITER(hh, s->nominees, e, et)
     {
@@ -1179,4 +1254,12 @@ uint64_t vs_store_version(const struct vs_store *cs)
 {
     struct vs_store *s = (struct vs_store *)cs;
     return atomic_load(&s->version);
+}
+
+json_t *vs_store_dra_conflicts(struct vs_store *s)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    json_t *a = vs_dra_guard_json(&s->dra);
+    pthread_rwlock_unlock(&s->mu);
+    return a;
 }

@@ -27,6 +27,9 @@ struct vs_store_opts {
      * is reported here instead of logged each time, the PDBs known are dropped (preemption then
      * ignores PDBs), and it is tried again every vs_access_retry_s. */
     struct vs_access *access;
+    /* Also list/watch DeviceClasses (resource.k8s.io/v1) for the DRA guard (dra.h): optional
+     * like the PodDisruptionBudgets (reported to access as VS_API_DRA_CLASSES). */
+    bool watch_dra;
 };
 
 struct vs_store_stats {
@@ -142,7 +145,8 @@ void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
 uint64_t vs_store_version(const struct vs_store *s);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):
- * kind "Node" / "Pod" / "ResourceQuota", type "ADDED" / "MODIFIED" / "DELETED". */
+ * kind "Node" / "Pod" / "ResourceQuota" / "PodDisruptionBudget" / "DeviceClass", type "ADDED" /
+ * "MODIFIED" / "DELETED". */
 /* A Pod LIST item the informer's needle skipped (no hami.io/vgpu-node), as raw JSON text:
  * only its cpu/memory/ephemeral-storage requests are counted on its node (vs_model_account_pod).
  * Takes the write lock. VS_ERR_PARSE when the text is not a pod (nothing counted). */
@@ -150,5 +154,10 @@ enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t
                                     struct vs_errbuf *eb);
 enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *type,
                            const json_t *obj, struct vs_errbuf *eb);
+
+/* The DRA guard's findings: [{"deviceclass","resource"}] for every DeviceClass whose
+ * spec.extendedResourceName is a resource a configured backend counts, by class name; [] when
+ * none or not watched. New reference (NULL when out of memory). */
+json_t *vs_store_dra_conflicts(struct vs_store *s);
 
 #endif

@@ -13,6 +13,7 @@
 #include "annot.h"
 #include "buf.h"
 #include "device.h"
+#include "dra.h"
 #include "k8s_codec.h"
 #include "kobj.h"
 #include "policy.h"
@@ -749,8 +750,66 @@ out:
     vs_pod_req_cleanup(&preq);
 }
 
-/* Builds the AdmissionReview response. Returns a new string or NULL on OOM. */
-static char *response(const char *api, const char *uid, const struct verdict *v, json_t *ops)
+/* Whether a container or init container of the raw pod asks resource `name` (limits or
+ * requests). */
+static bool pod_asks(const json_t *obj, const char *name)
+{
+    const json_t *spec = member(obj, "spec");
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const kinds[] = {"limits", "requests"};
+    for (int l = 0; l < 2; l++) {
+        const json_t *cs = member(spec, lists[l]);
+        size_t i;
+        const json_t *c;
+        json_array_foreach(cs, i, c)
+        {
+            const json_t *res = member(c, "resources");
+            for (int k = 0; k < 2; k++)
+                if (json_is_object(res) && member(member(res, kinds[k]), name))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* The DRA guard's warnings for the pod being created (vs_webhook_opts.dra_conflicts): one per
+ * conflicting DeviceClass whose resource the pod asks. NULL when none; *oom on OOM. */
+static json_t *dra_warnings(const struct vs_webhook_opts *o, const json_t *req, bool *oom)
+{
+    if (!o->dra_conflicts)
+        return NULL;
+    const json_t *obj = member(req, "object");
+    if (!json_is_object(obj))
+        return NULL;
+    json_t *cf = o->dra_conflicts(o->dra_ctx);
+    if (!cf) {
+        *oom = true;
+        return NULL;
+    }
+    json_t *out = NULL;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(cf, i, e)
+    {
+        const char *cls = json_string_value(json_object_get(e, "deviceclass"));
+        const char *res = json_string_value(json_object_get(e, "resource"));
+        if (!cls || !res || !pod_asks(obj, res))
+            continue;
+        char text[1024];
+        vs_dra_warning(cls, res, text, sizeof(text));
+        if ((!out && !(out = json_array())) || json_array_append_new(out, safe_string(text))) {
+            *oom = true;
+            break;
+        }
+    }
+    json_decref(cf);
+    return out;
+}
+
+/* Builds the AdmissionReview response (warnings: the admission warnings, NULL when none).
+ * Returns a new string or NULL on OOM. */
+static char *response(const char *api, const char *uid, const struct verdict *v, json_t *ops,
+                      json_t *warnings)
 {
     json_t *top = json_object(), *rsp = json_object(), *st = json_object();
     char *patch = NULL, *b64 = NULL;
@@ -774,6 +833,8 @@ static char *response(const char *api, const char *uid, const struct verdict *v,
         ok = put(rsp, "status", st); /* consumes st either way */
         st = NULL;
     }
+    if (ok && json_array_size(warnings) > 0)
+        ok = put(rsp, "warnings", json_incref(warnings));
     if (ok) {
         ok = put(top, "response", rsp);
         rsp = NULL;
@@ -885,7 +946,16 @@ int vs_webhook_handle(const struct vs_webhook_opts *o, const char *body, size_t 
         status = 500;
         goto out;
     }
-    *resp = response(json_string_value(api), json_string_value(uid), &v, r.ops);
+    json_t *warnings = NULL;
+    if (is_pod_create(req))
+        warnings = dra_warnings(o, req, &r.oom);
+    if (r.oom) {
+        json_decref(warnings);
+        status = 500;
+        goto out;
+    }
+    *resp = response(json_string_value(api), json_string_value(uid), &v, r.ops, warnings);
+    json_decref(warnings);
     status = *resp ? 200 : 500;
 out:
     if (have_defaults)

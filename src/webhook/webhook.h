@@ -1,7 +1,8 @@
 /* webhook: HAMi's mutating admission webhook (spec/hami-compat.md §7, k8s-protocols.md §4):
  * decode an AdmissionReview (admission.k8s.io/v1 or v1beta1, echoed), apply the NVIDIA
  * container mutation and the scheduler-name gate, and answer with a minimal RFC 6902 JSON Patch
- * or a denial. Pure over jansson: no I/O; the namespace quota comes through a callback. */
+ * or a denial, with the DRA guard's admission warnings (dra.h). Pure over jansson: no I/O; the
+ * namespace quota comes through a callback. */
 #ifndef VS_WEBHOOK_H
 #define VS_WEBHOOK_H
 
@@ -10,6 +11,8 @@
 #include <stdint.h>
 
 #include "devcfg.h"
+
+#include <jansson.h>
 
 /* Namespace quota as tracked by the store (memory already scaled by memoryFactor). */
 struct vs_webhook_quota {
@@ -26,6 +29,11 @@ struct vs_webhook_opts {
      * has none. May be NULL. */
     bool (*quota)(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_quota *q);
     void *quota_ctx;
+    /* The DRA guard's findings (vs_store_dra_conflicts): a new [{"deviceclass","resource"}]
+     * array, NULL when out of memory. A pod being created that asks such a resource gets the
+     * admission warning vs_dra_warning (nothing else changes). May be NULL. */
+    json_t *(*dra_conflicts)(void *ctx);
+    void *dra_ctx;
 };
 
 /* Handles one request body (len bytes, not NUL-terminated). Returns the HTTP status (200 for

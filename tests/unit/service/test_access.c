@@ -65,6 +65,12 @@ static void grant_hami_clusterrole(void)
     cr_assert(vs_fakeapi_allow(api, "", "resourcequotas", "get,list,watch", NULL));
 }
 
+/* What vgpu-sched's own chart adds for the DRA guard (not in HAMi's). */
+static void grant_dra(void)
+{
+    cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "deviceclasses", "list,watch", NULL));
+}
+
 static void grant_hami_role(void)
 {
     cr_assert(vs_fakeapi_allow(api, "coordination.k8s.io", "leases",
@@ -204,7 +210,7 @@ static void filter_and_bind(void)
 /* ------------------------------------------------------------------------------------------ */
 /* one optional API missing at a time                                                         */
 
-enum missing { M_PDB, M_EVICTION, M_LEASE, M_EVENTS };
+enum missing { M_PDB, M_EVICTION, M_LEASE, M_EVENTS, M_DRA };
 
 /* Criterion copies parameters into the test process: no pointers in them. */
 struct optcase {
@@ -226,13 +232,16 @@ struct optcase {
     "vgpu_sched_optional_api_available{api=\"leases.coordination.k8s.io\",feature=\"leader-"       \
     "election\"} "
 #define EVENTS_SAMPLE "vgpu_sched_optional_api_available{api=\"events\",feature=\"events\"} "
+#define DRA_SAMPLE                                                                                 \
+    "vgpu_sched_optional_api_available{api=\"deviceclasses.resource.k8s.io\",feature=\"dra-"       \
+    "guard\"} "
 
 static struct optcase cases[] = {
     {M_PDB, 403, "filter", false,
      "level=warn event=optional_api_missing api=poddisruptionbudgets.policy permission=\"list, "
      "watch poddisruptionbudgets.policy\" reason=forbidden feature=pdb-aware-preemption "
      "effect=\"preemption ignores PodDisruptionBudgets\" retry_s=60",
-     PDB_SAMPLE "0\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1",
+     PDB_SAMPLE "0\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"poddisruptionbudgets.policy\",\"feature\":\"pdb-"
      "aware-preemption\",\"effect\":\"preemption ignores PodDisruptionBudgets\",\"reason\":"
      "\"forbidden\"}]}"},
@@ -240,7 +249,7 @@ static struct optcase cases[] = {
      "level=warn event=optional_api_missing api=poddisruptionbudgets.policy permission=\"list, "
      "watch poddisruptionbudgets.policy\" reason=not_served feature=pdb-aware-preemption "
      "effect=\"preemption ignores PodDisruptionBudgets\" retry_s=60",
-     PDB_SAMPLE "0\n" EVENTS_SAMPLE "1",
+     PDB_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"poddisruptionbudgets.policy\",\"feature\":\"pdb-"
      "aware-preemption\",\"effect\":\"preemption ignores PodDisruptionBudgets\",\"reason\":"
      "\"not_served\"}]}"},
@@ -248,7 +257,7 @@ static struct optcase cases[] = {
      "level=warn event=optional_api_missing api=pods/eviction permission=\"create pods/eviction\" "
      "reason=forbidden feature=filter-preemption effect=\"filter-mode preemption is off\" "
      "retry_s=60",
-     PDB_SAMPLE "1\n" EVICT_SAMPLE "0\n" EVENTS_SAMPLE "1",
+     PDB_SAMPLE "1\n" EVICT_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"pods/eviction\",\"feature\":\"filter-"
      "preemption\",\"effect\":\"filter-mode preemption is off\",\"reason\":\"forbidden\"}]}"},
     {M_LEASE, 403, "off", true,
@@ -256,7 +265,7 @@ static struct optcase cases[] = {
      "watch leases.coordination.k8s.io in namespace kube-system\" reason=forbidden "
      "feature=leader-election effect=\"the Lease is not followed: this replica acts as the "
      "leader\" retry_s=60",
-     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1",
+     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"leases.coordination.k8s.io\",\"feature\":"
      "\"leader-election\",\"effect\":\"the Lease is not followed: this replica acts as the "
      "leader\",\"reason\":\"forbidden\"}]}"},
@@ -265,16 +274,32 @@ static struct optcase cases[] = {
      "watch leases.coordination.k8s.io in namespace kube-system\" reason=not_served "
      "feature=leader-election effect=\"the Lease is not followed: this replica acts as the "
      "leader\" retry_s=60",
-     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1",
+     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"leases.coordination.k8s.io\",\"feature\":"
      "\"leader-election\",\"effect\":\"the Lease is not followed: this replica acts as the "
      "leader\",\"reason\":\"not_served\"}]}"},
     {M_EVENTS, 403, "off", false,
      "level=warn event=optional_api_missing api=events permission=\"create events\" "
      "reason=forbidden feature=events effect=\"Events are not posted\" retry_s=60",
-     EVENTS_SAMPLE "0",
+     EVENTS_SAMPLE "0\n" DRA_SAMPLE "1",
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"events\",\"feature\":\"events\",\"effect\":"
      "\"Events are not posted\",\"reason\":\"forbidden\"}]}"},
+    {M_DRA, 403, "off", false,
+     "level=warn event=optional_api_missing api=deviceclasses.resource.k8s.io permission=\"list, "
+     "watch deviceclasses.resource.k8s.io\" reason=forbidden feature=dra-guard "
+     "effect=\"DeviceClasses that map a GPU resource to DRA are not reported\" retry_s=60",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0",
+     "{\"status\":\"ok\",\"degraded\":[{\"api\":\"deviceclasses.resource.k8s.io\",\"feature\":"
+     "\"dra-guard\",\"effect\":\"DeviceClasses that map a GPU resource to DRA are not "
+     "reported\",\"reason\":\"forbidden\"}]}"},
+    {M_DRA, 404, "off", false,
+     "level=warn event=optional_api_missing api=deviceclasses.resource.k8s.io permission=\"list, "
+     "watch deviceclasses.resource.k8s.io\" reason=not_served feature=dra-guard "
+     "effect=\"DeviceClasses that map a GPU resource to DRA are not reported\" retry_s=60",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0",
+     "{\"status\":\"ok\",\"degraded\":[{\"api\":\"deviceclasses.resource.k8s.io\",\"feature\":"
+     "\"dra-guard\",\"effect\":\"DeviceClasses that map a GPU resource to DRA are not "
+     "reported\",\"reason\":\"not_served\"}]}"},
 };
 
 ParameterizedTestParameters(access, optional_missing)
@@ -292,6 +317,8 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
         cr_assert(vs_fakeapi_allow(api, "policy", "poddisruptionbudgets", "list,watch", NULL));
     if (tc->what != M_EVICTION)
         cr_assert(vs_fakeapi_allow(api, "", "pods/eviction", "create", NULL));
+    if (tc->what != M_DRA || tc->status == 404)
+        grant_dra();
     if (tc->what == M_EVENTS) {
         vs_fakeapi_allow_all(api); /* the same grants without events */
         vs_fakeapi_set_user(api, USER);
@@ -299,10 +326,15 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
         vs_fakeapi_allow(api, "", "pods/binding", "create", NULL);
         vs_fakeapi_allow(api, "", "nodes", "get,list,patch,watch", NULL);
         vs_fakeapi_allow(api, "", "resourcequotas", "get,list,watch", NULL);
+        grant_dra();
     }
     if (tc->status == 404)
-        cr_assert_eq(
-            vs_fakeapi_unserve(api, tc->what == M_PDB ? "PodDisruptionBudget" : "Lease", true), 0);
+        cr_assert_eq(vs_fakeapi_unserve(api,
+                                        tc->what == M_PDB   ? "PodDisruptionBudget"
+                                        : tc->what == M_DRA ? "DeviceClass"
+                                                            : "Lease",
+                                        true),
+                     0);
     start(tc->preemption, tc->leader_elect, 0);
     char *body = wait_ready();
     if (tc->status == 404) /* found by the informer's LIST, after the start */
@@ -324,6 +356,8 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
     free(l);
     if (tc->what == M_PDB) /* one LIST, the next one only after --optional-api-retry (60 s) */
         cr_assert_eq(vs_fakeapi_count(api, "LIST", "/apis/policy/v1/poddisruptionbudgets"), 1);
+    if (tc->what == M_DRA) /* one LIST, the next one only after --optional-api-retry (60 s) */
+        cr_assert_eq(vs_fakeapi_count(api, "LIST", "/apis/resource.k8s.io/v1/deviceclasses"), 1);
     if (tc->what == M_EVENTS) /* not even tried */
         cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 0);
 }
@@ -365,6 +399,7 @@ Test(access, no_eviction_no_filter_preemption)
 Test(access, pdbs_granted_later_are_watched)
 {
     grant_hami_clusterrole();
+    grant_dra();
     cr_assert(vs_fakeapi_allow(api, "", "pods/eviction", "create", NULL));
     start("filter", false, 200);
     char *body = wait_ready();
@@ -388,7 +423,7 @@ Test(access, pdbs_granted_later_are_watched)
     body = wait_ready();
     cr_assert_str_eq(body, "{\"status\":\"ok\",\"degraded\":[]}");
     free(body);
-    cr_assert(vs_fakeapi_wait_watchers(api, 4, 5000), "the PDB informer does not watch");
+    cr_assert(vs_fakeapi_wait_watchers(api, 5, 5000), "the PDB informer does not watch");
 }
 
 Test(access, eviction_granted_later_turns_filter_preemption_on)
@@ -508,6 +543,7 @@ Test(access, unknown_user)
 Test(access, reviews_refused_only_warn)
 {
     grant_hami_clusterrole();
+    grant_dra();
     vs_fakeapi_fault(api, "POST", "/apis/authorization.k8s.io", 403, 1);
     start("off", false, 0);
     char *body = wait_ready();
@@ -546,7 +582,7 @@ Test(access, embedded_mode_has_everything)
     cr_assert_str_eq(body, "{\"status\":\"ok\",\"degraded\":[]}");
     free(body);
     char *l = metric_lines("vgpu_sched_optional_api_available");
-    cr_assert_str_eq(l, PDB_SAMPLE "1\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1");
+    cr_assert_str_eq(l, PDB_SAMPLE "1\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1");
     free(l);
     l = log_lines("optional_api");
     cr_assert_str_eq(l, "");

@@ -1,0 +1,65 @@
+/* dra: what vgpu-sched reads of Kubernetes' Dynamic Resource Allocation (resource.k8s.io/v1).
+ *
+ * The guard: a DeviceClass whose spec.extendedResourceName is a resource a backend counts
+ * (vs_device.res_count, e.g. nvidia.com/gpu) makes kube-scheduler's DynamicResources plugin
+ * answer every pod asking that resource itself: with no DRA device free it refuses the pod
+ * ("cannot fit resource") before any extender is asked, so vgpu-sched never sees it. This file
+ * decodes DeviceClasses and keeps the set of classes that do so. Pure: no I/O, no locks (the
+ * store keeps a set under its lock). */
+#ifndef VS_DRA_H
+#define VS_DRA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct vs_devices;
+
+/* What the guard reads of a DeviceClass. */
+struct vs_dra_class {
+    char *name;     /* metadata.name, never empty */
+    char *ext_name; /* spec.extendedResourceName; NULL when absent or "" */
+};
+void vs_dra_class_cleanup(struct vs_dra_class *c);
+
+/* Decodes a DeviceClass object. VS_ERR_PARSE naming the field when metadata.name is missing,
+ * empty or not a string, or when spec or spec.extendedResourceName has the wrong type (a null
+ * is absent); nothing is set then. VS_ERR_NOMEM. */
+enum vs_err vs_dra_class_from_json(const json_t *obj, struct vs_dra_class *out,
+                                   struct vs_errbuf *eb);
+/* The same from JSON text (len bytes): VS_ERR_PARSE for text that is not JSON. */
+enum vs_err vs_dra_class_from_text(const char *text, size_t len, struct vs_dra_class *out,
+                                   struct vs_errbuf *eb);
+
+/* The resource of backends `devs` that class c maps to DRA: c->ext_name when a configured
+ * backend counts it (its res_count), else NULL. Borrowed from c. */
+const char *vs_dra_class_conflict(const struct vs_dra_class *c, const struct vs_devices *devs);
+
+/* The admission warning for a pod asking `resource` while DeviceClass `cls` maps it, into out
+ * (truncated to n). */
+void vs_dra_warning(const char *cls, const char *resource, char *out, size_t n);
+
+/* The set of conflicting classes: class name -> resource, ordered by class name. */
+struct vs_dra_conflict {
+    char *cls, *resource;
+};
+struct vs_dra_guard {
+    struct vs_dra_conflict *items; /* sorted by cls (byte-wise) */
+    size_t n, cap;
+};
+/* Records class c (decoded, current): its entry is added, changed or removed. *before: the
+ * resource the class mapped before (new string, the caller frees; NULL: none); *after: the one
+ * it maps now (borrowed from g; NULL: none). Returns false when out of memory (nothing
+ * changed). */
+bool vs_dra_guard_set(struct vs_dra_guard *g, const struct vs_dra_class *c,
+                      const struct vs_devices *devs, char **before, const char **after);
+/* Removes class `name`; returns its resource (new string, the caller frees) or NULL when it
+ * had none. */
+char *vs_dra_guard_remove(struct vs_dra_guard *g, const char *name);
+void vs_dra_guard_cleanup(struct vs_dra_guard *g);
+/* [{"deviceclass","resource"}] in class order (new reference; NULL when out of memory). */
+json_t *vs_dra_guard_json(const struct vs_dra_guard *g);
+
+#endif
