@@ -195,7 +195,7 @@ static const struct vs_flag flags[] = {
      .type = F_DUR,
      .off = O(c.optional_retry_ms),
      .help = "re-check pace of a missing optional API: PodDisruptionBudgets, pods/eviction, the "
-             "Lease, events (docs/migration.md)",
+             "Lease, events, DeviceClasses (docs/migration.md)",
      .min = 100,
      .max = DAY_MS},
     {.name = "force-overwrite-default-scheduler",
