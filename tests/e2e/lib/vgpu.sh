@@ -222,7 +222,7 @@ vs_setup() {
     vs_register_webhook
     if vs_hami; then
         # Under HAMi's RBAC only filter-mode preemption is missing (pods/eviction): ready anyway.
-        vs_hami_expect_optional 1 0 1 1
+        vs_hami_expect_optional 1 0 1 1 1
         e2e_wait 20 "HAMi's Service selector label on the scheduler pod" e2e_field_is pod \
             "$VS_HAMI_POD" '{.metadata.labels.hami\.io/scheduler-role}' leader --namespace "$VS_HAMI_NS"
         [[ "$(vs_log_since_start 'event=gpu_preemption ')" == 'level=info event=gpu_preemption mode=filter apiserver=1.36' ]] ||
@@ -307,20 +307,23 @@ webhooks:
 EOF
 }
 
-# vs_hami_expect_optional PDB EVICTION LEASE EVENTS : each 1 (available) or 0 (missing):
+# vs_hami_expect_optional PDB EVICTION LEASE EVENTS DRA : each 1 (available) or 0 (missing):
 # vgpu_sched_optional_api_available says so, /readyz is 200 and names exactly the missing ones,
 # this start's log has exactly one optional_api_missing line for each missing one (reason
 # forbidden) and none for the others, and no watch_error line.
 vs_hami_expect_optional() {
     local want=("$@") i line lines metrics degraded=""
-    local apis=(poddisruptionbudgets.policy pods/eviction leases.coordination.k8s.io events)
-    local features=(pdb-aware-preemption filter-preemption leader-election events)
+    local apis=(poddisruptionbudgets.policy pods/eviction leases.coordination.k8s.io events
+        deviceclasses.resource.k8s.io)
+    local features=(pdb-aware-preemption filter-preemption leader-election events dra-guard)
     local effects=("preemption ignores PodDisruptionBudgets" "filter-mode preemption is off"
-        "the Lease is not followed: this replica acts as the leader" "Events are not posted")
+        "the Lease is not followed: this replica acts as the leader" "Events are not posted"
+        "DeviceClasses that map a GPU resource to DRA are not reported")
     local perms=("list, watch poddisruptionbudgets.policy" "create pods/eviction"
-        "get, list, watch leases.coordination.k8s.io in namespace $VS_HAMI_NS" "create events")
+        "get, list, watch leases.coordination.k8s.io in namespace $VS_HAMI_NS" "create events"
+        "list, watch deviceclasses.resource.k8s.io")
     metrics="$(curl -fsS --max-time 5 "$(vs_metrics_url)" | grep '^vgpu_sched_optional_api_available' || true)"
-    for i in 0 1 2 3; do
+    for i in 0 1 2 3 4; do
         line="vgpu_sched_optional_api_available{api=\"${apis[i]}\",feature=\"${features[i]}\"} ${want[i]}"
         grep -qxF "$line" <<<"$metrics" || e2e_fail "want '$line' in /metrics, got: $metrics"
         lines="$(vs_log_since_start "event=optional_api_missing api=${apis[i]} ")"
@@ -334,7 +337,7 @@ vs_hami_expect_optional() {
     done
     e2e_expect_eq "/readyz" "$(vs_ready)" "{\"status\":\"ok\",\"degraded\":[$degraded]}"
     e2e_expect_eq "watch_error lines" "$(vs_log_since_start 'event=watch_error')" ""
-    e2e_log "drop-in: optional APIs (PDBs, eviction, Lease, events) $* as expected, /readyz 200"
+    e2e_log "drop-in: optional APIs (PDBs, eviction, Lease, events, DeviceClasses) $* as expected, /readyz 200"
 }
 
 # vs_namespace NS : a namespace with its default ServiceAccount (no controller-manager here).
