@@ -42,7 +42,7 @@ struct vs_sched_opts {
      * the reference the shortcut is checked against. */
     bool full_walk;
     /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
-     * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
+     * in any order; may be NULL. A busy node that fits ranks after every fitting node that
      * is not busy; among busy nodes by busy_rank, then (and among the others) the node policy
      * decides as usual. With none, the choice is exactly the policy's. */
     const char *const *busy;
