@@ -1489,5 +1489,8 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
 void vs_ext_patch_failed(void *ctx, const char *uid, uint64_t reservation)
 {
     struct vs_app *a = ctx;
-    vs_store_unreserve(a->store, uid, reservation);
+    /* The decision is void (the pod is gone, or its Bind will fail waiting for the patch): its
+     * node stops counting a Bind on the way, unless a later Filter of the pod decided again. */
+    if (vs_store_unreserve(a->store, uid, reservation) && a->bindq)
+        vs_bindq_forget(a->bindq, uid);
 }
