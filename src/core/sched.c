@@ -1513,7 +1513,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         }
         r->nodes[i].node = cands[i];
         bc.cur_busy = busy_set_rank(&busy, nodes[i]);
-        if (spreads && bc.cur_busy > 1 && bc.cur_busy < VS_SCHED_RANK_SATURATED)
+        if (spreads && o->idle_cards_wanted && bc.cur_busy > 1 &&
+            bc.cur_busy < VS_SCHED_RANK_SATURATED)
             bc.cur_busy = 1; /* busy is busy: see vs_sched_opts.busy_rank */
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;

@@ -592,6 +592,16 @@ void vs_ext_nudge(void *ctx, const char *uid, const char *ns, const char *name)
     free(path);
 }
 
+/* Whether a regular container takes cards to itself: all of a card's cores (HAMi's exclusive
+ * use) or all of its memory (a bare nvidia.com/gpu asks 100 %). Such pods need idle cards. */
+static bool takes_whole_cards(const struct vs_pod_req *r)
+{
+    for (size_t i = 0; i < r->n_ctrs; i++)
+        if (r->ctrs[i].nums > 0 && (r->ctrs[i].cores >= 100 || r->ctrs[i].pct == 100))
+            return true;
+    return false;
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -630,6 +640,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     struct vs_pod_req preq;
     bool managed = vs_request_build(&fa.pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    bool whole = takes_whole_cards(&preq);
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
@@ -652,8 +663,10 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others, and
      * saturated ones (a new Bind would wait half the lock retry timeout) after those. */
     unsigned *busy_rank = NULL;
-    if (a->bindq)
+    if (a->bindq) {
         so.n_busy = vs_bindq_busy(a->bindq, &busy, &busy_rank);
+        so.idle_cards_wanted = vs_bindq_whole(a->bindq) > 0;
+    }
     so.busy = (const char *const *)busy;
     so.busy_rank = busy_rank;
     int64_t now = a->now();
@@ -718,7 +731,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         outcome = VS_FILTER_SCHEDULED;
         vs_requeue_forget(a->requeue, fa.pod.uid);
         if (a->bindq && r.any_regular)
-            vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
+            vs_bindq_expect(a->bindq, f->node, fa.pod.uid, whole);
         succeed_event(a, &fa, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
