@@ -389,6 +389,7 @@ static void *worker(void *arg)
     struct worker_ctx *w = arg;
     struct vs_async *a = w->a;
     bool events = w->slot < 0;
+    pthread_setname_np(pthread_self(), events ? "vs-events" : "vs-patches");
     /* Events are best effort: their worker (which writes FilteringSucceed's node list) yields
      * the CPU to Filter and Bind (Linux: a thread's nice value is its own). */
     if (events)
