@@ -684,18 +684,33 @@ void vs_async_forget(struct vs_async *a, const char *uid)
         else
             s->gone = true;
     }
-    /* Its posted Warning keys, and those of its Events queued or being posted, which would
-     * otherwise be remembered once posted. */
+    /* Its posted Warning keys; its queued Events are dropped (Events about a pod that is gone
+     * would only load the API server: a burst's pods deleted right after it left hundreds of
+     * Normal ones to be posted during the next burst); the one being posted is not remembered
+     * once posted. */
     size_t n = strlen(uid);
     struct posted_pod *pp = NULL;
     HASH_FIND(hh, a->posted, uid, n, pp);
     if (pp)
         posted_drop(a, pp, true, 0);
-    struct job *j, *jt;
-    HASH_ITER(hh, a->pending_events, j, jt)
-    {
-        if (key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
-            j->forgotten = true;
+    struct job *j;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++) {
+        struct queue *q = &a->q[c];
+        struct job **at = &q->head, *prev = NULL;
+        while ((j = *at)) {
+            if (key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0) {
+                *at = j->next;
+                if (q->tail == j)
+                    q->tail = prev;
+                q->len--;
+                HASH_DEL(a->pending_events, j);
+                a->event_bytes -= j->bytes;
+                job_free(j);
+            } else {
+                prev = j;
+                at = &j->next;
+            }
+        }
     }
     j = a->event_job;
     if (j && j->key && key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
