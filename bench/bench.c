@@ -66,6 +66,7 @@ struct opts {
     const char *compare;  /* --compare REF: run this and REF alternately, print the ratios */
     long compare_runs;
     bool dashboard;    /* --dashboard: the dashboard's costs and its effect on Filter */
+    bool mixed;        /* --mixed-vendors: a quarter of the nodes Hygon DCU or AMD */
     long dash_seconds; /* --dash-seconds: Filter time with and without polling, in all */
 };
 
@@ -82,6 +83,45 @@ static const struct card_model models[] = {
     {"NVIDIA-NVIDIA L4", 23034},
 };
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
+
+/* The backends of --mixed-vendors: node i is Hygon when i % 8 == 3 and AMD when i % 8 == 7 (a
+ * quarter of the cluster), NVIDIA otherwise. Their registers use the same text as NVIDIA's. */
+enum vendor { V_NVIDIA, V_HYGON, V_AMD, V_COUNT };
+struct vendor_desc {
+    const char *word;     /* the backend's HAMi word (vs_device.word) */
+    const char *type;     /* the registered card type */
+    const char *reg;      /* the node's register annotation */
+    const char *prefix;   /* the pod annotations' prefix: <prefix>-devices-allocated */
+    const char *res[3];   /* count, memory (MiB), cores (%) */
+    const char *capacity; /* the node's capacity resource */
+};
+static const struct vendor_desc vendors[V_COUNT] = {
+    {"NVIDIA",
+     NULL,
+     "hami.io/node-nvidia-register",
+     "hami.io/vgpu",
+     {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores"},
+     "nvidia.com/gpu"},
+    {"DCU",
+     "DCU-Z100L",
+     "hami.io/node-dcu-register",
+     "hami.io/dcu",
+     {"hygon.com/dcunum", "hygon.com/dcumem", "hygon.com/dcucores"},
+     "hygon.com/dcunum"},
+    {"AMD",
+     "AMD Instinct MI210",
+     "hami.io/node-amd-register",
+     "hami.io/amd",
+     {"amd.com/gpu", "amd.com/gpumem", "amd.com/gpucores"},
+     "amd.com/gpu"},
+};
+
+static enum vendor vendor_of(const struct opts *o, long node)
+{
+    if (!o->mixed)
+        return V_NVIDIA;
+    return node % 8 == 3 ? V_HYGON : node % 8 == 7 ? V_AMD : V_NVIDIA;
+}
 
 static void die(const char *what)
 {
@@ -205,7 +245,8 @@ static int32_t numa_of(const struct opts *o, long node, long card)
     return (node % 2 == 1 && card >= o->cards / 2) ? 1 : 0;
 }
 
-/* The hami.io/node-nvidia-register value of node i (new string). */
+/* The register annotation's value of node i (new string; hami.io/node-nvidia-register, or its
+ * backend's with --mixed-vendors). */
 static char *node_register(const struct opts *o, long i)
 {
     struct vs_register reg;
@@ -216,7 +257,8 @@ static char *node_register(const struct opts *o, long i)
         card_uuid(i, c, u);
         struct vs_card_reg *r = &reg.cards[c];
         r->uuid = strdup(u);
-        r->type = strdup(models[(size_t)i % N_MODELS].type);
+        const char *vt = vendors[vendor_of(o, i)].type;
+        r->type = strdup(vt ? vt : models[(size_t)i % N_MODELS].type);
         r->mode = strdup("hami-core");
         r->index = (uint32_t)c;
         r->count = SLOTS;
@@ -247,7 +289,9 @@ static void gen_node(const struct opts *o, long i, bool with_kind, struct vs_buf
     node_name(i, name);
     uuid_of(3, (uint64_t)i, uid);
     char *reg = node_register(o, i);
-    const char *product = models[(size_t)i % N_MODELS].type + strlen("NVIDIA-");
+    const struct vendor_desc *vd = &vendors[vendor_of(o, i)];
+    const char *product =
+        vd->type ? vd->type : models[(size_t)i % N_MODELS].type + strlen("NVIDIA-");
     vs_buf_puts(b, "{");
     put_kind(b, with_kind, "Node");
     vs_buf_printf(b,
@@ -255,18 +299,17 @@ static void gen_node(const struct opts *o, long i, bool with_kind, struct vs_buf
                   "\"creationTimestamp\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":\"%s\","
                   "\"kubernetes.io/os\":\"linux\",\"kubernetes.io/arch\":\"amd64\",\"gpu\":\"on\","
                   "\"nvidia.com/gpu.product\":\"%s\",\"topology.kubernetes.io/zone\":\"zone-%ld\"},"
-                  "\"annotations\":{\"hami.io/node-handshake\":\"Reported %s\","
-                  "\"hami.io/node-nvidia-register\":",
-                  name, uid, 1000 + i, BASE_TIME_S, name, product, i % 3, BASE_TIME_S);
+                  "\"annotations\":{\"hami.io/node-handshake\":\"Reported %s\",\"%s\":",
+                  name, uid, 1000 + i, BASE_TIME_S, name, product, i % 3, BASE_TIME_S, vd->reg);
     vs_json_put_string(b, reg);
     vs_buf_printf(b,
                   "}},\"spec\":{\"podCIDR\":\"10.%ld.%ld.0/24\"},\"status\":{\"capacity\":{"
                   "\"cpu\":\"64\",\"memory\":\"528000000Ki\",\"pods\":\"110\","
-                  "\"nvidia.com/gpu\":\"%ld\"},\"allocatable\":{\"cpu\":\"63500m\",\"memory\":"
-                  "\"520000000Ki\",\"pods\":\"110\",\"nvidia.com/gpu\":\"%ld\"},\"addresses\":["
+                  "\"%s\":\"%ld\"},\"allocatable\":{\"cpu\":\"63500m\",\"memory\":"
+                  "\"520000000Ki\",\"pods\":\"110\",\"%s\":\"%ld\"},\"addresses\":["
                   "{\"type\":\"InternalIP\",\"address\":\"10.0.%ld.%ld\"}]}}",
-                  (i >> 8) & 255, i & 255, o->cards * SLOTS, o->cards * SLOTS, (i >> 8) & 255,
-                  i & 255);
+                  (i >> 8) & 255, i & 255, vd->capacity, o->cards * SLOTS, vd->capacity,
+                  o->cards * SLOTS, (i >> 8) & 255, i & 255);
     free(reg);
 }
 
@@ -340,8 +383,9 @@ static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
                   "\"name\":\"app-%05ld\",\"uid\":\"%s\",\"controller\":true,"
                   "\"blockOwnerDeletion\":true}]",
                   name, i / 8, i % 40, uid, 100000 + i, BASE_TIME_S, i / 8, owner, i / 8, owner);
-    char gpu_limits[160] = "";
+    char gpu_limits[200] = "";
     if (gpu) {
+        const struct vendor_desc *vd = &vendors[vendor_of(o, node)];
         g->gpu_pods++;
         g->gpu_devices += ngpu;
         struct vs_buf a;
@@ -349,20 +393,18 @@ static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
         for (int k = 0; k < ngpu; k++) {
             char cu[41];
             card_uuid(node, cards[k], cu);
-            vs_buf_printf(&a, "%s,NVIDIA,%d,%d:", cu, mem, cores);
+            vs_buf_printf(&a, "%s,%s,%d,%d:", cu, vd->word, mem, cores);
         }
         vs_buf_puts(&a, ";");
         vs_buf_printf(b,
                       ",\"annotations\":{\"hami.io/vgpu-node\":\"%s\",\"hami.io/vgpu-time\":"
-                      "\"%lld\",\"hami.io/vgpu-devices-allocated\":\"%s\","
-                      "\"hami.io/vgpu-devices-to-allocate\":\";\",\"hami.io/bind-phase\":"
+                      "\"%lld\",\"%s-devices-allocated\":\"%s\","
+                      "\"%s-devices-to-allocate\":\";\",\"hami.io/bind-phase\":"
                       "\"success\",\"hami.io/bind-time\":\"%lld\"}",
-                      nname, BASE_TIME, a.data, BASE_TIME);
+                      nname, BASE_TIME, vd->prefix, a.data, vd->prefix, BASE_TIME);
         vs_buf_cleanup(&a);
-        snprintf(gpu_limits, sizeof(gpu_limits),
-                 ",\"nvidia.com/gpu\":\"%d\",\"nvidia.com/gpumem\":\"%d\","
-                 "\"nvidia.com/gpucores\":\"%d\"",
-                 ngpu, mem, cores);
+        snprintf(gpu_limits, sizeof(gpu_limits), ",\"%s\":\"%d\",\"%s\":\"%d\",\"%s\":\"%d\"",
+                 vd->res[0], ngpu, vd->res[1], mem, vd->res[2], cores);
     }
     vs_buf_printf(b, "},\"spec\":{\"nodeName\":\"%s\",\"schedulerName\":\"%s\",", nname,
                   gpu ? "hami-scheduler" : "default-scheduler");
@@ -568,6 +610,80 @@ static struct vs_store *store_new(const struct vs_devcfg *cfg)
     return s;
 }
 
+/* ------------------------------------------------------------------ backends' ledgers */
+
+/* Cards, used slots and used MiB by backend: what the generator booked, and what the model
+ * counts after ingest. They must be equal: a vendor's register or allocation annotation the
+ * model did not read would make the mixed-vendor figures measure the wrong thing. */
+struct ledger {
+    long cards[V_COUNT], slots[V_COUNT];
+    int64_t mem[V_COUNT];
+};
+
+static void gen_ledger(const struct gen *g, struct ledger *l)
+{
+    memset(l, 0, sizeof(*l));
+    for (long n = 0; n < g->o->nodes; n++) {
+        enum vendor v = vendor_of(g->o, n);
+        for (long c = 0; c < g->o->cards; c++) {
+            size_t at = (size_t)n * (size_t)g->o->cards + (size_t)c;
+            l->cards[v]++;
+            l->slots[v] += g->slots[at];
+            l->mem[v] += g->mem[at];
+        }
+    }
+}
+
+struct ledger_ctx {
+    struct ledger l;
+    const struct vs_devices *set;
+};
+
+static void ledger_node(void *ctx, const struct vs_node *n)
+{
+    struct ledger_ctx *c = ctx;
+    for (size_t k = 0; k < n->n_cards; k++) {
+        const struct vs_card *card = &n->cards[k];
+        const char *word = c->set->dev[card->dev]->word;
+        for (int v = 0; v < V_COUNT; v++)
+            if (strcmp(word, vendors[v].word) == 0) {
+                c->l.cards[v]++;
+                c->l.slots[v] += card->used;
+                c->l.mem[v] += card->usedmem;
+            }
+    }
+}
+
+static void model_ledger(void *ctx, const struct vs_model *m)
+{
+    struct ledger_ctx *c = ctx;
+    c->set = vs_model_devices(m);
+    vs_model_each_node(m, ledger_node, c);
+}
+
+/* Prints both ledgers by backend and dies when they differ. */
+static void check_ledger(const struct gen *g, struct vs_store *s)
+{
+    struct ledger want;
+    gen_ledger(g, &want);
+    struct ledger_ctx got;
+    memset(&got, 0, sizeof(got));
+    vs_store_read(s, model_ledger, &got);
+    bool same = true;
+    for (int v = 0; v < V_COUNT; v++) {
+        if (!want.cards[v] && !got.l.cards[v])
+            continue;
+        printf("backend %s: %ld cards, %ld slots and %lld MiB in use (generated: %ld cards, %ld "
+               "slots, %lld MiB)\n",
+               vendors[v].word, got.l.cards[v], got.l.slots[v], (long long)got.l.mem[v],
+               want.cards[v], want.slots[v], (long long)want.mem[v]);
+        same = same && want.cards[v] == got.l.cards[v] && want.slots[v] == got.l.slots[v] &&
+               want.mem[v] == got.l.mem[v];
+    }
+    if (!same)
+        die("the model's usage by backend differs from the generated cluster's");
+}
+
 /* ------------------------------------------------------------------ memory (child process) */
 
 static long status_kib(const char *key)
@@ -636,11 +752,12 @@ static struct vs_frag_stats *bench_frag_stats(void)
 }
 
 /* The pod every in-process Filter places (one card's share, as gen_pending_pod makes it). */
-static void bench_pod(struct vs_pod *pod)
+static void bench_pod_limits(struct vs_pod *pod, const char *limits)
 {
     struct vs_buf pb;
     vs_buf_init(&pb);
-    gen_pending_pod("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true, &pb);
+    gen_pending_pod_limits("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true,
+                           limits, &pb);
     json_error_t je;
     json_t *pj = json_loads(pb.data, 0, &je);
     vs_buf_cleanup(&pb);
@@ -648,6 +765,11 @@ static void bench_pod(struct vs_pod *pod)
     if (!pj || vs_codec_pod_from_json(pj, pod, &eb))
         die("cannot decode the benchmark pod");
     json_decref(pj);
+}
+
+static void bench_pod(struct vs_pod *pod)
+{
+    bench_pod_limits(pod, FILTER_LIMITS);
 }
 
 struct mem_result {
@@ -2169,7 +2291,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
-            "                        [--policy P] [--filter-only]\n"
+            "                        [--policy P] [--filter-only] [--mixed-vendors]\n"
             "       vgpu-sched-bench --dashboard [--dash-seconds 60] [--nodes N] ...\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
             "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n"
@@ -2214,6 +2336,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             continue;
         } else if (strcmp(a, "--filter-only") == 0) {
             o->filter_only = o->skip_https = true;
+            continue;
+        } else if (strcmp(a, "--mixed-vendors") == 0) {
+            o->mixed = true;
             continue;
         } else if (strcmp(a, "--bind-throughput") == 0) {
             o->bind_throughput = true;
@@ -2395,6 +2520,7 @@ int main(int argc, char **argv)
                t2.parse + t2.apply > 0 ? (double)o.pods / (t2.parse + t2.apply) : 0.0);
         vs_store_free(s2);
     }
+    check_ledger(&g, store);
     pages_cleanup(&np);
     pages_cleanup(&pp);
     gen_cleanup(&g);
@@ -2438,6 +2564,14 @@ int main(int argc, char **argv)
     filter_inproc(store, &cfg, &pod, names, &o, 500, &f500);
     filter_inproc(store, &cfg, &pod, names, &o, 5000, &f5000);
     vs_pod_cleanup(&pod);
+    /* With --mixed-vendors, the same share of a Hygon card: an eighth of the candidates fit. */
+    struct inproc fdcu = {0};
+    if (o.mixed) {
+        bench_pod_limits(&pod, ",\"hygon.com/dcunum\":\"1\",\"hygon.com/dcumem\":\"" FILTER_MEM
+                               "\",\"hygon.com/dcucores\":\"" FILTER_CORES "\"");
+        filter_inproc(store, &cfg, &pod, names, &o, 500, &fdcu);
+        vs_pod_cleanup(&pod);
+    }
     vs_store_free(store);
     char label[64];
     snprintf(label, sizeof(label), "filter in-process %zu cand",
@@ -2452,6 +2586,14 @@ int main(int argc, char **argv)
     print_lat("  thread CPU time of the same calls", &f5000.cpu);
     printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
            f5000.fits, f5000.misses, (unsigned long long)f5000.digest);
+    if (o.mixed) {
+        snprintf(label, sizeof(label), "filter in-process %zu cand, DCU pod",
+                 o.nodes < 500 ? (size_t)o.nodes : (size_t)500);
+        print_lat(label, &fdcu.lat);
+        print_lat("  thread CPU time of the same calls", &fdcu.cpu);
+        printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
+               fdcu.fits, fdcu.misses, (unsigned long long)fdcu.digest);
+    }
 
     /* 2 and 3. HTTPS against the real service in embedded mode. */
     struct https h;
@@ -2494,6 +2636,8 @@ int main(int argc, char **argv)
     free(f5000.lat.v);
     free(f500.cpu.v);
     free(f5000.cpu.v);
+    free(fdcu.lat.v);
+    free(fdcu.cpu.v);
     free(h.filter.v);
     free(h.bind.v);
     return 0;
