@@ -5,18 +5,28 @@
 #include "buf.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void vs_format_float(float f, char *out, size_t len)
 {
-    for (int p = 1; p <= 9; p++) {
+    int p = 1;
+    for (; p < 9; p++) {
         snprintf(out, len, "%.*g", p, (double)f);
         if (strtof(out, NULL) == f)
-            return;
+            break;
     }
-    snprintf(out, len, "%.9g", (double)f);
+    snprintf(out, len, "%.*g", p, (double)f);
+    /* %g writes 10 as 1e+01 when one digit is enough: plain decimals in [1e-4, 1e21), as Go's
+     * %v does, with the same significant digits. */
+    double a = fabs((double)f);
+    char *e = strchr(out, 'e');
+    if (e && a >= 1e-4 && a < 1e21) {
+        int exp10 = atoi(e + 1), dec = p - 1 - exp10;
+        snprintf(out, len, "%.*f", dec > 0 ? dec : 0, (double)f);
+    }
 }
 
 void vs_sim_pod_cleanup(struct vs_sim_pod *p)
