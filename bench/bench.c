@@ -13,6 +13,7 @@
 #include "k8s_codec.h"
 #include "kube_internal.h"
 #include "log.h"
+#include "memapi.h"
 #include "model.h"
 #include "pending.h"
 #include "slab.h"
@@ -59,9 +60,14 @@ struct opts {
     uint64_t seed;
     bool bind_throughput; /* only the bind-throughput phase */
     long bind_nodes, bind_pods, bind_clients, hold_ms, queue_depth;
-    const char *policy; /* --policy: node and card policy of the in-process Filter */
-    bool dashboard;     /* --dashboard: the dashboard's costs and its effect on Filter */
-    long dash_seconds;  /* --dash-seconds: Filter time with and without polling, in all */
+    long card_mib;        /* --card-mib: every card this many MiB (0: the models by node) */
+    const char *bind_mix; /* --bind-mix: the bind phase's pod shapes (uniform, large, small) */
+    const char *policy;   /* --policy: node and card policy of the in-process Filter */
+    const char *compare;  /* --compare REF: run this and REF alternately, print the ratios */
+    long compare_runs;
+    bool dashboard;    /* --dashboard: the dashboard's costs and its effect on Filter */
+    bool mixed;        /* --mixed-vendors: a quarter of the nodes Hygon DCU or AMD */
+    long dash_seconds; /* --dash-seconds: Filter time with and without polling, in all */
 };
 
 struct card_model {
@@ -77,6 +83,45 @@ static const struct card_model models[] = {
     {"NVIDIA-NVIDIA L4", 23034},
 };
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
+
+/* The backends of --mixed-vendors: node i is Hygon when i % 8 == 3 and AMD when i % 8 == 7 (a
+ * quarter of the cluster), NVIDIA otherwise. Their registers use the same text as NVIDIA's. */
+enum vendor { V_NVIDIA, V_HYGON, V_AMD, V_COUNT };
+struct vendor_desc {
+    const char *word;     /* the backend's HAMi word (vs_device.word) */
+    const char *type;     /* the registered card type */
+    const char *reg;      /* the node's register annotation */
+    const char *prefix;   /* the pod annotations' prefix: <prefix>-devices-allocated */
+    const char *res[3];   /* count, memory (MiB), cores (%) */
+    const char *capacity; /* the node's capacity resource */
+};
+static const struct vendor_desc vendors[V_COUNT] = {
+    {"NVIDIA",
+     NULL,
+     "hami.io/node-nvidia-register",
+     "hami.io/vgpu",
+     {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores"},
+     "nvidia.com/gpu"},
+    {"DCU",
+     "DCU-Z100L",
+     "hami.io/node-dcu-register",
+     "hami.io/dcu",
+     {"hygon.com/dcunum", "hygon.com/dcumem", "hygon.com/dcucores"},
+     "hygon.com/dcunum"},
+    {"AMD",
+     "AMD Instinct MI210",
+     "hami.io/node-amd-register",
+     "hami.io/amd",
+     {"amd.com/gpu", "amd.com/gpumem", "amd.com/gpucores"},
+     "amd.com/gpu"},
+};
+
+static enum vendor vendor_of(const struct opts *o, long node)
+{
+    if (!o->mixed)
+        return V_NVIDIA;
+    return node % 8 == 3 ? V_HYGON : node % 8 == 7 ? V_AMD : V_NVIDIA;
+}
 
 static void die(const char *what)
 {
@@ -104,6 +149,14 @@ static double thread_cpu_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* CPU time (user + system) of the whole process, every thread. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
@@ -192,7 +245,8 @@ static int32_t numa_of(const struct opts *o, long node, long card)
     return (node % 2 == 1 && card >= o->cards / 2) ? 1 : 0;
 }
 
-/* The hami.io/node-nvidia-register value of node i (new string). */
+/* The register annotation's value of node i (new string; hami.io/node-nvidia-register, or its
+ * backend's with --mixed-vendors). */
 static char *node_register(const struct opts *o, long i)
 {
     struct vs_register reg;
@@ -203,11 +257,12 @@ static char *node_register(const struct opts *o, long i)
         card_uuid(i, c, u);
         struct vs_card_reg *r = &reg.cards[c];
         r->uuid = strdup(u);
-        r->type = strdup(models[(size_t)i % N_MODELS].type);
+        const char *vt = vendors[vendor_of(o, i)].type;
+        r->type = strdup(vt ? vt : models[(size_t)i % N_MODELS].type);
         r->mode = strdup("hami-core");
         r->index = (uint32_t)c;
         r->count = SLOTS;
-        r->devmem = devmem_of(i);
+        r->devmem = o->card_mib > 0 ? (int32_t)o->card_mib : devmem_of(i);
         r->devcore = 100;
         r->numa = numa_of(o, i, c);
         r->health = true;
@@ -234,7 +289,9 @@ static void gen_node(const struct opts *o, long i, bool with_kind, struct vs_buf
     node_name(i, name);
     uuid_of(3, (uint64_t)i, uid);
     char *reg = node_register(o, i);
-    const char *product = models[(size_t)i % N_MODELS].type + strlen("NVIDIA-");
+    const struct vendor_desc *vd = &vendors[vendor_of(o, i)];
+    const char *product =
+        vd->type ? vd->type : models[(size_t)i % N_MODELS].type + strlen("NVIDIA-");
     vs_buf_puts(b, "{");
     put_kind(b, with_kind, "Node");
     vs_buf_printf(b,
@@ -242,18 +299,17 @@ static void gen_node(const struct opts *o, long i, bool with_kind, struct vs_buf
                   "\"creationTimestamp\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":\"%s\","
                   "\"kubernetes.io/os\":\"linux\",\"kubernetes.io/arch\":\"amd64\",\"gpu\":\"on\","
                   "\"nvidia.com/gpu.product\":\"%s\",\"topology.kubernetes.io/zone\":\"zone-%ld\"},"
-                  "\"annotations\":{\"hami.io/node-handshake\":\"Reported %s\","
-                  "\"hami.io/node-nvidia-register\":",
-                  name, uid, 1000 + i, BASE_TIME_S, name, product, i % 3, BASE_TIME_S);
+                  "\"annotations\":{\"hami.io/node-handshake\":\"Reported %s\",\"%s\":",
+                  name, uid, 1000 + i, BASE_TIME_S, name, product, i % 3, BASE_TIME_S, vd->reg);
     vs_json_put_string(b, reg);
     vs_buf_printf(b,
                   "}},\"spec\":{\"podCIDR\":\"10.%ld.%ld.0/24\"},\"status\":{\"capacity\":{"
                   "\"cpu\":\"64\",\"memory\":\"528000000Ki\",\"pods\":\"110\","
-                  "\"nvidia.com/gpu\":\"%ld\"},\"allocatable\":{\"cpu\":\"63500m\",\"memory\":"
-                  "\"520000000Ki\",\"pods\":\"110\",\"nvidia.com/gpu\":\"%ld\"},\"addresses\":["
+                  "\"%s\":\"%ld\"},\"allocatable\":{\"cpu\":\"63500m\",\"memory\":"
+                  "\"520000000Ki\",\"pods\":\"110\",\"%s\":\"%ld\"},\"addresses\":["
                   "{\"type\":\"InternalIP\",\"address\":\"10.0.%ld.%ld\"}]}}",
-                  (i >> 8) & 255, i & 255, o->cards * SLOTS, o->cards * SLOTS, (i >> 8) & 255,
-                  i & 255);
+                  (i >> 8) & 255, i & 255, vd->capacity, o->cards * SLOTS, vd->capacity,
+                  o->cards * SLOTS, (i >> 8) & 255, i & 255);
     free(reg);
 }
 
@@ -327,8 +383,9 @@ static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
                   "\"name\":\"app-%05ld\",\"uid\":\"%s\",\"controller\":true,"
                   "\"blockOwnerDeletion\":true}]",
                   name, i / 8, i % 40, uid, 100000 + i, BASE_TIME_S, i / 8, owner, i / 8, owner);
-    char gpu_limits[160] = "";
+    char gpu_limits[200] = "";
     if (gpu) {
+        const struct vendor_desc *vd = &vendors[vendor_of(o, node)];
         g->gpu_pods++;
         g->gpu_devices += ngpu;
         struct vs_buf a;
@@ -336,20 +393,18 @@ static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
         for (int k = 0; k < ngpu; k++) {
             char cu[41];
             card_uuid(node, cards[k], cu);
-            vs_buf_printf(&a, "%s,NVIDIA,%d,%d:", cu, mem, cores);
+            vs_buf_printf(&a, "%s,%s,%d,%d:", cu, vd->word, mem, cores);
         }
         vs_buf_puts(&a, ";");
         vs_buf_printf(b,
                       ",\"annotations\":{\"hami.io/vgpu-node\":\"%s\",\"hami.io/vgpu-time\":"
-                      "\"%lld\",\"hami.io/vgpu-devices-allocated\":\"%s\","
-                      "\"hami.io/vgpu-devices-to-allocate\":\";\",\"hami.io/bind-phase\":"
+                      "\"%lld\",\"%s-devices-allocated\":\"%s\","
+                      "\"%s-devices-to-allocate\":\";\",\"hami.io/bind-phase\":"
                       "\"success\",\"hami.io/bind-time\":\"%lld\"}",
-                      nname, BASE_TIME, a.data, BASE_TIME);
+                      nname, BASE_TIME, vd->prefix, a.data, vd->prefix, BASE_TIME);
         vs_buf_cleanup(&a);
-        snprintf(gpu_limits, sizeof(gpu_limits),
-                 ",\"nvidia.com/gpu\":\"%d\",\"nvidia.com/gpumem\":\"%d\","
-                 "\"nvidia.com/gpucores\":\"%d\"",
-                 ngpu, mem, cores);
+        snprintf(gpu_limits, sizeof(gpu_limits), ",\"%s\":\"%d\",\"%s\":\"%d\",\"%s\":\"%d\"",
+                 vd->res[0], ngpu, vd->res[1], mem, vd->res[2], cores);
     }
     vs_buf_printf(b, "},\"spec\":{\"nodeName\":\"%s\",\"schedulerName\":\"%s\",", nname,
                   gpu ? "hami-scheduler" : "default-scheduler");
@@ -367,9 +422,15 @@ static void gen_pod(struct gen *g, bool with_kind, struct vs_buf *b)
                   BASE_TIME_S, BASE_TIME_S);
 }
 
-/* A Pending pod asking for 1 GPU / FILTER_MEM MiB / FILTER_CORES cores (what Filter gets). */
-static void gen_pending_pod(const char *ns, const char *name, const char *uid, bool with_kind,
-                            struct vs_buf *b)
+#define FILTER_LIMITS                                                                              \
+    ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"" FILTER_MEM "\","                          \
+    "\"nvidia.com/gpucores\":\"" FILTER_CORES "\""
+
+/* A Pending pod asking for the limits given as JSON members after cpu and memory
+ * (",\"k\":\"v\"..."; FILTER_LIMITS: 1 GPU / FILTER_MEM MiB / FILTER_CORES cores, what Filter
+ * gets). */
+static void gen_pending_pod_limits(const char *ns, const char *name, const char *uid,
+                                   bool with_kind, const char *limits, struct vs_buf *b)
 {
     vs_buf_puts(b, "{");
     put_kind(b, with_kind, "Pod");
@@ -378,11 +439,15 @@ static void gen_pending_pod(const char *ns, const char *name, const char *uid, b
                   "\"resourceVersion\":\"1\",\"creationTimestamp\":\"%s\",\"labels\":{\"app\":"
                   "\"bench\"}},\"spec\":{\"schedulerName\":\"hami-scheduler\",",
                   name, ns, uid, BASE_TIME_S);
-    put_containers(b, 0,
-                   ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"" FILTER_MEM "\","
-                   "\"nvidia.com/gpucores\":\"" FILTER_CORES "\"");
+    put_containers(b, 0, limits);
     vs_buf_puts(b, ",\"restartPolicy\":\"Always\",\"dnsPolicy\":\"ClusterFirst\"},"
                    "\"status\":{\"phase\":\"Pending\",\"qosClass\":\"Burstable\"}}");
+}
+
+static void gen_pending_pod(const char *ns, const char *name, const char *uid, bool with_kind,
+                            struct vs_buf *b)
+{
+    gen_pending_pod_limits(ns, name, uid, with_kind, FILTER_LIMITS, b);
 }
 
 /* ------------------------------------------------------------------ list pages */
@@ -545,6 +610,80 @@ static struct vs_store *store_new(const struct vs_devcfg *cfg)
     return s;
 }
 
+/* ------------------------------------------------------------------ backends' ledgers */
+
+/* Cards, used slots and used MiB by backend: what the generator booked, and what the model
+ * counts after ingest. They must be equal: a vendor's register or allocation annotation the
+ * model did not read would make the mixed-vendor figures measure the wrong thing. */
+struct ledger {
+    long cards[V_COUNT], slots[V_COUNT];
+    int64_t mem[V_COUNT];
+};
+
+static void gen_ledger(const struct gen *g, struct ledger *l)
+{
+    memset(l, 0, sizeof(*l));
+    for (long n = 0; n < g->o->nodes; n++) {
+        enum vendor v = vendor_of(g->o, n);
+        for (long c = 0; c < g->o->cards; c++) {
+            size_t at = (size_t)n * (size_t)g->o->cards + (size_t)c;
+            l->cards[v]++;
+            l->slots[v] += g->slots[at];
+            l->mem[v] += g->mem[at];
+        }
+    }
+}
+
+struct ledger_ctx {
+    struct ledger l;
+    const struct vs_devices *set;
+};
+
+static void ledger_node(void *ctx, const struct vs_node *n)
+{
+    struct ledger_ctx *c = ctx;
+    for (size_t k = 0; k < n->n_cards; k++) {
+        const struct vs_card *card = &n->cards[k];
+        const char *word = c->set->dev[card->dev]->word;
+        for (int v = 0; v < V_COUNT; v++)
+            if (strcmp(word, vendors[v].word) == 0) {
+                c->l.cards[v]++;
+                c->l.slots[v] += card->used;
+                c->l.mem[v] += card->usedmem;
+            }
+    }
+}
+
+static void model_ledger(void *ctx, const struct vs_model *m)
+{
+    struct ledger_ctx *c = ctx;
+    c->set = vs_model_devices(m);
+    vs_model_each_node(m, ledger_node, c);
+}
+
+/* Prints both ledgers by backend and dies when they differ. */
+static void check_ledger(const struct gen *g, struct vs_store *s)
+{
+    struct ledger want;
+    gen_ledger(g, &want);
+    struct ledger_ctx got;
+    memset(&got, 0, sizeof(got));
+    vs_store_read(s, model_ledger, &got);
+    bool same = true;
+    for (int v = 0; v < V_COUNT; v++) {
+        if (!want.cards[v] && !got.l.cards[v])
+            continue;
+        printf("backend %s: %ld cards, %ld slots and %lld MiB in use (generated: %ld cards, %ld "
+               "slots, %lld MiB)\n",
+               vendors[v].word, got.l.cards[v], got.l.slots[v], (long long)got.l.mem[v],
+               want.cards[v], want.slots[v], (long long)want.mem[v]);
+        same = same && want.cards[v] == got.l.cards[v] && want.slots[v] == got.l.slots[v] &&
+               want.mem[v] == got.l.mem[v];
+    }
+    if (!same)
+        die("the model's usage by backend differs from the generated cluster's");
+}
+
 /* ------------------------------------------------------------------ memory (child process) */
 
 static long status_kib(const char *key)
@@ -613,11 +752,12 @@ static struct vs_frag_stats *bench_frag_stats(void)
 }
 
 /* The pod every in-process Filter places (one card's share, as gen_pending_pod makes it). */
-static void bench_pod(struct vs_pod *pod)
+static void bench_pod_limits(struct vs_pod *pod, const char *limits)
 {
     struct vs_buf pb;
     vs_buf_init(&pb);
-    gen_pending_pod("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true, &pb);
+    gen_pending_pod_limits("bench", "bench-inproc", "00000000-0000-4000-a000-000000000000", true,
+                           limits, &pb);
     json_error_t je;
     json_t *pj = json_loads(pb.data, 0, &je);
     vs_buf_cleanup(&pb);
@@ -625,6 +765,11 @@ static void bench_pod(struct vs_pod *pod)
     if (!pj || vs_codec_pod_from_json(pj, pod, &eb))
         die("cannot decode the benchmark pod");
     json_decref(pj);
+}
+
+static void bench_pod(struct vs_pod *pod)
+{
+    bench_pod_limits(pod, FILTER_LIMITS);
 }
 
 struct mem_result {
@@ -1144,6 +1289,9 @@ static void run_dashboard(const struct opts *o, struct vs_store *store, char **n
 
 struct https {
     struct lat filter, bind;
+    /* CPU of the Filter phase's timed calls (warm-up excluded): the whole process (client,
+     * service, embedded API server) and the client's thread alone. */
+    double filter_proc_cpu_s, filter_client_cpu_s;
     char server_side[512]; /* the service's own Filter histogram after the Filter phase */
     long filter_ok, filter_bad, bind_ok, bind_bad, bind_filter_bad;
     double load_s, sync_s;
@@ -1369,9 +1517,11 @@ static void run_https(const struct opts *o, char **names, struct https *h)
         exit(1);
     }
     double t1 = now_s();
-    while (!vs_service_synced(svc) && now_s() - t1 < 1800)
+    /* Synced, and the leadership term's one-time node-lock repair (a LIST of every node) done:
+     * it would otherwise run beside the first timed Filters. */
+    while ((!vs_service_synced(svc) || !vs_service_repairs(svc)) && now_s() - t1 < 1800)
         usleep(20 * 1000);
-    if (!vs_service_synced(svc))
+    if (!vs_service_synced(svc) || !vs_service_repairs(svc))
         die("the embedded service never synced");
     double t2 = now_s();
     h->load_s = t1 - t0;
@@ -1396,7 +1546,12 @@ static void run_https(const struct opts *o, char **names, struct https *h)
     uint64_t rng = o->seed ^ 0xabcdef;
     const char ***sets = cand_sets(names, o->nodes, n_cand, &rng);
     h->filter.v = xcalloc((size_t)o->https_iters, sizeof(double));
+    double pc0 = 0, cc0 = 0;
     for (long i = -WARMUP; i < o->https_iters; i++) {
+        if (i == 0) {
+            pc0 = process_cpu_s();
+            cc0 = thread_cpu_s();
+        }
         char name[40], uid[37];
         snprintf(name, sizeof(name), "bench-filter-%06ld", i + WARMUP);
         uuid_of(4, (uint64_t)(i + WARMUP), uid);
@@ -1414,7 +1569,10 @@ static void run_https(const struct opts *o, char **names, struct https *h)
         h->filter.v[h->filter.n++] = us;
         ok ? h->filter_ok++ : h->filter_bad++;
     }
+    h->filter_proc_cpu_s = process_cpu_s() - pc0;
+    h->filter_client_cpu_s = thread_cpu_s() - cc0;
     cand_sets_free(sets);
+    fprintf(stderr, "bench: https: filters done\n");
     lat_sort(&h->filter);
     server_histogram(vs_service_metrics_port(svc), h->server_side, sizeof(h->server_side));
 
@@ -1490,7 +1648,30 @@ static void run_https(const struct opts *o, char **names, struct https *h)
  * bind_nodes nodes of the embedded service; an emulated device plugin per node releases the
  * node lock hold_ms after each successful Bind (the Bind leaves it held, as in HAMi). The
  * ceiling is one allocation per node per hold: bind_nodes / hold pods/s. */
+/* CPU per timed HTTPS Filter call in µs: the whole process, or without the client's thread. */
+static double https_cpu_us(const struct https *h, bool server_only)
+{
+    if (!h->filter.n)
+        return 0;
+    double cpu = h->filter_proc_cpu_s - (server_only ? h->filter_client_cpu_s : 0);
+    return cpu * 1e6 / (double)h->filter.n;
+}
+
 static void print_load(const char *when);
+
+/* CPU of the benchmark's own threads (clients, plugins), each adding its own at its end. */
+struct own_cpu {
+    pthread_mutex_t mu;
+    double s;
+};
+
+static void own_cpu_add(struct own_cpu *c)
+{
+    double v = thread_cpu_s();
+    pthread_mutex_lock(&c->mu);
+    c->s += v;
+    pthread_mutex_unlock(&c->mu);
+}
 
 struct plugin {
     pthread_mutex_t mu;
@@ -1500,12 +1681,14 @@ struct plugin {
     bool stop;
     const char *node;
     struct vs_kube *k;
+    struct own_cpu *cpu;
     pthread_t t;
 };
 
 static void *plugin_main(void *arg)
 {
     struct plugin *p = arg;
+    pthread_setname_np(pthread_self(), "bench-plugin"); /* apart from the service's in profiles */
     char path[128];
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", p->node);
     pthread_mutex_lock(&p->mu);
@@ -1529,6 +1712,7 @@ static void *plugin_main(void *arg)
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
+    own_cpu_add(p->cpu);
     return NULL;
 }
 
@@ -1538,7 +1722,9 @@ struct bt {
     const char *ca;
     char **names;
     struct plugin *plugins;
-    atomic_long next, ok, bad, contention;
+    char **limits; /* per pod: its GPU limits (--bind-mix) */
+    struct own_cpu *cpu;
+    atomic_long next, ok, bad, contention, refused;
     atomic_long *per_node; /* Binds that succeeded, per node */
     char first_error[512];
     pthread_mutex_t err_mu;
@@ -1561,9 +1747,21 @@ static void bt_error(struct bt *b, const char *what, const char *resp)
     pthread_mutex_unlock(&b->err_mu);
 }
 
+/* Whether a Filter answer is a refusal (FailedNodes, no Error): capacity, not a failure. */
+static bool filter_refused(const char *resp)
+{
+    json_error_t je;
+    json_t *r = resp ? json_loads(resp, 0, &je) : NULL;
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    bool refused = json_object_size(json_object_get(r, "FailedNodes")) > 0 && (!err || !*err);
+    json_decref(r);
+    return refused;
+}
+
 static void *bt_client(void *arg)
 {
     struct bt *b = arg;
+    pthread_setname_np(pthread_self(), "bench-client");
     struct client cl = {.h = curl_easy_init(), .port = b->port};
     cl.hdr = curl_slist_append(NULL, "Content-Type: application/json");
     cl.hdr = curl_slist_append(cl.hdr, "Expect:");
@@ -1583,13 +1781,17 @@ static void *bt_client(void *arg)
         bt_pod_ids(j, name, uid);
         struct vs_buf pb;
         vs_buf_init(&pb);
-        gen_pending_pod("bench", name, uid, true, &pb);
+        gen_pending_pod_limits("bench", name, uid, true, b->limits[j], &pb);
         char *args = filter_args(pb.data, (const char *const *)b->names, (size_t)b->o->bind_nodes);
         vs_buf_cleanup(&pb);
         double us;
         const char *resp = post(&cl, "/filter", args, strlen(args), &us);
         free(args);
         if (!filter_answer(resp, node, sizeof(node), &dummy)) {
+            if (filter_refused(resp)) {
+                atomic_fetch_add(&b->refused, 1);
+                continue;
+            }
             atomic_fetch_add(&b->bad, 1);
             bt_error(b, "filter", resp);
             continue;
@@ -1629,7 +1831,99 @@ static void *bt_client(void *arg)
     curl_slist_free_all(cl.hdr);
     curl_easy_cleanup(cl.h);
     free(cl.resp.data);
+    own_cpu_add(b->cpu);
     return NULL;
+}
+
+/* The GPU limits of each bind-phase pod (new strings): `uniform` FILTER_LIMITS; `large` the
+ * e2e burst-large mix (every fifth pod a whole card, the others 1-4 GiB and 5-30 % of the cores
+ * from its generator and seed); `small` the issue's fitting burst (700 MiB, 4 %). */
+static char **bind_limits(const struct opts *o)
+{
+    char **v = xcalloc((size_t)o->bind_pods, sizeof(char *));
+    uint64_t x = 20261201;
+    for (long j = 0; j < o->bind_pods; j++) {
+        char buf[192];
+        if (strcmp(o->bind_mix, "large") == 0 && (j + 1) % 5 == 0) {
+            snprintf(buf, sizeof(buf),
+                     ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem-percentage\":\"100\","
+                     "\"nvidia.com/gpucores\":\"100\"");
+        } else if (strcmp(o->bind_mix, "large") == 0) {
+            x = (x * 1103515245 + 12345) % 2147483648ULL;
+            long mem = 1024 + (long)(x / 65536 % 31) * 1024 / 10;
+            x = (x * 1103515245 + 12345) % 2147483648ULL;
+            long cores = 5 + (long)(x / 65536 % 26);
+            snprintf(buf, sizeof(buf),
+                     ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"%ld\","
+                     "\"nvidia.com/gpucores\":\"%ld\"",
+                     mem, cores);
+        } else if (strcmp(o->bind_mix, "small") == 0) {
+            snprintf(buf, sizeof(buf),
+                     ",\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"700\","
+                     "\"nvidia.com/gpucores\":\"4\"");
+        } else {
+            snprintf(buf, sizeof(buf), "%s", FILTER_LIMITS);
+        }
+        if (!(v[j] = strdup(buf)))
+            die("out of memory");
+    }
+    return v;
+}
+
+/* The API server of the bind phase in a child process (so the service's own CPU can be told
+ * from it): the embedded API server loaded from path. Its URL into url; closing *ctl ends it. */
+static pid_t api_child(const char *path, int *ctl, char *url, size_t len)
+{
+    int up[2], down[2];
+    if (pipe(up) != 0 || pipe(down) != 0)
+        die("pipe failed");
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork failed");
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        struct vs_errbuf eb;
+        struct vs_memapi *m = vs_memapi_start(&eb);
+        if (!m || vs_memapi_load_file(m, path, NULL, NULL, &eb)) {
+            fprintf(stderr, "bench: API server child: %s\n", eb.msg);
+            _exit(1);
+        }
+        dprintf(up[1], "%s\n", vs_memapi_url(m));
+        close(up[1]);
+        char c;
+        while (read(down[0], &c, 1) > 0)
+            ;
+        vs_memapi_stop(m);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    FILE *f = fdopen(up[0], "r");
+    if (!f || !fgets(url, (int)len, f))
+        die("the API server child did not start");
+    fclose(f);
+    url[strcspn(url, "\n")] = '\0';
+    *ctl = down[1];
+    return pid;
+}
+
+/* utime + stime of process pid in seconds (-1: unreadable). */
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int run_bind_throughput(const struct opts *o0)
@@ -1651,6 +1945,7 @@ static int run_bind_throughput(const struct opts *o0)
         die("cannot write the cluster file");
     struct vs_buf b;
     vs_buf_init(&b);
+    char **limits = bind_limits(&o);
     fputs("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[\n", f);
     long total = o.nodes + o.bind_pods;
     for (long k = 0; k < total; k++) {
@@ -1660,7 +1955,7 @@ static int run_bind_throughput(const struct opts *o0)
         } else {
             char name[40], uid[37];
             bt_pod_ids(k - o.nodes, name, uid);
-            gen_pending_pod("bench", name, uid, true, &b);
+            gen_pending_pod_limits("bench", name, uid, true, limits[k - o.nodes], &b);
         }
         fwrite(b.data, 1, b.len, f);
         fputs(k + 1 < total ? ",\n" : "\n", f);
@@ -1670,13 +1965,30 @@ static int run_bind_throughput(const struct opts *o0)
     if (fclose(f) != 0)
         die("cannot write the cluster file");
 
+    /* The API server runs in a child process, the service reaches it through a kubeconfig as
+     * in a cluster: this process's CPU is then the service's and the benchmark's own threads'. */
+    char api_url[256], kcpath[128];
+    int api_ctl;
+    pid_t api_pid = api_child(path, &api_ctl, api_url, sizeof(api_url));
+    snprintf(kcpath, sizeof(kcpath), "%s/kubeconfig", dir);
+    f = fopen(kcpath, "w");
+    if (!f)
+        die("cannot write the kubeconfig");
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: "
+            "%s\nusers:\n- name: bench\n  user: {}\ncontexts:\n- name: bench\n  context:\n    "
+            "cluster: bench\n    user: bench\ncurrent-context: bench\n",
+            api_url);
+    if (fclose(f) != 0)
+        die("cannot write the kubeconfig");
+
     struct vs_service_config c;
     vs_service_config_defaults(&c);
     c.http_bind = "127.0.0.1:0";
     c.metrics_bind = "";
     c.cert_file = cert;
     c.key_file = key;
-    c.cluster = path;
+    c.kubeconfig = kcpath;
     c.scheduler_name = "hami-scheduler";
     c.kube_qps = 0;
     c.lock_retry_ms = 120000;
@@ -1692,15 +2004,16 @@ static int run_bind_throughput(const struct opts *o0)
         fprintf(stderr, "service start: %s\n", eb.msg);
         return 1;
     }
-    while (!vs_service_synced(svc))
+    while (!vs_service_synced(svc) || !vs_service_repairs(svc))
         usleep(20 * 1000);
-    struct vs_kube_config kc = {.server = (char *)vs_service_api_url(svc)};
+    struct vs_kube_config kc = {.server = api_url};
     struct vs_kube_opts ko = {.qps = 0, .timeout_s = 30};
     struct vs_kube *k = vs_kube_new(&kc, &ko, &eb);
     if (!k)
         die("kube client");
     char **names = xcalloc((size_t)o.nodes, sizeof(char *));
     struct plugin *plugins = xcalloc((size_t)o.nodes, sizeof(*plugins));
+    struct own_cpu own = {.mu = PTHREAD_MUTEX_INITIALIZER};
     for (long i = 0; i < o.nodes; i++) {
         names[i] = xcalloc(24, 1);
         node_name(i, names[i]);
@@ -1708,41 +2021,53 @@ static int run_bind_throughput(const struct opts *o0)
         pthread_cond_init(&plugins[i].cv, NULL);
         plugins[i].node = names[i];
         plugins[i].k = k;
+        plugins[i].cpu = &own;
         pthread_create(&plugins[i].t, NULL, plugin_main, &plugins[i]);
     }
-    struct bt bt = {
-        .o = &o, .port = vs_service_port(svc), .ca = ca, .names = names, .plugins = plugins};
+    struct bt bt = {.o = &o,
+                    .port = vs_service_port(svc),
+                    .ca = ca,
+                    .names = names,
+                    .plugins = plugins,
+                    .limits = limits,
+                    .cpu = &own};
     bt.per_node = xcalloc((size_t)o.nodes, sizeof(atomic_long));
     pthread_mutex_init(&bt.err_mu, NULL);
     pthread_mutex_init(&bt.last_mu, NULL);
     pthread_t *cl = xcalloc((size_t)o.bind_clients, sizeof(pthread_t));
     print_load("before bind throughput");
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
+    double pc0 = process_cpu_s(), ac0 = proc_cpu_s(api_pid);
     double t0 = now_s();
     for (long i = 0; i < o.bind_clients; i++)
         pthread_create(&cl[i], NULL, bt_client, &bt);
     for (long i = 0; i < o.bind_clients; i++)
         pthread_join(cl[i], NULL);
     double secs = bt.t_last > t0 ? bt.t_last - t0 : now_s() - t0;
-    getrusage(RUSAGE_SELF, &ru1);
-    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
-                 (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                 (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    double rate = (double)atomic_load(&bt.ok) / secs;
+    /* The plugins end (adding their CPU) once the last locks they owe are released. */
+    for (long i = 0; i < o.nodes; i++) {
+        pthread_mutex_lock(&plugins[i].mu);
+        plugins[i].stop = true;
+        pthread_cond_signal(&plugins[i].cv);
+        pthread_mutex_unlock(&plugins[i].mu);
+        pthread_join(plugins[i].t, NULL);
+    }
+    double cpu = process_cpu_s() - pc0, api_cpu = proc_cpu_s(api_pid) - ac0;
+    double svc_cpu = cpu - own.s;
+    long ok = atomic_load(&bt.ok), refused = atomic_load(&bt.refused);
+    double rate = (double)ok / secs;
     double limit = (double)o.nodes / ((double)o.hold_ms / 1000.0);
-    printf("bind throughput: %ld pods over %ld nodes, %ld clients, queue depth %ld, nodes %s, "
-           "cards %s, hold %ld ms: %ld bound, %ld "
-           "failed (%ld for lock contention) in %.2f s: %.1f pods/s; limit nodes/hold %.0f "
-           "pods/s; %.1f %% of it\n",
-           o.bind_pods, o.nodes, o.bind_clients, o.queue_depth, c.node_policy, c.gpu_policy,
-           o.hold_ms, atomic_load(&bt.ok), atomic_load(&bt.bad), atomic_load(&bt.contention), secs,
-           rate, limit, 100.0 * rate / limit);
-    printf("bind throughput: CPU of the whole process (service, in-process API server, clients, "
-           "plugins): %.2f s, %.1f ms per pod, %.2f cores busy on average\n",
-           cpu, atomic_load(&bt.ok) ? 1000.0 * cpu / (double)atomic_load(&bt.ok) : 0.0,
-           secs > 0 ? cpu / secs : 0.0);
+    printf("bind throughput: %ld pods (%s) over %ld nodes, %ld clients, queue depth %ld, nodes "
+           "%s, cards %s, hold %ld ms: %ld bound, %ld refused by Filter, %ld failed (%ld for lock "
+           "contention) in %.2f s: %.1f pods/s; limit nodes/hold %.0f pods/s; %.1f %% of it\n",
+           o.bind_pods, o.bind_mix, o.nodes, o.bind_clients, o.queue_depth, c.node_policy,
+           c.gpu_policy, o.hold_ms, ok, refused, atomic_load(&bt.bad), atomic_load(&bt.contention),
+           secs, rate, limit, 100.0 * rate / limit);
+    double per = ok ? 1000.0 / (double)ok : 0.0;
+    printf("bind throughput: CPU: the service's threads %.2f s = %.2f ms per placed pod (Filter, "
+           "Bind, patches, Events, watches); the benchmark's clients and plugins %.2f s; the "
+           "API server (a child process) %.2f s = %.2f ms per pod; this process %.2f cores busy "
+           "on average\n",
+           svc_cpu, svc_cpu * per, own.s, api_cpu, api_cpu * per, secs > 0 ? cpu / secs : 0.0);
     /* One allocation per node per hold: the busiest node's Binds run one after another, so
      * (its pods x hold) is the floor of this placement's time, whatever the number of nodes. */
     long busiest = 0, used = 0;
@@ -1760,24 +2085,203 @@ static int run_bind_throughput(const struct opts *o0)
     if (bt.first_error[0])
         printf("bind throughput: first error: %s\n", bt.first_error);
     print_load("after bind throughput");
-    for (long i = 0; i < o.nodes; i++) {
-        pthread_mutex_lock(&plugins[i].mu);
-        plugins[i].stop = true;
-        pthread_cond_signal(&plugins[i].cv);
-        pthread_mutex_unlock(&plugins[i].mu);
-        pthread_join(plugins[i].t, NULL);
+    printf("bench-bind pods=%ld nodes=%ld hold_ms=%ld depth=%ld bound=%ld refused=%ld "
+           "failed=%ld busiest=%ld nodes_used=%ld pods_per_s=%.1f service_cpu_ms_per_pod=%.2f "
+           "api_cpu_ms_per_pod=%.2f process_cpu_ms_per_pod=%.2f\n",
+           o.bind_pods, o.nodes, o.hold_ms, o.queue_depth, ok, refused, atomic_load(&bt.bad),
+           busiest, used, rate, svc_cpu * per, api_cpu * per, cpu * per);
+    for (long i = 0; i < o.nodes; i++)
         free(names[i]);
-    }
+    for (long j = 0; j < o.bind_pods; j++)
+        free(limits[j]);
+    free(limits);
     free(plugins);
     free(names);
     free(cl);
     vs_kube_free(k);
     vs_service_stop(svc);
+    close(api_ctl);
+    int st;
+    waitpid(api_pid, &st, 0);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", dir);
-    return atomic_load(&bt.ok) == o.bind_pods ? 0 : 1;
+    return ok + refused == o.bind_pods && atomic_load(&bt.bad) == 0 ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ --compare */
+
+/* `--compare REF`: runs this binary and the reference binary REF alternately (this/REF, then
+ * REF/this, ...) with the same flags, each as a child of this process, reads the summary line
+ * (the last stdout line starting with "bench") of every run and prints each figure's median for
+ * both and their ratio, with the children's CPU (user + system) and wall time beside them. It
+ * reports; it asserts nothing. */
+
+#define CMP_MAX_FIGS 64
+#define CMP_MAX_RUNS 32
+
+struct cmp_run {
+    size_t n;
+    char key[CMP_MAX_FIGS][48];
+    double v[CMP_MAX_FIGS];
+};
+
+/* Runs bin with args (stdout to a pipe, stderr to /dev/null); the summary's figures plus
+ * run_cpu_s and run_wall_s into *r. False when it could not run or printed no summary. */
+static bool cmp_child(const char *bin, char **args, struct cmp_run *r, char *line, size_t len)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return false;
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        FILE *null = freopen("/dev/null", "w", stderr);
+        (void)null;
+        args[0] = (char *)bin;
+        execv(bin, args);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *in = fdopen(fd[0], "r");
+    char buf[4096];
+    line[0] = '\0';
+    while (in && fgets(buf, sizeof(buf), in))
+        if (strncmp(buf, "bench", 5) == 0 && (buf[5] == ' ' || buf[5] == '-'))
+            snprintf(line, len, "%s", buf);
+    if (in)
+        fclose(in);
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) != pid)
+        return false;
+    double wall = now_s() - t0;
+    line[strcspn(line, "\n")] = '\0';
+    if (!line[0])
+        return false;
+    r->n = 0;
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", line);
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, " ", &save); tok && r->n + 2 < CMP_MAX_FIGS;
+         tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq - tok >= (long)sizeof(r->key[0]))
+            continue;
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end)
+            continue;
+        snprintf(r->key[r->n], sizeof(r->key[0]), "%.*s", (int)(eq - tok), tok);
+        r->v[r->n++] = v;
+    }
+    snprintf(r->key[r->n], sizeof(r->key[0]), "run_cpu_s");
+    r->v[r->n++] = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    snprintf(r->key[r->n], sizeof(r->key[0]), "run_wall_s");
+    r->v[r->n++] = wall;
+    return true;
+}
+
+/* Median of key over runs (NAN when no run has it). */
+static double cmp_median(const struct cmp_run *runs, size_t n, const char *key)
+{
+    double v[CMP_MAX_RUNS];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < runs[i].n; j++)
+            if (strcmp(runs[i].key[j], key) == 0)
+                v[k++] = runs[i].v[j];
+    if (!k)
+        return NAN;
+    qsort(v, k, sizeof(double), dbl_cmp);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* Which way is better for a figure, from its name: -1 lower, +1 higher, 0 a setting. */
+static int cmp_sense(const char *key)
+{
+    size_t l = strlen(key);
+#define ENDS(s) (l >= sizeof(s) - 1 && strcmp(key + l - (sizeof(s) - 1), s) == 0)
+    if (ENDS("_per_s") || ENDS("_share"))
+        return 1;
+    if (ENDS("_us") || ENDS("_ms") || ENDS("_s") || ENDS("_mib") || ENDS("_per_pod"))
+        return -1;
+#undef ENDS
+    return 0;
+}
+
+static int run_compare(int argc, char **argv, const char *ref, long runs)
+{
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (sl <= 0) {
+        fprintf(stderr, "vgpu-sched-bench: cannot read /proc/self/exe\n");
+        return 1;
+    }
+    self[sl] = '\0';
+    if (access(ref, X_OK) != 0) {
+        fprintf(stderr, "vgpu-sched-bench: --compare %s: not an executable file\n", ref);
+        return 2;
+    }
+    /* The children's flags: ours without --compare and --compare-runs. */
+    char **args = xcalloc((size_t)argc + 1, sizeof(char *));
+    int na = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--compare") == 0 || strcmp(argv[i], "--compare-runs") == 0) {
+            i++;
+            continue;
+        }
+        args[na++] = argv[i];
+    }
+    args[na] = NULL;
+    static struct cmp_run mine[CMP_MAX_RUNS], theirs[CMP_MAX_RUNS];
+    size_t nm = 0, nt = 0;
+    print_load("before the comparison");
+    for (long r = 0; r < runs; r++) {
+        for (int k = 0; k < 2; k++) {
+            bool ours = (k == 0) == (r % 2 == 0);
+            const char *bin = ours ? self : ref;
+            char line[4096];
+            struct cmp_run *slot = ours ? &mine[nm] : &theirs[nt];
+            if (!cmp_child(bin, args, slot, line, sizeof(line))) {
+                fprintf(stderr, "vgpu-sched-bench: --compare: %s printed no summary line\n", bin);
+                free(args);
+                return 1;
+            }
+            printf("compare: run %ld/%ld %s: %s (cpu %.1f s, wall %.1f s)\n", r + 1, runs,
+                   ours ? "this" : "ref ", line, slot->v[slot->n - 2], slot->v[slot->n - 1]);
+            ours ? nm++ : nt++;
+        }
+    }
+    print_load("after the comparison");
+    printf("compare: this = %s\ncompare: ref  = %s\n", self, ref);
+    printf("compare: %-26s %14s %14s %10s\n", "figure (median)", "this", "ref", "this/ref");
+    for (size_t j = 0; j < mine[0].n; j++) {
+        const char *key = mine[0].key[j];
+        double a = cmp_median(mine, nm, key), b = cmp_median(theirs, nt, key);
+        int sense = cmp_sense(key);
+        char ratio[64] = "";
+        if (!isnan(b) && b != 0 && sense != 0)
+            snprintf(ratio, sizeof(ratio), "%10.2f  (%s is better)", a / b,
+                     sense < 0 ? "lower" : "higher");
+        else if (!isnan(b) && sense == 0 && a != b)
+            snprintf(ratio, sizeof(ratio), "%10s  (differs)", "");
+        char bs[32];
+        if (isnan(b))
+            snprintf(bs, sizeof(bs), "%14s", "-");
+        else
+            snprintf(bs, sizeof(bs), "%14.1f", b);
+        printf("compare: %-26s %14.1f %s %s\n", key, a, bs, ratio);
+    }
+    free(args);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1787,10 +2291,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: vgpu-sched-bench [--nodes N] [--cards C] [--pods P] [--gpu-share F]\n"
             "                        [--iters N] [--https-iters N] [--skip-https] [--seed S]\n"
-            "                        [--policy P] [--filter-only]\n"
+            "                        [--policy P] [--filter-only] [--mixed-vendors]\n"
             "       vgpu-sched-bench --dashboard [--dash-seconds 60] [--nodes N] ...\n"
             "       vgpu-sched-bench --bind-throughput [--bind-nodes 50] [--bind-pods 1000]\n"
-            "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n");
+            "                        [--bind-clients 64] [--hold-ms 20] [--bind-queue-depth 1]\n"
+            "                        [--bind-mix uniform|large|small] [--card-mib M] [--cards C]\n"
+            "       vgpu-sched-bench --compare REF_BENCH [--compare-runs 3] [any flags above]\n");
 }
 
 static bool parse_long(const char *s, long min, long max, long *out)
@@ -1818,7 +2324,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .bind_clients = 64,
                        .hold_ms = 20,
                        .queue_depth = 1,
-                       .dash_seconds = 60};
+                       .dash_seconds = 60,
+                       .compare_runs = 3,
+                       .bind_mix = "uniform"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
@@ -1828,6 +2336,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             continue;
         } else if (strcmp(a, "--filter-only") == 0) {
             o->filter_only = o->skip_https = true;
+            continue;
+        } else if (strcmp(a, "--mixed-vendors") == 0) {
+            o->mixed = true;
             continue;
         } else if (strcmp(a, "--bind-throughput") == 0) {
             o->bind_throughput = true;
@@ -1865,6 +2376,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->seed = (uint64_t)seed;
         } else if (strcmp(a, "--policy") == 0) {
             o->policy = v;
+        } else if (strcmp(a, "--bind-mix") == 0) {
+            o->bind_mix = v;
+            ok = ok &&
+                 (strcmp(v, "uniform") == 0 || strcmp(v, "large") == 0 || strcmp(v, "small") == 0);
+        } else if (strcmp(a, "--card-mib") == 0) {
+            ok = ok && parse_long(v, 1024, 1 << 20, &o->card_mib);
+        } else if (strcmp(a, "--compare") == 0) {
+            o->compare = v;
+        } else if (strcmp(a, "--compare-runs") == 0) {
+            ok = ok && parse_long(v, 1, CMP_MAX_RUNS, &o->compare_runs);
         } else if (strcmp(a, "--gpu-share") == 0) {
             char *end;
             o->gpu_share = ok ? strtod(v, &end) : -1;
@@ -1909,6 +2430,8 @@ int main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.compare)
+        return run_compare(argc, argv, o.compare, o.compare_runs);
     /* Per-request info lines (and the expected 404 patch warnings of the HTTPS Filter pods)
      * would measure stderr, not the scheduler. */
     vs_log_setup(getenv("VS_BENCH_DEBUG") ? VS_LOG_DEBUG : VS_LOG_ERROR, false, 2);
@@ -1971,17 +2494,20 @@ int main(int argc, char **argv)
     struct ingest_time nt = {0}, pt = {0};
     for (size_t i = 0; i < np.n; i++)
         ingest_page(store, "Node", np.text[i], np.len[i], &nt);
+    double ic0 = thread_cpu_s();
     for (size_t i = 0; i < pp.n; i++)
         ingest_pod_page_informer(store, pp.text[i], pp.len[i], &pt);
+    double ingest_cpu = thread_cpu_s() - ic0;
     double pod_s = pt.parse + pt.apply;
     double ingest_rate = pod_s > 0 ? (double)o.pods / pod_s : 0;
+    double ingest_cpu_rate = ingest_cpu > 0 ? (double)o.pods / ingest_cpu : 0;
     printf("ingest nodes: %ld in %.3f s (parse %.3f s, apply %.3f s), %.0f nodes/s\n", o.nodes,
            nt.parse + nt.apply, nt.parse, nt.apply,
            nt.parse + nt.apply > 0 ? (double)o.nodes / (nt.parse + nt.apply) : 0.0);
     printf("ingest pods (pages of %d, informer path): %ld in %.3f s (scan + decode of GPU pods "
-           "%.3f s, store apply %.3f s), %.0f pods/s, %.1f MiB/s\n",
+           "%.3f s, store apply %.3f s), %.0f pods/s, %.1f MiB/s; thread CPU %.3f s, %.0f pods/s\n",
            PAGE_ITEMS, o.pods, pod_s, pt.parse, pt.apply, ingest_rate,
-           pod_s > 0 ? (double)pp.bytes / 1048576.0 / pod_s : 0.0);
+           pod_s > 0 ? (double)pp.bytes / 1048576.0 / pod_s : 0.0, ingest_cpu, ingest_cpu_rate);
     if (!o.filter_only) {
         /* For comparison: every item decoded by jansson (the informer before the scan). */
         struct vs_store *s2 = store_new(&cfg);
@@ -1994,6 +2520,7 @@ int main(int argc, char **argv)
                t2.parse + t2.apply > 0 ? (double)o.pods / (t2.parse + t2.apply) : 0.0);
         vs_store_free(s2);
     }
+    check_ledger(&g, store);
     pages_cleanup(&np);
     pages_cleanup(&pp);
     gen_cleanup(&g);
@@ -2037,6 +2564,14 @@ int main(int argc, char **argv)
     filter_inproc(store, &cfg, &pod, names, &o, 500, &f500);
     filter_inproc(store, &cfg, &pod, names, &o, 5000, &f5000);
     vs_pod_cleanup(&pod);
+    /* With --mixed-vendors, the same share of a Hygon card: an eighth of the candidates fit. */
+    struct inproc fdcu = {0};
+    if (o.mixed) {
+        bench_pod_limits(&pod, ",\"hygon.com/dcunum\":\"1\",\"hygon.com/dcumem\":\"" FILTER_MEM
+                               "\",\"hygon.com/dcucores\":\"" FILTER_CORES "\"");
+        filter_inproc(store, &cfg, &pod, names, &o, 500, &fdcu);
+        vs_pod_cleanup(&pod);
+    }
     vs_store_free(store);
     char label[64];
     snprintf(label, sizeof(label), "filter in-process %zu cand",
@@ -2051,6 +2586,14 @@ int main(int argc, char **argv)
     print_lat("  thread CPU time of the same calls", &f5000.cpu);
     printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
            f5000.fits, f5000.misses, (unsigned long long)f5000.digest);
+    if (o.mixed) {
+        snprintf(label, sizeof(label), "filter in-process %zu cand, DCU pod",
+                 o.nodes < 500 ? (size_t)o.nodes : (size_t)500);
+        print_lat(label, &fdcu.lat);
+        print_lat("  thread CPU time of the same calls", &fdcu.cpu);
+        printf("  (filter+commit; %ld placed, %ld unschedulable; placements digest %016llx)\n",
+               fdcu.fits, fdcu.misses, (unsigned long long)fdcu.digest);
+    }
 
     /* 2 and 3. HTTPS against the real service in embedded mode. */
     struct https h;
@@ -2067,6 +2610,9 @@ int main(int argc, char **argv)
         print_lat(label, &h.filter);
         printf("  (%ld answered with a node, %ld without)\n", h.filter_ok, h.filter_bad);
         printf("  service's own Filter handler (its histogram): %s\n", h.server_side);
+        printf("  CPU per call: %.0f us for the process (client, service, embedded API "
+               "server), %.0f us without the client's thread\n",
+               https_cpu_us(&h, false), https_cpu_us(&h, true));
         print_lat("bind HTTPS", &h.bind);
         printf("  (%ld bound, each on its own node; %ld failed; %ld found no node)\n", h.bind_ok,
                h.bind_bad, h.bind_filter_bad);
@@ -2080,13 +2626,18 @@ int main(int argc, char **argv)
     vs_devcfg_cleanup(&cfg);
 
     printf("bench nodes=%ld cards=%ld pods=%ld filter500_p99_us=%.1f filter5000_p99_us=%.1f "
-           "https5000_p99_us=%.1f ingest_pods_per_s=%.0f rss_mib=%.1f\n",
+           "https5000_p99_us=%.1f ingest_pods_per_s=%.0f rss_mib=%.1f filter500_cpu_p99_us=%.1f "
+           "filter5000_cpu_p99_us=%.1f https5000_p50_us=%.1f https5000_cpu_us=%.0f "
+           "https5000_server_cpu_us=%.0f ingest_cpu_pods_per_s=%.0f\n",
            o.nodes, o.cards, o.pods, pct(&f500.lat, 0.99), pct(&f5000.lat, 0.99),
-           pct(&h.filter, 0.99), ingest_rate, rss_mib);
+           pct(&h.filter, 0.99), ingest_rate, rss_mib, pct(&f500.cpu, 0.99), pct(&f5000.cpu, 0.99),
+           pct(&h.filter, 0.50), https_cpu_us(&h, false), https_cpu_us(&h, true), ingest_cpu_rate);
     free(f500.lat.v);
     free(f5000.lat.v);
     free(f500.cpu.v);
     free(f5000.cpu.v);
+    free(fdcu.lat.v);
+    free(fdcu.cpu.v);
     free(h.filter.v);
     free(h.bind.v);
     return 0;

@@ -5,18 +5,28 @@
 #include "buf.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void vs_format_float(float f, char *out, size_t len)
 {
-    for (int p = 1; p <= 9; p++) {
+    int p = 1;
+    for (; p < 9; p++) {
         snprintf(out, len, "%.*g", p, (double)f);
         if (strtof(out, NULL) == f)
-            return;
+            break;
     }
-    snprintf(out, len, "%.9g", (double)f);
+    snprintf(out, len, "%.*g", p, (double)f);
+    /* %g writes 10 as 1e+01 when one digit is enough: plain decimals in [1e-4, 1e21), as Go's
+     * %v does, with the same significant digits. */
+    double a = fabs((double)f);
+    char *e = strchr(out, 'e');
+    if (e && a >= 1e-4 && a < 1e21) {
+        int exp10 = atoi(e + 1), dec = p - 1 - exp10;
+        snprintf(out, len, "%.*f", dec > 0 ? dec : 0, (double)f);
+    }
 }
 
 void vs_sim_pod_cleanup(struct vs_sim_pod *p)
@@ -34,6 +44,23 @@ void vs_sim_pod_cleanup(struct vs_sim_pod *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* A card's cores as every output reports them: percent of the card (its devcore) for NVIDIA and
+ * the backends that count cores in percent; for a backend whose devcore counts compute units
+ * (vs_device.cores_percent: AMD) the units used as a percentage of the card, rounded up, of 100,
+ * as the metrics report them, so totals over a mixed cluster add like units. */
+static void card_cores(const struct vs_sim_report *r, const struct vs_card *c, long long *used,
+                       long long *total)
+{
+    const struct vs_devices *set = vs_model_devices(r->model);
+    if (set && c->dev < set->n && set->dev[c->dev]->cores_percent && c->devcore > 0) {
+        *used = (c->usedcores * 100 + c->devcore - 1) / c->devcore;
+        *total = 100;
+    } else {
+        *used = c->usedcores;
+        *total = c->devcore;
+    }
+}
+
 struct totals {
     long long mem_total, mem_used, cores_total, cores_used, cards_used, cards_idle, scheduled;
 };
@@ -47,8 +74,10 @@ static void totals_of(const struct vs_sim_report *r, struct totals *t)
             const struct vs_card *c = &n->cards[k];
             t->mem_total += c->devmem;
             t->mem_used += c->usedmem;
-            t->cores_total += c->devcore;
-            t->cores_used += c->usedcores;
+            long long cu, ct;
+            card_cores(r, c, &cu, &ct);
+            t->cores_total += ct;
+            t->cores_used += cu;
             if (c->used > 0)
                 t->cards_used++;
             else
@@ -140,12 +169,14 @@ char *vs_report_json(const struct vs_sim_report *r)
         json_object_set_new(o, "cards", cards);
         for (size_t k = 0; n && k < n->n_cards; k++) {
             const struct vs_card *c = &n->cards[k];
-            json_t *co = json_pack(
-                "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "uuid", c->uuid, "type",
-                c->type, "index", (json_int_t)c->index, "numa", (json_int_t)c->numa, "health",
-                (int)c->health, "count", (json_int_t)c->count, "used", (json_int_t)c->used,
-                "memTotal", (json_int_t)c->devmem, "memUsed", (json_int_t)c->usedmem, "coresTotal",
-                (json_int_t)c->devcore, "coresUsed", (json_int_t)c->usedcores);
+            long long cu, ct;
+            card_cores(r, c, &cu, &ct);
+            json_t *co = json_pack("{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+                                   "uuid", c->uuid, "type", c->type, "index", (json_int_t)c->index,
+                                   "numa", (json_int_t)c->numa, "health", (int)c->health, "count",
+                                   (json_int_t)c->count, "used", (json_int_t)c->used, "memTotal",
+                                   (json_int_t)c->devmem, "memUsed", (json_int_t)c->usedmem,
+                                   "coresTotal", (json_int_t)ct, "coresUsed", (json_int_t)cu);
             if (!co || json_array_append_new(cards, co))
                 goto oom;
         }
@@ -238,7 +269,9 @@ char *vs_report_table(const struct vs_sim_report *r)
             char slots[32], mem[40], cores[32];
             snprintf(slots, sizeof(slots), "%lld/%d", (long long)c->used, c->count);
             snprintf(mem, sizeof(mem), "%lld/%d", (long long)c->usedmem, c->devmem);
-            snprintf(cores, sizeof(cores), "%lld/%d", (long long)c->usedcores, c->devcore);
+            long long cu, ct;
+            card_cores(r, c, &cu, &ct);
+            snprintf(cores, sizeof(cores), "%lld/%lld", cu, ct);
             vs_buf_printf(&b, "%-20s %-44s %-22.22s %5d %6s %15s %11s%s\n", k ? "" : n->name,
                           c->uuid, c->type, c->numa, slots, mem, cores,
                           c->health ? "" : "  (unhealthy)");
@@ -383,7 +416,9 @@ char *vs_report_svg(const struct vs_sim_report *const *rs, size_t n)
             for (size_t c = 0; nd && c < nd->n_cards; c++) {
                 const struct vs_card *cd = &nd->cards[c];
                 double mp = cd->devmem ? (double)cd->usedmem / cd->devmem : 0;
-                double cp = cd->devcore ? (double)cd->usedcores / cd->devcore : 0;
+                long long cu, ct;
+                card_cores(r, cd, &cu, &ct);
+                double cp = ct ? (double)cu / (double)ct : 0;
                 if (mp > 1)
                     mp = 1;
                 if (cp > 1)
@@ -401,10 +436,9 @@ char *vs_report_svg(const struct vs_sim_report *const *rs, size_t n)
                               x0 + 24, y + 16, SVG_BAR_W, x0 + 24, y + 16, cp * SVG_BAR_W);
                 vs_buf_printf(&b,
                               "<text x=\"%d\" y=\"%d\">%lld/%d MiB</text>"
-                              "<text x=\"%d\" y=\"%d\">%lld/%d%% · %lld/%d slots</text>\n",
+                              "<text x=\"%d\" y=\"%d\">%lld/%lld%% · %lld/%d slots</text>\n",
                               x0 + 30 + SVG_BAR_W, y + 12, (long long)cd->usedmem, cd->devmem,
-                              x0 + 30 + SVG_BAR_W, y + 26, (long long)cd->usedcores, cd->devcore,
-                              (long long)cd->used, cd->count);
+                              x0 + 30 + SVG_BAR_W, y + 26, cu, ct, (long long)cd->used, cd->count);
                 y += SVG_ROW_H;
             }
         }

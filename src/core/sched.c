@@ -1471,19 +1471,58 @@ struct best_ctx {
     unsigned best_busy; /* the best so far: its busy rank */
 };
 
-static int cmp_name(const void *key, const void *elem)
+/* The busy nodes of one Filter as an open-addressing set of the model's node pointers with
+ * their ranks: a candidate's rank is then a pointer probe, not a search of names (a Filter over
+ * thousands of candidates while hundreds of nodes are busy spent more on that than on the fit). */
+struct busy_set {
+    size_t mask; /* slots - 1; slots a power of two, at least twice the busy nodes */
+    const struct vs_node **node;
+    unsigned *rank;
+};
+
+static size_t busy_slot(const struct busy_set *b, const struct vs_node *n)
 {
-    return strcmp((const char *)key, *(const char *const *)elem);
+    return (size_t)(((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15ULL >> 20) & b->mask;
+}
+
+static enum vs_err busy_set_build(struct busy_set *b, const struct vs_model *m,
+                                  const struct vs_sched_opts *o)
+{
+    memset(b, 0, sizeof(*b));
+    if (!o->n_busy)
+        return VS_OK;
+    size_t slots = 16;
+    while (slots < 2 * o->n_busy)
+        slots *= 2;
+    b->node = calloc(slots, sizeof(*b->node) + sizeof(*b->rank));
+    if (!b->node)
+        return VS_ERR_NOMEM;
+    b->rank = (unsigned *)(b->node + slots);
+    b->mask = slots - 1;
+    for (size_t i = 0; i < o->n_busy; i++) {
+        const struct vs_node *n = vs_model_node(m, o->busy[i]);
+        if (!n)
+            continue; /* not in the model: no candidate resolves to it */
+        size_t k = busy_slot(b, n);
+        while (b->node[k] && b->node[k] != n)
+            k = (k + 1) & b->mask;
+        b->node[k] = n;
+        b->rank[k] = o->busy_rank ? o->busy_rank[i] : 1;
+    }
+    return VS_OK;
 }
 
 /* 0: not busy; else its rank in o->busy_rank (1 without ranks). */
-static unsigned busy_rank(const struct vs_sched_opts *o, const char *node)
+static unsigned busy_set_rank(const struct busy_set *b, const struct vs_node *n)
 {
-    const char *const *hit =
-        o->n_busy ? bsearch(node, o->busy, o->n_busy, sizeof(char *), cmp_name) : NULL;
-    if (!hit)
+    if (!b->node || !n)
         return 0;
-    return o->busy_rank ? o->busy_rank[hit - o->busy] : 1;
+    for (size_t k = busy_slot(b, n);; k = (k + 1) & b->mask) {
+        if (b->node[k] == n)
+            return b->rank[k];
+        if (!b->node[k])
+            return 0;
+    }
 }
 
 /* Whether a fitting node with `score` beats the best so far: a node with a lower busy rank
@@ -1557,6 +1596,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
     enum vs_err err = VS_OK;
     struct lazy lazy = {0}, *lz = o->lazy_reasons ? &lazy : NULL;
     const struct vs_node **nodes = NULL;
+    struct busy_set busy = {0};
     memset(r, 0, sizeof(*r));
     memset(&x, 0, sizeof(x));
     r->best = -1;
@@ -1709,6 +1749,8 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         goto out;
     }
     vs_model_nodes(m, cands, n_cands, nodes);
+    if ((err = busy_set_build(&busy, m, o)))
+        goto out;
     if (x.frag_node)
         type_pressure(&x, o->frag_stats, m);
     struct best_ctx bc = {.r = r, .policy = node_policy, .o = o};
@@ -1725,8 +1767,9 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
                 vs_frag_memo_prefetch(&((struct vs_node *)nodes[i + 4])->frag_memo);
         }
         r->nodes[i].node = cands[i];
-        bc.cur_busy = o->n_busy ? busy_rank(o, cands[i]) : 0;
-        if (spreads && bc.cur_busy > 1 && bc.cur_busy < VS_SCHED_RANK_SATURATED)
+        bc.cur_busy = busy_set_rank(&busy, nodes[i]);
+        if (spreads && o->idle_cards_wanted && bc.cur_busy > 1 &&
+            bc.cur_busy < VS_SCHED_RANK_SATURATED)
             bc.cur_busy = 1; /* busy is busy: see vs_sched_opts.busy_rank */
         if ((err = eval_node(&x, nodes[i], &r->nodes[i], would_be_best, &bc, lz, i)))
             goto out;
@@ -1767,6 +1810,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
         }
     }
 out:
+    free(busy.node);
     free(nodes);
     free(lazy.at);
     free(lazy.t);

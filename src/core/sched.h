@@ -44,18 +44,22 @@ struct vs_sched_opts {
      * the reference the shortcut is checked against. */
     bool full_walk;
     /* Busy nodes (the serve-time bind queue: --bind-queue-depth Binds queued or in flight),
-     * sorted by strcmp; may be NULL. A busy node that fits ranks after every fitting node that
+     * in any order; may be NULL. A busy node that fits ranks after every fitting node that
      * is not busy; among busy nodes by busy_rank, then (and among the others) the node policy
      * decides as usual. With none, the choice is exactly the policy's. */
     const char *const *busy;
     /* May be NULL (every busy node ranks 1). Else busy_rank[i] ranks busy[i]: a fitting node
      * with a lower rank beats one with a higher (not busy = 0), then the policy decides.
      * vs_bindq_busy ranks a busy node by its layer (its Binds / depth, >= 1) and a saturated
-     * one VS_SCHED_RANK_SATURATED + its Binds. For a pod whose card policy spreads shares
-     * (vs_gpu_policy_spreads) every layer counts as 1: spilling its shares over every node's
-     * free cards would strand whole cards, so among busy nodes its node policy decides. */
+     * one VS_SCHED_RANK_SATURATED + its Binds. Exception, with idle_cards_wanted: for a pod
+     * whose card policy spreads shares (vs_gpu_policy_spreads) every layer counts as 1, so
+     * among busy nodes its node policy decides (it piles): spilling spread shares over every
+     * node touches every node's idle cards, which the pods taking whole cards need. */
     const unsigned *busy_rank;
     size_t n_busy;
+    /* Pods that take cards to themselves (100 % of their cores or memory) are on their way
+     * (filtered, their allocation not seen yet): see busy_rank. */
+    bool idle_cards_wanted;
     /* Preemption what-if: evaluate as if these tracked pods were gone (their usage, MIG
      * placements and namespace quota usage left out). The result must not be committed. */
     const struct vs_podent *const *without;

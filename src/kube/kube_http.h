@@ -23,8 +23,12 @@
  * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
  * once at start and never re-made among a burst's short-lived memory, where its chunks would
  * keep pages resident after the burst is freed (docs/reliability.md "API connections kept, not
- * re-made"). */
-#define POOL_MAX 8
+ * re-made"). A burst has a Bind per
+ * busy node plus the patch and Event workers talking at once: with 8 kept, a 200-pod burst on
+ * 10 nodes opened ~500 TLS connections (each a handshake on both sides: half of vgpu-sched's
+ * CPU); 32 opened 33 in the first burst and none after. Each kept connection holds ~100-170 KiB,
+ * made only once that many requests were in flight together. */
+#define POOL_MAX 32
 
 /* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
 enum vs_kube_verb {

@@ -6,7 +6,9 @@
  * waits on. Events go out in three classes: a Warning whose pod and reason were not posted before
  * (a refused pod's first FilteringFailed: what its user looks for), then Normal ones, then Warnings
  * posted before (newer wording of a refusal already reported); FIFO within a class. Lock: `mu`
- * guards the queues and the tables; `cv` signals new jobs and finished patches. Finished states are
+ * guards the queues and the tables; each kind of waiter has its own condition variable (patch
+ * workers, the Event worker, Binds waiting for a patch), signalled only when there is something
+ * for it, so a queued job wakes one thread, not all of them. Finished states are
  * kept for a while (STATE_TTL) for a Bind that comes later, then swept, as is the memory of posted
  * Warning keys; a deleted pod's state and posted keys go at once (vs_async_forget, from the pod
  * watch). */
@@ -120,7 +122,10 @@ struct vs_async {
     bool (*events_allowed)(void *ctx); /* vs_async_set_event_gate; set before any event */
     void *events_ctx;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t patch_cv; /* an idle patch worker: a patch was queued or may go now */
+    pthread_cond_t event_cv; /* the Event worker: an Event was queued or the burst is over */
+    pthread_cond_t done_cv;  /* Binds in vs_async_wait: a patch finished */
+    int waiters;             /* threads in vs_async_wait */
     struct queue q[Q_COUNT];
     struct worker_ctx w[PATCH_WORKERS + 1];
     const char *running[PATCH_WORKERS]; /* the path each patch worker writes */
@@ -310,6 +315,14 @@ static struct job *take_event(struct vs_async *a, size_t *left)
     return j;
 }
 
+static size_t events_queued(const struct vs_async *a)
+{
+    size_t n = 0;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++)
+        n += a->q[c].len;
+    return n;
+}
+
 /* Caller holds mu. */
 static bool patches_busy(const struct vs_async *a)
 {
@@ -378,6 +391,7 @@ static void *worker(void *arg)
     struct worker_ctx *w = arg;
     struct vs_async *a = w->a;
     bool events = w->slot < 0;
+    pthread_setname_np(pthread_self(), events ? "vs-events" : "vs-patches");
     /* Events are best effort: their worker (which writes FilteringSucceed's node list) yields
      * the CPU to Filter and Bind (Linux: a thread's nice value is its own). */
     if (events)
@@ -401,7 +415,7 @@ static void *worker(void *arg)
             ts.tv_nsec = (long)(ns % 1000000000LL);
             if (idle && !events)
                 a->idle_patch++;
-            int rc = pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+            int rc = pthread_cond_timedwait(events ? &a->event_cv : &a->patch_cv, &a->mu, &ts);
             if (idle && !events)
                 a->idle_patch--;
             idle_out = idle && rc == ETIMEDOUT; /* one more look for a job, then go */
@@ -478,8 +492,15 @@ static void *worker(void *arg)
                         state_del(a, s);
                 }
             }
-            /* Bind waiters, and the other workers: this pod's next patch may go now. */
-            pthread_cond_broadcast(&a->cv);
+            /* Binds waiting for a patch; an idle worker for a patch that waited for this one
+             * (same pod) while this worker takes the next; the Event worker once no patch is
+             * left (its burst pace ends). */
+            if (a->waiters)
+                pthread_cond_broadcast(&a->done_cv);
+            if (a->q[Q_PATCH].len && a->idle_patch)
+                pthread_cond_signal(&a->patch_cv);
+            if (!patches_busy(a) && events_queued(a))
+                pthread_cond_signal(&a->event_cv);
         }
         json_decref(answer);
         sweep(a, time(NULL));
@@ -505,7 +526,9 @@ vs_async_new(struct vs_kube *k,
     a->ctx = ctx;
     a->idle_ms = WORKER_IDLE_MS;
     pthread_mutex_init(&a->mu, NULL);
-    pthread_cond_init(&a->cv, NULL);
+    pthread_cond_init(&a->patch_cv, NULL);
+    pthread_cond_init(&a->event_cv, NULL);
+    pthread_cond_init(&a->done_cv, NULL);
     for (int i = 0; i <= PATCH_WORKERS; i++) {
         a->w[i].a = a;
         a->w[i].slot = i < PATCH_WORKERS ? i : -1;
@@ -519,7 +542,9 @@ void vs_async_stop(struct vs_async *a)
         return;
     pthread_mutex_lock(&a->mu);
     a->stop = true;
-    pthread_cond_broadcast(&a->cv);
+    pthread_cond_broadcast(&a->patch_cv);
+    pthread_cond_broadcast(&a->event_cv);
+    pthread_cond_broadcast(&a->done_cv);
     pthread_mutex_unlock(&a->mu);
     for (int i = 0; i <= PATCH_WORKERS; i++) {
         if (a->w[i].started)
@@ -551,18 +576,12 @@ void vs_async_free(struct vs_async *a)
     {
         posted_drop(a, pp, true, 0);
     }
-    pthread_cond_destroy(&a->cv);
+    pthread_cond_destroy(&a->patch_cv);
+    pthread_cond_destroy(&a->event_cv);
+    pthread_cond_destroy(&a->done_cv);
     pthread_mutex_destroy(&a->mu);
     vs_slab_free(a->slab);
     free(a);
-}
-
-static size_t events_queued(const struct vs_async *a)
-{
-    size_t n = 0;
-    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++)
-        n += a->q[c].len;
-    return n;
 }
 
 /* Caller holds mu. Starts a thread in slot w (joining the one that left it). */
@@ -613,7 +632,10 @@ static void enqueue(struct vs_async *a, struct job *j)
                                     : Q_EV_NEW_WARNING;
     queue_push(&a->q[c], j);
     ensure_worker(a, j->is_event);
-    pthread_cond_broadcast(&a->cv);
+    if (j->is_event)
+        pthread_cond_signal(&a->event_cv);
+    else if (a->idle_patch)
+        pthread_cond_signal(&a->patch_cv);
 }
 
 enum vs_err vs_async_patch_pod(struct vs_async *a, const char *uid, const char *path, json_t *patch,
@@ -664,18 +686,33 @@ void vs_async_forget(struct vs_async *a, const char *uid)
         else
             s->gone = true;
     }
-    /* Its posted Warning keys, and those of its Events queued or being posted, which would
-     * otherwise be remembered once posted. */
+    /* Its posted Warning keys; its queued Events are dropped (Events about a pod that is gone
+     * would only load the API server: a burst's pods deleted right after it left hundreds of
+     * Normal ones to be posted during the next burst); the one being posted is not remembered
+     * once posted. */
     size_t n = strlen(uid);
     struct posted_pod *pp = NULL;
     HASH_FIND(hh, a->posted, uid, n, pp);
     if (pp)
         posted_drop(a, pp, true, 0);
-    struct job *j, *jt;
-    HASH_ITER(hh, a->pending_events, j, jt)
-    {
-        if (key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
-            j->forgotten = true;
+    struct job *j;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++) {
+        struct queue *q = &a->q[c];
+        struct job **at = &q->head, *prev = NULL;
+        while ((j = *at)) {
+            if (key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0) {
+                *at = j->next;
+                if (q->tail == j)
+                    q->tail = prev;
+                q->len--;
+                HASH_DEL(a->pending_events, j);
+                a->event_bytes -= j->bytes;
+                job_free(j);
+            } else {
+                prev = j;
+                at = &j->next;
+            }
+        }
     }
     j = a->event_job;
     if (j && j->key && key_uid_len(j->key) == n && memcmp(j->key, uid, n) == 0)
@@ -937,7 +974,9 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, s
         slice.tv_sec += 1;
         bool last = slice.tv_sec > deadline.tv_sec ||
                     (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec);
-        int rc = pthread_cond_timedwait(&a->cv, &a->mu, last ? &deadline : &slice);
+        a->waiters++;
+        int rc = pthread_cond_timedwait(&a->done_cv, &a->mu, last ? &deadline : &slice);
+        a->waiters--;
         if (rc != 0 && last) {
             err = vs_err_set(eb, VS_ERR_TIMEOUT,
                              "timed out waiting for the filter decision to be recorded on the pod");

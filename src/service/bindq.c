@@ -44,6 +44,7 @@ struct expect {
     struct qnode *node;
     double since;
     bool active; /* waiting or holding: not swept by the TTL */
+    bool whole;  /* the pod takes cards to itself (counted in nwhole) */
     struct expect *older, *newer;
     UT_hash_handle hh;
 };
@@ -84,7 +85,7 @@ struct vs_bindq {
     bool closed;
     char close_msg[VS_ERRBUF_SIZE];
     double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
-    atomic_size_t waiting, nexpect;
+    atomic_size_t waiting, nexpect, nwhole;
 };
 
 static double mono(void)
@@ -175,6 +176,8 @@ static void expect_del(struct vs_bindq *q, struct expect *e)
     e->node->expected--;
     busy_update(q, e->node);
     atomic_fetch_sub(&q->nexpect, 1);
+    if (e->whole)
+        atomic_fetch_sub(&q->nwhole, 1);
     free(e->uid);
     free(e);
 }
@@ -253,7 +256,9 @@ static void expect_sweep(struct vs_bindq *q, double now)
         expect_del(q, q->oldest);
 }
 
-static struct expect *expect_set(struct vs_bindq *q, struct qnode *n, const char *uid, double now)
+/* whole: the pod takes cards to itself (1), not (0), or as recorded before (-1; new: not). */
+static struct expect *expect_set(struct vs_bindq *q, struct qnode *n, const char *uid, double now,
+                                 int whole)
 {
     struct expect *e = NULL;
     HASH_FIND_STR(q->expects, uid, e);
@@ -278,6 +283,10 @@ static struct expect *expect_set(struct vs_bindq *q, struct qnode *n, const char
     } else {
         expect_unlink(q, e);
     }
+    if (whole >= 0 && e->whole != (whole > 0)) {
+        e->whole = whole > 0;
+        e->whole ? atomic_fetch_add(&q->nwhole, 1) : atomic_fetch_sub(&q->nwhole, 1);
+    }
     e->since = now;
     e->active = false;
     expect_push(q, e);
@@ -292,7 +301,7 @@ static void expect_drop(struct vs_bindq *q, const char *uid)
         expect_del(q, e);
 }
 
-void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid)
+void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid, bool whole)
 {
     if (!uid || !*uid)
         return;
@@ -301,8 +310,13 @@ void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid)
     expect_sweep(q, now);
     struct qnode *n = node_get(q, node);
     if (n)
-        expect_set(q, n, uid, now);
+        expect_set(q, n, uid, now, whole ? 1 : 0);
     pthread_mutex_unlock(&q->mu);
+}
+
+size_t vs_bindq_whole(struct vs_bindq *q)
+{
+    return atomic_load(&q->nwhole);
 }
 
 void vs_bindq_forget(struct vs_bindq *q, const char *uid)
@@ -426,7 +440,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
         return vs_err_set(eb, VS_ERR_CONFLICT, "%s", w.msg);
     }
     struct qnode *n = node_get(q, r->node);
-    struct expect *e = n ? expect_set(q, n, r->uid && *r->uid ? r->uid : "", t0) : NULL;
+    struct expect *e = n ? expect_set(q, n, r->uid && *r->uid ? r->uid : "", t0, -1) : NULL;
     if (!n || !e) {
         pthread_mutex_unlock(&q->mu);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");

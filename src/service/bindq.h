@@ -77,8 +77,11 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
 /* The Bind that took node's lock failed and released the lock itself: the next Bind may try. */
 void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid);
 
-/* Filter chose node for pod uid (moves the pod if it was expected elsewhere). */
-void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid);
+/* Filter chose node for pod uid (moves the pod if it was expected elsewhere); whole: the pod
+ * takes cards to itself (100 % of their cores or memory), counted by vs_bindq_whole. */
+void vs_bindq_expect(struct vs_bindq *q, const char *node, const char *uid, bool whole);
+/* Pods on their way (filtered, their allocation not seen yet) that take cards to themselves. */
+size_t vs_bindq_whole(struct vs_bindq *q);
 /* The pod's Bind ended without holding a lock: it is no longer expected anywhere. */
 void vs_bindq_forget(struct vs_bindq *q, const char *uid);
 

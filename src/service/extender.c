@@ -614,6 +614,19 @@ void vs_ext_nudge(void *ctx, const char *uid, const char *ns, const char *name)
     free(path);
 }
 
+/* Whether a regular container takes cards to itself: all of a card's cores (HAMi's exclusive
+ * use) or all of its memory (a bare nvidia.com/gpu asks 100 %). Such pods need idle cards. */
+static bool takes_whole_cards(const struct vs_pod_req *r)
+{
+    for (size_t i = 0; i < r->n_ctrs; i++)
+        for (size_t k = 0; k < r->ctrs[i].n; k++) {
+            const struct vs_req *q = &r->ctrs[i].r[k];
+            if (q->nums > 0 && (q->cores >= 100 || q->pct == 100))
+                return true;
+        }
+    return false;
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -652,6 +665,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     struct vs_pod_req preq;
     bool managed = vs_request_build(&fa.pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    bool whole = takes_whole_cards(&preq);
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
@@ -674,8 +688,10 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     /* Nodes with --bind-queue-depth Binds queued or in flight rank after the others, and
      * saturated ones (a new Bind would wait half the lock retry timeout) after those. */
     unsigned *busy_rank = NULL;
-    if (a->bindq)
+    if (a->bindq) {
         so.n_busy = vs_bindq_busy(a->bindq, &busy, &busy_rank);
+        so.idle_cards_wanted = vs_bindq_whole(a->bindq) > 0;
+    }
     so.busy = (const char *const *)busy;
     so.busy_rank = busy_rank;
     int64_t now = a->now();
@@ -744,7 +760,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         vs_requeue_forget(a->requeue, fa.pod.uid);
         vs_pending_forget(a->pending, fa.pod.uid);
         if (a->bindq && r.lock_shared)
-            vs_bindq_expect(a->bindq, f->node, fa.pod.uid);
+            vs_bindq_expect(a->bindq, f->node, fa.pod.uid, whole);
         succeed_event(a, &fa, &r);
         set_json(resp, 200, filter_result(NULL, json_pack("[s]", f->node), NULL, NULL));
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
@@ -1612,5 +1628,8 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
 void vs_ext_patch_failed(void *ctx, const char *uid, uint64_t reservation)
 {
     struct vs_app *a = ctx;
-    vs_store_unreserve(a->store, uid, reservation);
+    /* The decision is void (the pod is gone, or its Bind will fail waiting for the patch): its
+     * node stops counting a Bind on the way, unless a later Filter of the pod decided again. */
+    if (vs_store_unreserve(a->store, uid, reservation) && a->bindq)
+        vs_bindq_forget(a->bindq, uid);
 }

@@ -66,6 +66,7 @@ void vs_memtrim_tick(struct vs_memtrim *t, double now)
 static void *loop(void *arg)
 {
     struct vs_memtrim *t = arg;
+    pthread_setname_np(pthread_self(), "vs-memtrim");
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         struct timespec ts;

@@ -50,7 +50,15 @@ void vs_mtune_exec(char **argv)
     const char *cur = getenv("GLIBC_TUNABLES");
     char *was = cur ? strdup(cur) : NULL, *v = vs_mtune_tunables(cur);
     if (v && (!cur || was) && setenv("GLIBC_TUNABLES", v, 1) == 0) {
-        execv("/proc/self/exe", argv); /* returns only on failure */
+        /* By the program's own path: a process exec'd as /proc/self/exe is named "exe" in ps,
+         * top and /proc/PID/comm. */
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n > 0) {
+            self[n] = '\0';
+            execv(self, argv); /* returns only on failure (e.g. the file was replaced) */
+        }
+        execv("/proc/self/exe", argv);
         /* not re-executed: the environment must not claim a setting glibc never read */
         if (was)
             setenv("GLIBC_TUNABLES", was, 1);

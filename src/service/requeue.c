@@ -63,6 +63,7 @@ static void arm(struct vs_requeue *q, double freed_at)
 static void *loop(void *arg)
 {
     struct vs_requeue *q = arg;
+    pthread_setname_np(pthread_self(), "vs-requeue");
     pthread_mutex_lock(&q->mu);
     while (!q->stop) {
         double now = mono();

@@ -1190,7 +1190,7 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
     }
 }
 
-void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation)
+bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation)
 {
     pthread_rwlock_wrlock(&s->mu);
     const struct vs_podent *pe = vs_model_pod(s->model, uid);
@@ -1202,6 +1202,7 @@ void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservatio
     pthread_rwlock_unlock(&s->mu);
     if (freed && s->hooks.freed)
         s->hooks.freed(s->hooks.ctx);
+    return freed;
 }
 
 enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,

@@ -112,8 +112,9 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
 /* Drops the pod's reservation if it is still unconfirmed and is the one Filter's commit named
  * `reservation` (vs_filter_result.reservation, vs_store_plan.reservation); 0 = whichever. A
  * later Filter of the same pod may make an identical decision (same node, same cards), so the
- * allocation string does not tell an earlier decision's failed patch from the current one. */
-void vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
+ * allocation string does not tell an earlier decision's failed patch from the current one.
+ * True when it dropped one. */
+bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
 
 enum vs_reservation_state {
     VS_RES_OK,

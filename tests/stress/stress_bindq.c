@@ -150,7 +150,7 @@ static void *binder(void *arg)
         snprintf(b.name, sizeof(b.name), "p-%u-%d", id, k);
         char node[8];
         node_name(b.node, node);
-        vs_bindq_expect(q, node, b.uid); /* Filter chose the node */
+        vs_bindq_expect(q, node, b.uid, false); /* Filter chose the node */
         struct vs_bindq_req r = {.node = node,
                                  .uid = b.uid,
                                  .ns = b.ns,

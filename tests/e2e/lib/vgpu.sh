@@ -104,6 +104,36 @@ vs_pid() { awk -v n="${1:-vgpu-sched}" '$1 == n { p = $2 } END { print p }' "$E2
 
 vs_ready() { curl -fsS --max-time 2 --cacert "$E2E_CLUSTER/pki/ca.crt" "$(vs_url /readyz)"; }
 
+# vs_cpu_seconds NAME... : "S1 S2 ..." the CPU seconds (user + system, /proc/PID/stat) each
+# process started by cluster.sh spawn under NAME has used so far (etcd, kube-apiserver,
+# kube-scheduler, vgpu-sched, agent), "-" for one not running.
+vs_cpu_seconds() {
+    local name pid tck out=()
+    tck="$(getconf CLK_TCK)"
+    for name in "$@"; do
+        pid="$(vs_pid "$name")"
+        if [[ -n "$pid" && -r "/proc/$pid/stat" ]]; then
+            out+=("$(awk -v t="$tck" '{ sub(/^.*\) /, ""); split($0, f, " "); printf "%.2f", (f[12] + f[13]) / t }' "/proc/$pid/stat")")
+        else
+            out+=(-)
+        fi
+    done
+    printf '%s\n' "${out[*]}"
+}
+
+# vs_metric NAME : the value of an unlabelled sample on vgpu-sched's /metrics ("-" if absent).
+vs_metric() {
+    curl -s --max-time 5 "$(vs_metrics_url)" |
+        awk -v n="$1" '$1 == n { print $2; found = 1 } END { if (!found) print "-" }'
+}
+
+# vs_api_requests : requests kube-apiserver has answered so far (apiserver_request_total, every
+# verb and resource).
+vs_api_requests() {
+    e2e_kubectl get --raw /metrics 2>/dev/null |
+        awk '/^apiserver_request_total\{/ { n += $NF } END { printf "%d\n", n }'
+}
+
 # shellcheck disable=SC2120  # the flags are optional
 # vs_start [EXTRA FLAGS] : start vgpu-sched serve, wait for "listening on port N" and /readyz.
 # VS_PROC names the process and its log (default vgpu-sched; a second replica needs its own, and

@@ -969,8 +969,10 @@ Test(sched, a5_3_a5_4_occupancy_from_pods)
 
 /* --bind-queue-depth: a busy node that fits ranks after every fitting node that is not busy;
  * among busy nodes (and among the others) the node policy decides; none busy = the policy. */
-static void filter_ranked_cards(const char *policy, const char *cards, const char *const *busy,
-                                const unsigned *rank, size_t n_busy, const char *want)
+/* wanted: vs_sched_opts.idle_cards_wanted (pods taking whole cards on their way). */
+static void filter_ranked_cards(const char *policy, const char *cards, bool wanted,
+                                const char *const *busy, const unsigned *rank, size_t n_busy,
+                                const char *want)
 {
     static struct vs_devcfg cfg;
     static int init;
@@ -987,12 +989,13 @@ static void filter_ranked_cards(const char *policy, const char *cards, const cha
                               .gpu_policy = cards,
                               .busy = busy,
                               .busy_rank = rank,
-                              .n_busy = n_busy};
+                              .n_busy = n_busy,
+                              .idle_cards_wanted = wanted};
     struct vs_filter_result r;
     cr_assert_eq(vs_sched_filter(m, &p, cands, 3, &o, &r), VS_OK);
     cr_assert_geq(r.best, 0);
-    cr_assert_str_eq(r.nodes[r.best].node, want, "%s/%s busy=%zu: %s", policy, cards, n_busy,
-                     r.nodes[r.best].node);
+    cr_assert_str_eq(r.nodes[r.best].node, want, "%s/%s wanted=%d busy=%zu: %s", policy, cards,
+                     wanted, n_busy, r.nodes[r.best].node);
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
 }
@@ -1000,7 +1003,7 @@ static void filter_ranked_cards(const char *policy, const char *cards, const cha
 static void filter_ranked(const char *policy, const char *const *busy, const unsigned *rank,
                           size_t n_busy, const char *want)
 {
-    filter_ranked_cards(policy, "spread", busy, rank, n_busy, want);
+    filter_ranked_cards(policy, "spread", true, busy, rank, n_busy, want);
 }
 
 static void filter_busy(const char *policy, const char *const *busy, size_t n_busy,
@@ -1056,24 +1059,35 @@ Test(sched, saturated_nodes_rank_by_their_queue)
  * fills every node to the depth before any gets more; for one whose card policy spreads shares
  * (HAMi's default) every layer is 1 and binpack keeps the fullest busy node. Saturation ranks
  * after every layer either way. */
-Test(sched, busy_layers_count_unless_cards_spread)
+/* Busy nodes rank by layer; for a pod whose cards spread shares, only while no pod taking whole
+ * cards is on its way: then every layer counts as 1 and the node policy piles (binpack: node1,
+ * the fullest), so the shares leave the other nodes' idle cards alone. */
+Test(sched, busy_layers_count_unless_spread_shares_would_take_idle_cards_whole_ones_wait_for)
 {
     three_nodes_two_used();
     const char *all[] = {"node1", "node2", "node3"}, *n12[] = {"node1", "node2"};
     const unsigned S = VS_SCHED_RANK_SATURATED;
     const unsigned l211[] = {2, 1, 1}, l221[] = {2, 2, 1}, l12[] = {2, 1}, sat[] = {S + 4, 3, 3};
-    filter_ranked_cards("binpack", "binpack", all, l211, 3, "node2");
-    filter_ranked_cards("binpack", "binpack", all, l221, 3, "node3");
-    filter_ranked_cards("binpack", "binpack", n12, l12, 2, "node3"); /* not busy: rank 0 */
-    filter_ranked_cards("binpack", "fragmentation", all, l211, 3, "node2");
-    filter_ranked_cards("binpack", "binpack,numa", all, l211, 3, "node2");
-    filter_ranked_cards("binpack", "spread", all, l211, 3, "node1");
-    filter_ranked_cards("binpack", "spread", all, l221, 3, "node1");
-    filter_ranked_cards("binpack", "numa,spread", all, l211, 3, "node1");
-    filter_ranked_cards("binpack", "topology-aware", all, l211, 3, "node1");
-    filter_ranked_cards("binpack", "numa", all, l211, 3, "node2");
-    filter_ranked_cards("binpack", "spread", n12, l12, 2, "node3");
-    filter_ranked_cards("binpack", "spread", all, sat, 3, "node2");
-    filter_ranked_cards("binpack", "binpack", all, sat, 3, "node2");
-    filter_ranked_cards("spread", "binpack", all, l221, 3, "node3");
+    for (int w = 0; w < 2; w++) {
+        filter_ranked_cards("binpack", "binpack", w, all, l211, 3, "node2");
+        filter_ranked_cards("binpack", "binpack", w, all, l221, 3, "node3");
+        filter_ranked_cards("binpack", "binpack", w, n12, l12, 2, "node3"); /* not busy: rank 0 */
+        filter_ranked_cards("binpack", "fragmentation", w, all, l211, 3, "node2");
+        filter_ranked_cards("binpack", "binpack,numa", w, all, l211, 3, "node2");
+        filter_ranked_cards("binpack", "numa", w, all, l211, 3, "node2");
+        filter_ranked_cards("binpack", "spread", w, n12, l12, 2, "node3");
+        filter_ranked_cards("binpack", "spread", w, all, sat, 3, "node2");
+        filter_ranked_cards("binpack", "binpack", w, all, sat, 3, "node2");
+        filter_ranked_cards("spread", "binpack", w, all, l221, 3, "node3");
+    }
+    /* Spread shares while whole-card pods wait: every busy node alike, binpack piles. */
+    filter_ranked_cards("binpack", "spread", true, all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "spread", true, all, l221, 3, "node1");
+    filter_ranked_cards("binpack", "numa,spread", true, all, l211, 3, "node1");
+    filter_ranked_cards("binpack", "topology-aware", true, all, l211, 3, "node1");
+    /* ... and with none waiting they take the lowest layer like any other pod. */
+    filter_ranked_cards("binpack", "spread", false, all, l211, 3, "node2");
+    filter_ranked_cards("binpack", "spread", false, all, l221, 3, "node3");
+    filter_ranked_cards("binpack", "numa,spread", false, all, l211, 3, "node2");
+    filter_ranked_cards("binpack", "topology-aware", false, all, l211, 3, "node2");
 }

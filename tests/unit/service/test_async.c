@@ -384,18 +384,24 @@ Test(async_order, deleted_pods_posted_warning_keys_are_dropped)
     vs_async_forget(as, "uid-b");
     cr_assert_eq(vs_async_posted_keys(as), 1);
     /* uid-d is deleted while its Warning is on the wire (each POST held 1 s), uid-e while its
-     * Warning is queued behind it: neither is remembered once posted; uid-f's is. */
+     * Warning and a Normal Event are queued behind it: d's is posted but not remembered, e's
+     * are not posted at all (queued Events of a deleted pod are dropped); uid-f's is. */
     vs_fakeapi_delay(api, "POST", "/api/v1/namespaces/default/events", 1000);
     post("d1", "uid-d", "Warning", "FilteringFailed");
     wait_taken();
     post("e1", "uid-e", "Warning", "FilteringFailed");
+    post("e2", "uid-e", "Normal", "FilteringSucceed");
+    cr_assert_eq(vs_async_events_pending(as, NULL), 2);
     vs_async_forget(as, "uid-d");
     vs_async_forget(as, "uid-e");
+    cr_assert_eq(vs_async_events_pending(as, NULL), 0);
     post("f1", "uid-f", "Warning", "FilteringFailed");
     post("n2", "uid-f", "Normal", "FilteringSucceed");
     cr_assert_eq(posted_keys_after("n2"), 2); /* uid-c's and uid-f's */
     cr_assert_gt(posted_rv("d1"), 0);         /* posted all the same */
-    cr_assert_gt(posted_rv("e1"), 0);
+    json_t *gone = vs_fakeapi_get(api, "Event", "default", "e1");
+    cr_assert_null(gone, "e1 posted");
+    cr_assert_null((gone = vs_fakeapi_get(api, "Event", "default", "e2")), "e2 posted");
     vs_async_forget(as, "uid-c");
     vs_async_forget(as, "uid-f");
     cr_assert_eq(vs_async_posted_keys(as), 0);

@@ -619,18 +619,18 @@ Test(bindq, busy_nodes_by_depth)
     char **names;
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
-    vs_bindq_expect(q, "n1", "u1");
+    vs_bindq_expect(q, "n1", "u1", false);
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
-    vs_bindq_expect(q, "n1", "u2");
-    vs_bindq_expect(q, "n0", "u3");
-    vs_bindq_expect(q, "n0", "u4");
-    vs_bindq_expect(q, "n0", "u4"); /* the same pod again counts once */
+    vs_bindq_expect(q, "n1", "u2", false);
+    vs_bindq_expect(q, "n0", "u3", false);
+    vs_bindq_expect(q, "n0", "u4", false);
+    vs_bindq_expect(q, "n0", "u4", false); /* the same pod again counts once */
     cr_assert_eq(vs_bindq_load(q, "n0"), 2);
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 2);
     cr_assert_str_eq(names[0], "n0");
     cr_assert_str_eq(names[1], "n1");
     free(names);
-    vs_bindq_expect(q, "n2", "u2"); /* filtered again, elsewhere: moves */
+    vs_bindq_expect(q, "n2", "u2", false); /* filtered again, elsewhere: moves */
     cr_assert_eq(vs_bindq_load(q, "n1"), 1);
     vs_bindq_forget(q, "u3");
     vs_bindq_pod_event(q, "u4", "ns", "p4", true);
@@ -638,13 +638,47 @@ Test(bindq, busy_nodes_by_depth)
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
 }
 
+/* Pods taking whole cards on their way: counted while expected, whatever moves or drops them;
+ * a Bind's own entry keeps what its Filter recorded. */
+Test(bindq, whole_card_pods_on_their_way_are_counted)
+{
+    cr_assert_eq(vs_bindq_whole(q), 0);
+    vs_bindq_expect(q, "n1", "w1", true);
+    vs_bindq_expect(q, "n1", "s1", false);
+    vs_bindq_expect(q, "n2", "w2", true);
+    cr_assert_eq(vs_bindq_whole(q), 2);
+    vs_bindq_expect(q, "n0", "w2", true); /* moved: still one */
+    cr_assert_eq(vs_bindq_whole(q), 2);
+    vs_bindq_expect(q, "n0", "w2", false); /* filtered again as a share */
+    cr_assert_eq(vs_bindq_whole(q), 1);
+    vs_bindq_expect(q, "n1", "s1", true);
+    cr_assert_eq(vs_bindq_whole(q), 2);
+    vs_bindq_forget(q, "w1");
+    vs_bindq_pod_event(q, "s1", "ns", "s1", true);
+    cr_assert_eq(vs_bindq_whole(q), 0);
+    /* A Bind keeps its Filter's record, and its end (its release seen) drops it. */
+    vs_bindq_expect(q, "n0", "u-a", true);
+    hold(0, "other/x");
+    watch(0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    start(&a);
+    wait_waiting(1);
+    cr_assert_eq(vs_bindq_whole(q), 1);
+    release(0);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    cr_assert_eq(vs_bindq_whole(q), 1); /* holding the lock: the allocation is not seen yet */
+    vs_bindq_released(q, "n0", "u-a");
+    cr_assert_eq(vs_bindq_whole(q), 0);
+}
+
 Test(bindq, depth_zero_never_busy)
 {
     vs_bindq_free(q);
     setup_q(1000, 0);
     char **names;
-    vs_bindq_expect(q, "n1", "u1");
-    vs_bindq_expect(q, "n1", "u2");
+    vs_bindq_expect(q, "n1", "u1", false);
+    vs_bindq_expect(q, "n1", "u2", false);
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
     cr_assert_null(names);
 }
@@ -664,7 +698,7 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
                              {"n0", "e"}, {"n0", "f"}, {"n1", "g"}, {"n1", "h"},
                              {"n1", "i"}, {"n2", "j"}, {"n2", "k"}, {"n3", "l"}};
     for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
-        vs_bindq_expect(q, plan[i][0], plan[i][1]);
+        vs_bindq_expect(q, plan[i][0], plan[i][1], false);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_str_eq(names[0], "n0");
     cr_assert_str_eq(names[2], "n2");
@@ -684,7 +718,7 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
     /* 3 s: the average moves by a quarter (1.5 s); saturated from ceil(5 / 1.5) = 4 Binds. */
     vs_bindq_service_sample(q, 3.0);
     cr_assert_float_eq(vs_bindq_service_s(q), 1.5, 1e-12);
-    vs_bindq_expect(q, "n1", "m");
+    vs_bindq_expect(q, "n1", "m", false);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_str_eq(names[1], "n1");
     cr_assert_eq(ranks[0], VS_SCHED_RANK_SATURATED + 6);
@@ -701,7 +735,7 @@ Test(bindq, saturated_nodes_rank_by_their_queue)
     vs_bindq_free(q);
     setup_q(10000, 2);
     for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
-        vs_bindq_expect(q, plan[i][0], plan[i][1]);
+        vs_bindq_expect(q, plan[i][0], plan[i][1], false);
     vs_bindq_service_sample(q, 60.0);
     cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 3);
     cr_assert_eq(ranks[0], 3);

@@ -1,0 +1,113 @@
+# shellcheck shell=bash
+# baseline: the same burst with and without GPUs on one control plane, round after round, so the
+# extender's share of a burst's time is read against kube-scheduler's own. 10 fake nodes of 4 x
+# 16 GiB cards shared by up to 10 (400 slots); each round creates 200 pods at once (20 concurrent
+# creates) asking only cpu 10m (schedulerName hami-scheduler: they never reach the extender, whose
+# managedResources they do not ask for), waits until all are bound and Running, deletes them,
+# then the same 200 asking nvidia.com/gpu 1, gpumem 700, gpucores 4 (all fit). The emulated device
+# plugin holds each node lock VS_E2E_HOLD (20ms). Every round prints both settle times and their
+# ratio (GPU / CPU-only), and per burst the CPU seconds of kube-apiserver, etcd, kube-scheduler,
+# vgpu-sched and the agent and the API requests; VS_E2E_BASELINE_ROUNDS rounds (5). Reported, not
+# asserted (a benchmark on a shared machine); asserted are: every pod bound, no Bind failed for
+# node lock contention, no card over-committed, vgpu-sched's metrics equal to the allocations.
+
+# shellcheck source=../lib/vgpu.sh
+. "$E2E_DIR/lib/vgpu.sh"
+
+scenario_baseline_pre_up() { vs_pre_up; }
+
+# baseline_pods KIND N NS : N pods, KIND cpu (cpu 10m, schedulerName hami-scheduler) or gpu.
+baseline_pods() {
+    local kind=$1 n=$2 ns=$3 i
+    for ((i = 1; i <= n; i++)); do
+        if [[ "$kind" == cpu ]]; then
+            cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cpu-$i
+  namespace: $ns
+spec:
+  schedulerName: $VS_SCHEDULER_NAME
+  nodeSelector: {pool: base}
+  containers:
+    - name: main
+      image: vs-e2e.invalid/cpu:1
+      resources:
+        requests: {cpu: 10m}
+EOF
+        else
+            vs_pod_yaml "gpu-$i" "{nvidia.com/gpu: 1, nvidia.com/gpumem: 700, nvidia.com/gpucores: 4}" \
+                "{}" "{pool: base}" "$ns"
+        fi
+    done
+}
+
+# baseline_count NS : pods in NS (being deleted or not).
+baseline_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || true; }
+
+BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
+
+# baseline_burst KIND NS N : creates the burst and waits for it to settle; prints "SETTLE API ETCD
+# SCHEDULER VGPU-SCHED AGENT REQUESTS CONNECTIONS": the settle time (s), each process's CPU
+# seconds over the burst, the API requests answered and the API connections vgpu-sched opened;
+# fails unless all N are bound.
+baseline_burst() {
+    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0
+    baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
+    req0="$(vs_api_requests)"
+    conn0="$(vs_metric vgpu_sched_api_connections_total)"
+    cpu0="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
+    t0="$(date +%s.%N)"
+    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
+        "$E2E_CLUSTER/baseline-$kind.yaml" 2>/dev/null
+    out="$(vs_settle "$ns" 5m --started "$t0")"
+    cpu1="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
+    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
+    [[ "$bound" == "$n" ]] || {
+        e2e_fail "$kind burst: $bound of $n bound: $out"
+        return 1
+    }
+    printf '%s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
+        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
+            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
+        "$(($(vs_api_requests) - req0))" "$(($(vs_metric vgpu_sched_api_connections_total) - conn0))"
+}
+
+# baseline_clear NS : deletes every pod of NS and waits until they are gone.
+baseline_clear() {
+    local ns=$1
+    e2e_kubectl delete pods --all --namespace "$ns" --wait=false >/dev/null
+    e2e_wait 120 "the pods of $ns gone" eval '(($(baseline_count "$ns") == 0))'
+}
+
+scenario_baseline() {
+    local rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio table=""
+    [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
+    local nodes=() i
+    for ((i = 1; i <= 10; i++)); do nodes+=("$(printf 'base-%02d' "$i")"); done
+    e2e_fake_nodes --cards 4 --devmem 16384 --split 10 --label pool=base "${nodes[@]}"
+    vs_setup --hold "${VS_E2E_HOLD:-20ms}"
+    vs_namespace base-cpu
+    vs_namespace base-gpu
+    for ((r = 1; r <= rounds; r++)); do
+        cpu="$(baseline_burst cpu base-cpu "$n")" || return 1
+        baseline_clear base-cpu || return 1
+        gpu="$(baseline_burst gpu base-gpu "$n")" || return 1
+        vs_capacity --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
+            cat "$E2E_CLUSTER/capacity.txt" >&2
+            e2e_fail "round $r: capacity check failed"
+            return 1
+        }
+        baseline_clear base-gpu || return 1
+        ratio="$(awk -v g="${gpu%% *}" -v c="${cpu%% *}" 'BEGIN { printf "%.2f", (c > 0 ? g / c : 0) }')"
+        e2e_log "baseline round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
+        table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
+    done
+    e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened"
+    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' >&2
+    printf '%s' "$table" >"$E2E_CLUSTER/baseline.txt"
+    e2e_expect_eq "Binds failed for node lock contention" \
+        "$(grep 'event=bind_failed' "$E2E_CLUSTER/vgpu-sched.log" | grep -c 'node lock contention' || true)" 0
+}
