@@ -1,6 +1,7 @@
 /* fuzz_webhook: feeds arbitrary bytes to the AdmissionReview handler under two option sets (HAMi
- * defaults; every device-config feature plus a quota). Beyond crashes and leaks it checks the
- * contract: HTTP 200 or 400, a JSON answer, and a patch that applies to request.object. */
+ * defaults; every device-config feature plus a quota and a DRA guard finding). Beyond crashes
+ * and leaks it checks the contract: HTTP 200 or 400, a JSON answer, a patch that applies to
+ * request.object, and admission warnings that are exactly the guard's text. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,16 @@ static bool quota_cb(void *ctx, const char *ns, uint16_t dev, struct vs_webhook_
     return true;
 }
 
+#define WARNING                                                                                    \
+    "DeviceClass gpu.nvidia.com maps nvidia.com/gpu to DRA: kube-scheduler will refuse this pod "  \
+    "before vgpu-sched sees it"
+
+static json_t *dra_cb(void *ctx)
+{
+    (void)ctx;
+    return json_pack("[{s:s,s:s}]", "deviceclass", "gpu.nvidia.com", "resource", "nvidia.com/gpu");
+}
+
 /* Aborts unless the answer keeps the contract for this body. */
 static void check(const uint8_t *data, size_t size, int http, const char *resp)
 {
@@ -46,6 +57,12 @@ static void check(const uint8_t *data, size_t size, int http, const char *resp)
     rsp = json_object_get(out, "response");
     if (!in || !json_equal(json_object_get(rsp, "uid"),
                            json_object_get(json_object_get(in, "request"), "uid")))
+        abort();
+    json_t *w = json_object_get(rsp, "warnings");
+    if (w && (json_array_size(w) != 1 || strcmp(json_string_value(json_array_get(w, 0))
+                                                    ? json_string_value(json_array_get(w, 0))
+                                                    : "",
+                                                WARNING) != 0))
         abort();
     p = json_object_get(rsp, "patch");
     if (p) {
@@ -86,7 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     struct vs_webhook_opts opts[2] = {
         {.scheduler_name = "hami-scheduler", .force_overwrite_default = true, .cfg = &plain},
-        {.scheduler_name = "", .force_overwrite_default = false, .cfg = &rich, .quota = quota_cb},
+        {.scheduler_name = "",
+         .force_overwrite_default = false,
+         .cfg = &rich,
+         .quota = quota_cb,
+         .dra_conflicts = dra_cb},
     };
     for (size_t i = 0; i < 2; i++) {
         char *resp = NULL;
