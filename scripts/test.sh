@@ -12,10 +12,10 @@ jobs=${VS_JOBS:-2}
 passed=0; failed=0; failures=()
 
 step() { # name command...
-  local name=$1; shift
+  local name=$1 t0=$SECONDS; shift
   echo "=== $name"
-  if "$@"; then passed=$((passed+1)); echo "=== $name: ok"
-  else failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAILED"; fi
+  if "$@"; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
+  else failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
 bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
