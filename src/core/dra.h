@@ -62,4 +62,59 @@ void vs_dra_guard_cleanup(struct vs_dra_guard *g);
 /* [{"deviceclass","resource"}] in class order (new reference; NULL when out of memory). */
 json_t *vs_dra_guard_json(const struct vs_dra_guard *g);
 
+/* ---- the ledger's input: ResourceSlices and ResourceClaims (resource.k8s.io/v1) ----
+ *
+ * A slice device is a HAMi card when its "uuid" attribute (or, for a MIG or partition device,
+ * its "parentUUID") equals a card id in the node's register. Attribute names may be qualified
+ * with a domain ("gpu.nvidia.com/uuid"): the part after the last '/' is compared. Only a
+ * DeviceAttribute's "string" value is read. */
+struct vs_dra_slice_dev {
+    char *name;   /* devices[].name, never empty */
+    char *uuid;   /* attributes uuid.string; NULL when absent */
+    char *parent; /* attributes parentUUID.string; NULL when absent */
+};
+struct vs_dra_slice {
+    char *name;   /* metadata.name */
+    char *node;   /* spec.nodeName; NULL when the slice is not node-local */
+    char *driver; /* spec.driver */
+    char *pool;   /* spec.pool.name */
+    struct vs_dra_slice_dev *devs;
+    size_t n;
+};
+void vs_dra_slice_cleanup(struct vs_dra_slice *s);
+/* Decodes a ResourceSlice. VS_ERR_PARSE naming the field when metadata.name, spec.driver,
+ * spec.pool.name or a device's name is missing, empty or not a string, or spec.nodeName,
+ * spec.devices, a device's attributes or a uuid/parentUUID attribute has the wrong type;
+ * nothing is set then. VS_ERR_NOMEM. */
+enum vs_err vs_dra_slice_from_json(const json_t *obj, struct vs_dra_slice *out,
+                                   struct vs_errbuf *eb);
+enum vs_err vs_dra_slice_from_text(const char *text, size_t len, struct vs_dra_slice *out,
+                                   struct vs_errbuf *eb);
+
+/* One allocated result of a claim (status.allocation.devices.results[]). */
+struct vs_dra_result {
+    char *request, *driver, *pool, *device;
+    bool admin;      /* adminAccess: true (not usage) */
+    char *share;     /* shareID; NULL: the whole device */
+    bool has_mem;    /* consumedCapacity has a "memory" entry */
+    int64_t mem_mib; /* its quantity in MiB, rounded up */
+    bool has_cores;  /* consumedCapacity has a "cores" entry */
+    int64_t cores;   /* its quantity, rounded up */
+};
+struct vs_dra_claim {
+    char *ns, *name, *uid;     /* metadata */
+    struct vs_dra_result *res; /* none when the claim is not allocated */
+    size_t n;
+};
+void vs_dra_claim_cleanup(struct vs_dra_claim *c);
+/* Decodes a ResourceClaim. VS_ERR_PARSE naming the field when metadata.namespace, .name or .uid
+ * is missing, empty or not a string, or status, status.allocation, .devices, .results, a
+ * result's request/driver/pool/device (missing, empty or not a string), adminAccess (not a
+ * boolean), shareID (not a string), consumedCapacity (not an object of quantity strings) or a
+ * memory/cores quantity (not a quantity) is wrong; nothing is set then. VS_ERR_NOMEM. */
+enum vs_err vs_dra_claim_from_json(const json_t *obj, struct vs_dra_claim *out,
+                                   struct vs_errbuf *eb);
+enum vs_err vs_dra_claim_from_text(const char *text, size_t len, struct vs_dra_claim *out,
+                                   struct vs_errbuf *eb);
+
 #endif

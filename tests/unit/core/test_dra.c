@@ -181,3 +181,184 @@ Test(dra, warning_text)
     cr_assert_str_eq(out, "DeviceClass gpu.nvidia.com maps nvidia.com/gpu to DRA: kube-scheduler "
                           "will refuse this pod before vgpu-sched sees it");
 }
+
+/* ---- ResourceSlice ---- */
+
+static enum vs_err slice(const char *text, struct vs_dra_slice *s, struct vs_errbuf *eb)
+{
+    return vs_dra_slice_from_text(text, strlen(text), s, eb);
+}
+
+Test(dra, slice_decodes_uuid_and_parent_uuid_plain_or_qualified)
+{
+    struct vs_dra_slice s;
+    struct vs_errbuf eb;
+    cr_assert_eq(
+        slice("{\"metadata\":{\"name\":\"a-gpu\"},\"spec\":{\"nodeName\":\"node-a\",\"driver\":"
+              "\"gpu.nvidia.com\",\"pool\":{\"name\":\"node-a\",\"generation\":1},\"devices\":["
+              "{\"name\":\"gpu-0\",\"attributes\":{\"uuid\":{\"string\":\"GPU-0\"},\"index\":{"
+              "\"int\":0}}},"
+              "{\"name\":\"mig-1\",\"attributes\":{\"gpu.nvidia.com/uuid\":{\"string\":\"MIG-1\"},"
+              "\"parentUUID\":{\"string\":\"GPU-1\"}}},"
+              "{\"name\":\"other\"}]}}",
+              &s, &eb),
+        VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(s.name, "a-gpu");
+    cr_assert_str_eq(s.node, "node-a");
+    cr_assert_str_eq(s.driver, "gpu.nvidia.com");
+    cr_assert_str_eq(s.pool, "node-a");
+    cr_assert_eq(s.n, 3);
+    cr_assert_str_eq(s.devs[0].name, "gpu-0");
+    cr_assert_str_eq(s.devs[0].uuid, "GPU-0");
+    cr_assert_null(s.devs[0].parent);
+    cr_assert_str_eq(s.devs[1].uuid, "MIG-1");
+    cr_assert_str_eq(s.devs[1].parent, "GPU-1");
+    cr_assert_null(s.devs[2].uuid);
+    vs_dra_slice_cleanup(&s);
+}
+
+Test(dra, slice_errors_name_the_field)
+{
+    static const struct {
+        const char *in, *msg;
+    } cases[] = {
+        {"[]", "ResourceSlice: not a JSON object"},
+        {"{\"spec\":{}}", "ResourceSlice: metadata.name is missing, empty or not a string"},
+        {"{\"metadata\":{\"name\":\"s\"}}", "ResourceSlice s: spec is missing or not an object"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"nodeName\":1}}",
+         "ResourceSlice s: spec.nodeName is not a string"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"pool\":{\"name\":\"p\"}}}",
+         "ResourceSlice s: spec.driver is missing, empty or not a string"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{}}}",
+         "ResourceSlice s: spec.pool.name is missing, empty or not a string"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":{}}}",
+         "ResourceSlice s: spec.devices is not an array"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":[{\"name\":\"\"}]}}",
+         "ResourceSlice s: spec.devices[0].name is missing, empty or not a string"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":[{\"name\":\"x\",\"attributes\":[]}]}}",
+         "ResourceSlice s: spec.devices[0].attributes is not an object"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":[{\"name\":\"x\",\"attributes\":{\"d/uuid\":\"GPU-0\"}}]}}",
+         "ResourceSlice s: spec.devices[0].attributes[d/uuid] is not an object"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":[{\"name\":\"x\"},{\"name\":\"y\",\"attributes\":{\"parentUUID\":{"
+         "\"string\":1}}}]}}",
+         "ResourceSlice s: spec.devices[1].attributes[parentUUID].string is not a string"},
+        {"{", "ResourceSlice: invalid JSON: string or '}' expected near end of file at line 1 "
+              "column 1"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct vs_dra_slice s;
+        struct vs_errbuf eb;
+        cr_assert_eq(slice(cases[i].in, &s, &eb), VS_ERR_PARSE, "%s", cases[i].in);
+        cr_assert_str_eq(eb.msg, cases[i].msg);
+        cr_assert_null(s.name);
+        cr_assert_null(s.devs);
+    }
+}
+
+/* ---- ResourceClaim ---- */
+
+static enum vs_err claim(const char *text, struct vs_dra_claim *c, struct vs_errbuf *eb)
+{
+    return vs_dra_claim_from_text(text, strlen(text), c, eb);
+}
+
+Test(dra, claim_decodes_results)
+{
+    struct vs_dra_claim c;
+    struct vs_errbuf eb;
+    cr_assert_eq(
+        claim("{\"metadata\":{\"namespace\":\"ml\",\"name\":\"train\",\"uid\":\"u-1\"},"
+              "\"status\":{\"allocation\":{\"devices\":{\"results\":["
+              "{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"node-a\","
+              "\"device\":\"gpu-0\"},"
+              "{\"request\":\"s\",\"driver\":\"hami\",\"pool\":\"p\",\"device\":\"gpu-1\","
+              "\"shareID\":\"x1\",\"consumedCapacity\":{\"hami/memory\":\"10Gi\",\"cores\":"
+              "\"30\",\"other\":\"1\"}},"
+              "{\"request\":\"m\",\"driver\":\"d\",\"pool\":\"p\",\"device\":\"gpu-2\","
+              "\"shareID\":\"x2\",\"consumedCapacity\":{\"memory\":\"1000001\"}},"
+              "{\"request\":\"a\",\"driver\":\"d\",\"pool\":\"p\",\"device\":\"z\","
+              "\"adminAccess\":true}]}}}}",
+              &c, &eb),
+        VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(c.ns, "ml");
+    cr_assert_str_eq(c.name, "train");
+    cr_assert_str_eq(c.uid, "u-1");
+    cr_assert_eq(c.n, 4);
+    cr_assert_str_eq(c.res[0].device, "gpu-0");
+    cr_assert_null(c.res[0].share);
+    cr_assert_not(c.res[0].has_mem);
+    cr_assert_str_eq(c.res[1].share, "x1");
+    cr_assert(c.res[1].has_mem && c.res[1].mem_mib == 10240);
+    cr_assert(c.res[1].has_cores && c.res[1].cores == 30);
+    cr_assert(c.res[2].has_mem && c.res[2].mem_mib == 1); /* bytes rounded up to MiB */
+    cr_assert_not(c.res[2].has_cores);
+    cr_assert(c.res[3].admin);
+    cr_assert_not(c.res[0].admin);
+    vs_dra_claim_cleanup(&c);
+
+    cr_assert_eq(claim("{\"metadata\":{\"namespace\":\"ml\",\"name\":\"p\",\"uid\":\"u\"},"
+                       "\"status\":{}}",
+                       &c, &eb),
+                 VS_OK);
+    cr_assert_eq(c.n, 0); /* not allocated */
+    vs_dra_claim_cleanup(&c);
+}
+
+Test(dra, claim_errors_name_the_field)
+{
+#define M "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"c\",\"uid\":\"u\"},"
+#define R(x)                                                                                       \
+    M "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"r\",\"driver\":"       \
+      "\"d\",\"pool\":\"p\",\"device\":\"x\"" x "}]}}}}"
+    static const struct {
+        const char *in, *msg;
+    } cases[] = {
+        {"[1]", "ResourceClaim: not a JSON object"},
+        {"{}", "ResourceClaim: metadata is missing or not an object"},
+        {"{\"metadata\":{\"name\":\"c\",\"uid\":\"u\"}}",
+         "ResourceClaim: metadata.namespace is missing, empty or not a string"},
+        {"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"c\"}}",
+         "ResourceClaim: metadata.uid is missing, empty or not a string"},
+        {M "\"status\":[]}", "ResourceClaim ml/c: status is not an object"},
+        {M "\"status\":{\"allocation\":1}}",
+         "ResourceClaim ml/c: status.allocation is not an object"},
+        {M "\"status\":{\"allocation\":{\"devices\":\"\"}}}",
+         "ResourceClaim ml/c: status.allocation.devices is not an object"},
+        {M "\"status\":{\"allocation\":{\"devices\":{\"results\":{}}}}}",
+         "ResourceClaim ml/c: status.allocation.devices.results is not an array"},
+        {M "\"status\":{\"allocation\":{\"devices\":{\"results\":[1]}}}}",
+         "ResourceClaim ml/c: status.allocation.devices.results[0] is not an object"},
+        {M "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"r\","
+           "\"driver\":\"d\",\"pool\":\"p\"}]}}}}",
+         "ResourceClaim ml/c: status.allocation.devices.results[0].device is missing, empty or "
+         "not a string"},
+        {R(",\"adminAccess\":\"yes\""),
+         "ResourceClaim ml/c: status.allocation.devices.results[0].adminAccess is not a boolean"},
+        {R(",\"shareID\":5"),
+         "ResourceClaim ml/c: status.allocation.devices.results[0].shareID is not a string"},
+        {R(",\"consumedCapacity\":[]"),
+         "ResourceClaim ml/c: status.allocation.devices.results[0].consumedCapacity is not an "
+         "object"},
+        {R(",\"consumedCapacity\":{\"memory\":\"lots\"}"),
+         "ResourceClaim ml/c: status.allocation.devices.results[0].consumedCapacity[memory] is "
+         "not a non-negative quantity"},
+        {R(",\"consumedCapacity\":{\"cores\":\"-1\"}"),
+         "ResourceClaim ml/c: status.allocation.devices.results[0].consumedCapacity[cores] is "
+         "not a non-negative quantity"},
+    };
+#undef R
+#undef M
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct vs_dra_claim c;
+        struct vs_errbuf eb;
+        cr_assert_eq(claim(cases[i].in, &c, &eb), VS_ERR_PARSE, "%s", cases[i].in);
+        cr_assert_str_eq(eb.msg, cases[i].msg);
+        cr_assert_null(c.ns);
+        cr_assert_null(c.res);
+    }
+}
