@@ -39,6 +39,23 @@ struct ptab {
     size_t cap, n; /* cap: 0 or a power of 2 */
 };
 
+/* The DRA ledger: slices by name, claims by uid, and what each claim holds on which card. */
+struct dra_slice_ent {
+    struct vs_dra_slice s;
+    UT_hash_handle hh;
+};
+struct dra_held {
+    char *node, *uuid;
+    int64_t slots, mem, cores;
+};
+struct dra_claim_ent {
+    struct vs_dra_claim c;
+    char *key; /* "ns/name" */
+    struct dra_held *held;
+    size_t n_held;
+    UT_hash_handle hh;
+};
+
 struct vs_model {
     const struct vs_devices *set; /* the backends (device.h) */
     struct vs_devcfg *own_cfg;    /* the default configuration when the caller gave no set */
@@ -65,6 +82,9 @@ struct vs_model {
     /* tracked pods' entries, their uid/name/node and collapsed usage (slab.h: they live for
      * minutes and would otherwise keep the arenas' pages from the trim) */
     struct vs_slab *slab;
+    struct dra_slice_ent *slices; /* by name */
+    struct dra_claim_ent *claims; /* by uid */
+    size_t n_holder_nodes;        /* nodes with dra_holders set */
 };
 
 /* One accounted pod: what it adds to its node's vs_node_res. key 0 marks an empty slot. */
@@ -482,7 +502,10 @@ static void node_rebuild_mig(struct vs_node *n)
 static void node_rebuild_usage(struct vs_model *m, struct vs_node *n)
 {
     for (size_t i = 0; i < n->n_cards; i++) {
-        n->cards[i].used = n->cards[i].usedmem = n->cards[i].usedcores = 0;
+        struct vs_card *c = &n->cards[i];
+        c->used = c->dra_slots;
+        c->usedmem = c->dra_mem;
+        c->usedcores = c->dra_cores;
     }
     for (struct vs_podent *pe = n->pods; pe; pe = pe->next) {
         for (size_t i = 0; i < pe->n_usage; i++) {
@@ -644,6 +667,7 @@ static void node_free(const struct vs_model *m, struct vs_node *n)
     free(atomic_load(&n->frag_memo)); /* a plain block (frag.h) */
     node_clear_cards(m, n);
     free(n->raw_cordon);
+    free(n->dra_holders);
     free(n);
 }
 
@@ -654,6 +678,333 @@ static void node_gc(struct vs_model *m, struct vs_node *n)
         idx_del(m, n);
         HASH_DEL(m->nodes, n);
         node_free(m, n);
+    }
+}
+
+/* ------------------------------------------------------------------ DRA ledger */
+
+/* The card that claim result r names, and its node, or NULL (see vs_model_set_claim). */
+static struct vs_card *dra_card(struct vs_model *m, const struct vs_dra_result *r,
+                                struct vs_node **on)
+{
+    for (const struct dra_slice_ent *se = m->slices; se; se = se->hh.next) {
+        const struct vs_dra_slice *s = &se->s;
+        if (!s->node || strcmp(s->driver, r->driver) != 0 || strcmp(s->pool, r->pool) != 0)
+            continue;
+        for (size_t i = 0; i < s->n; i++) {
+            const struct vs_dra_slice_dev *d = &s->devs[i];
+            if (strcmp(d->name, r->device) != 0)
+                continue;
+            struct vs_node *n = node_get(m, s->node, false);
+            if (!n || !n->present)
+                return NULL;
+            struct vs_card *c = d->uuid ? find_card(n, d->uuid) : NULL;
+            if (!c && d->parent)
+                c = find_card(n, d->parent);
+            *on = n;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static void dra_hold(struct vs_node *n, struct vs_card *c, const struct dra_held *h, int sign)
+{
+    c->used += sign * h->slots;
+    c->usedmem += sign * h->mem;
+    c->usedcores += sign * h->cores;
+    c->dra_slots += sign * h->slots;
+    c->dra_mem += sign * h->mem;
+    c->dra_cores += sign * h->cores;
+    node_bump(n);
+}
+
+/* Applies claim ce's results; false when out of memory (what was applied is recorded). */
+static bool dra_apply(struct vs_model *m, struct dra_claim_ent *ce)
+{
+    for (size_t i = 0; i < ce->c.n; i++) {
+        const struct vs_dra_result *r = &ce->c.res[i];
+        struct vs_node *n = NULL;
+        struct vs_card *c = r->admin ? NULL : dra_card(m, r, &n);
+        if (!c)
+            continue;
+        struct dra_held h = {0};
+        if (!r->share || (!r->has_mem && !r->has_cores)) {
+            h.slots = c->count;
+            h.mem = c->devmem;
+            h.cores = c->devcore;
+        } else {
+            h.slots = 1;
+            h.mem = r->has_mem ? r->mem_mib : 0;
+            h.cores = r->has_cores ? r->cores : 0;
+        }
+        struct dra_held *g = realloc(ce->held, (ce->n_held + 1) * sizeof(*g));
+        if (!g)
+            return false;
+        ce->held = g;
+        if (!(h.node = strdup(n->name)) || !(h.uuid = strdup(c->uuid))) {
+            free(h.node);
+            return false;
+        }
+        ce->held[ce->n_held++] = h;
+        dra_hold(n, c, &h, 1);
+    }
+    return true;
+}
+
+/* Takes away exactly what claim ce holds. */
+static void dra_unapply(struct vs_model *m, struct dra_claim_ent *ce)
+{
+    for (size_t i = 0; i < ce->n_held; i++) {
+        struct dra_held *h = &ce->held[i];
+        struct vs_node *n = node_get(m, h->node, false);
+        struct vs_card *c = n ? find_card(n, h->uuid) : NULL;
+        if (c)
+            dra_hold(n, c, h, -1);
+        free(h->node);
+        free(h->uuid);
+    }
+    free(ce->held);
+    ce->held = NULL;
+    ce->n_held = 0;
+}
+
+static void dra_unapply_all(struct vs_model *m)
+{
+    for (struct dra_claim_ent *ce = m->claims; ce; ce = ce->hh.next)
+        dra_unapply(m, ce);
+}
+
+static int claim_key_cmp(const void *a, const void *b)
+{
+    return strcmp((*(struct dra_claim_ent *const *)a)->key,
+                  (*(struct dra_claim_ent *const *)b)->key);
+}
+
+/* Adds key to node n's holders unless it is already the last one. */
+static bool holders_add(struct vs_model *m, struct vs_node *n, const char *key)
+{
+    size_t kl = strlen(key), hl = n->dra_holders ? strlen(n->dra_holders) : 0;
+    if (hl >= kl && strcmp(n->dra_holders + hl - kl, key) == 0 &&
+        (hl == kl || n->dra_holders[hl - kl - 1] == ' '))
+        return true;
+    char *g = realloc(n->dra_holders, hl + (hl ? 2 : 0) + kl + 1);
+    if (!g)
+        return false;
+    if (hl)
+        memcpy(g + hl, ", ", 2);
+    memcpy(g + hl + (hl ? 2 : 0), key, kl + 1);
+    m->n_holder_nodes += !hl;
+    n->dra_holders = g;
+    n->n_dra_holders++;
+    return true;
+}
+
+/* Rebuilds every node's dra_holders from the claims' holdings; false when out of memory. */
+static bool dra_holders_refresh(struct vs_model *m)
+{
+    if (m->n_holder_nodes) {
+        for (struct vs_node *n = m->nodes; n; n = n->hh.next) {
+            free(n->dra_holders);
+            n->dra_holders = NULL;
+            n->n_dra_holders = 0;
+        }
+        m->n_holder_nodes = 0;
+    }
+    size_t nc = HASH_COUNT(m->claims);
+    if (!nc)
+        return true;
+    struct dra_claim_ent **v = malloc(nc * sizeof(*v));
+    if (!v)
+        return false;
+    size_t k = 0;
+    for (struct dra_claim_ent *ce = m->claims; ce; ce = ce->hh.next)
+        v[k++] = ce;
+    qsort(v, nc, sizeof(*v), claim_key_cmp);
+    bool ok = true;
+    for (size_t i = 0; i < nc; i++)
+        for (size_t j = 0; j < v[i]->n_held; j++) {
+            struct vs_node *n = node_get(m, v[i]->held[j].node, false);
+            if (n)
+                ok &= holders_add(m, n, v[i]->key);
+        }
+    free(v);
+    return ok;
+}
+
+/* Applies every claim again (after dra_unapply_all) and names the holders. */
+static bool dra_reapply(struct vs_model *m)
+{
+    bool ok = true;
+    for (struct dra_claim_ent *ce = m->claims; ce; ce = ce->hh.next)
+        ok &= dra_apply(m, ce);
+    return dra_holders_refresh(m) && ok;
+}
+
+static void claim_ent_free(struct dra_claim_ent *ce)
+{
+    for (size_t i = 0; i < ce->n_held; i++) {
+        free(ce->held[i].node);
+        free(ce->held[i].uuid);
+    }
+    free(ce->held);
+    vs_dra_claim_cleanup(&ce->c);
+    free(ce->key);
+    free(ce);
+}
+
+enum vs_err vs_model_set_slice(struct vs_model *m, struct vs_dra_slice *s)
+{
+    struct dra_slice_ent *se = NULL;
+    HASH_FIND_STR(m->slices, s->name, se);
+    if (!se) {
+        if (!(se = calloc(1, sizeof(*se))))
+            return VS_ERR_NOMEM;
+        dra_unapply_all(m);
+        se->s = *s;
+        HASH_ADD_KEYPTR(hh, m->slices, se->s.name, strlen(se->s.name), se);
+    } else {
+        dra_unapply_all(m);
+        HASH_DEL(m->slices, se);
+        vs_dra_slice_cleanup(&se->s);
+        se->s = *s;
+        HASH_ADD_KEYPTR(hh, m->slices, se->s.name, strlen(se->s.name), se);
+    }
+    memset(s, 0, sizeof(*s));
+    return dra_reapply(m) ? VS_OK : VS_ERR_NOMEM;
+}
+
+void vs_model_remove_slice(struct vs_model *m, const char *name)
+{
+    struct dra_slice_ent *se = NULL;
+    HASH_FIND_STR(m->slices, name, se);
+    if (!se)
+        return;
+    dra_unapply_all(m);
+    HASH_DEL(m->slices, se);
+    vs_dra_slice_cleanup(&se->s);
+    free(se);
+    (void)dra_reapply(m); /* out of memory: a claim holds less until its next event */
+}
+
+enum vs_err vs_model_set_claim(struct vs_model *m, struct vs_dra_claim *c)
+{
+    size_t kl = strlen(c->ns) + 1 + strlen(c->name) + 1;
+    char *key = malloc(kl);
+    if (!key)
+        return VS_ERR_NOMEM;
+    snprintf(key, kl, "%s/%s", c->ns, c->name);
+    struct dra_claim_ent *ce = NULL;
+    HASH_FIND_STR(m->claims, c->uid, ce);
+    if (ce) {
+        dra_unapply(m, ce);
+        HASH_DEL(m->claims, ce);
+        vs_dra_claim_cleanup(&ce->c);
+        free(ce->key);
+    } else if (!(ce = calloc(1, sizeof(*ce)))) {
+        free(key);
+        return VS_ERR_NOMEM;
+    }
+    ce->c = *c;
+    ce->key = key;
+    memset(c, 0, sizeof(*c));
+    HASH_ADD_KEYPTR(hh, m->claims, ce->c.uid, strlen(ce->c.uid), ce);
+    bool ok = dra_apply(m, ce);
+    return dra_holders_refresh(m) && ok ? VS_OK : VS_ERR_NOMEM;
+}
+
+void vs_model_remove_claim(struct vs_model *m, const char *uid)
+{
+    struct dra_claim_ent *ce = NULL;
+    HASH_FIND_STR(m->claims, uid, ce);
+    if (!ce)
+        return;
+    dra_unapply(m, ce);
+    HASH_DEL(m->claims, ce);
+    claim_ent_free(ce);
+    (void)dra_holders_refresh(m); /* out of memory: the names are missing until the next event */
+}
+
+void vs_model_dra_counts(const struct vs_model *m, size_t *slices, size_t *claims, size_t *held)
+{
+    *slices = HASH_COUNT(m->slices);
+    *claims = HASH_COUNT(m->claims);
+    *held = 0;
+    for (const struct dra_claim_ent *ce = m->claims; ce; ce = ce->hh.next)
+        *held += ce->n_held;
+}
+
+/* Copies src's slices and claims with their holdings (the cards' dra_* came with the cards). */
+static bool dra_clone(struct vs_model *m, const struct vs_model *src)
+{
+    for (const struct dra_slice_ent *se = src->slices; se; se = se->hh.next) {
+        struct dra_slice_ent *d = calloc(1, sizeof(*d));
+        if (!d)
+            return false;
+        const struct vs_dra_slice *s = &se->s;
+        bool ok = (d->s.name = strdup(s->name)) && (!s->node || (d->s.node = strdup(s->node))) &&
+                  (d->s.driver = strdup(s->driver)) && (d->s.pool = strdup(s->pool)) &&
+                  (!s->n || (d->s.devs = calloc(s->n, sizeof(*d->s.devs))));
+        for (size_t i = 0; ok && i < s->n; i++) {
+            const struct vs_dra_slice_dev *sd = &s->devs[i];
+            struct vs_dra_slice_dev *dd = &d->s.devs[d->s.n++];
+            ok = (dd->name = strdup(sd->name)) && (!sd->uuid || (dd->uuid = strdup(sd->uuid))) &&
+                 (!sd->parent || (dd->parent = strdup(sd->parent)));
+        }
+        if (!ok) {
+            vs_dra_slice_cleanup(&d->s);
+            free(d);
+            return false;
+        }
+        HASH_ADD_KEYPTR(hh, m->slices, d->s.name, strlen(d->s.name), d);
+    }
+    for (const struct dra_claim_ent *ce = src->claims; ce; ce = ce->hh.next) {
+        struct dra_claim_ent *d = calloc(1, sizeof(*d));
+        if (!d)
+            return false;
+        const struct vs_dra_claim *c = &ce->c;
+        bool ok = (d->c.ns = strdup(c->ns)) && (d->c.name = strdup(c->name)) &&
+                  (d->c.uid = strdup(c->uid)) && (d->key = strdup(ce->key)) &&
+                  (!c->n || (d->c.res = calloc(c->n, sizeof(*d->c.res)))) &&
+                  (!ce->n_held || (d->held = calloc(ce->n_held, sizeof(*d->held))));
+        for (size_t i = 0; ok && i < c->n; i++) {
+            const struct vs_dra_result *r = &c->res[i];
+            struct vs_dra_result *dr = &d->c.res[d->c.n++];
+            *dr = *r;
+            dr->request = dr->driver = dr->pool = dr->device = dr->share = NULL;
+            ok = (dr->request = strdup(r->request)) && (dr->driver = strdup(r->driver)) &&
+                 (dr->pool = strdup(r->pool)) && (dr->device = strdup(r->device)) &&
+                 (!r->share || (dr->share = strdup(r->share)));
+        }
+        for (size_t i = 0; ok && i < ce->n_held; i++) {
+            struct dra_held *h = &d->held[d->n_held++];
+            *h = ce->held[i];
+            h->node = h->uuid = NULL;
+            ok = (h->node = strdup(ce->held[i].node)) && (h->uuid = strdup(ce->held[i].uuid));
+        }
+        if (!ok) {
+            claim_ent_free(d);
+            return false;
+        }
+        HASH_ADD_KEYPTR(hh, m->claims, d->c.uid, strlen(d->c.uid), d);
+    }
+    return true;
+}
+
+static void dra_free(struct vs_model *m)
+{
+    struct dra_slice_ent *se, *stmp;
+    HASH_ITER(hh, m->slices, se, stmp)
+    {
+        HASH_DEL(m->slices, se);
+        vs_dra_slice_cleanup(&se->s);
+        free(se);
+    }
+    struct dra_claim_ent *ce, *ctmp;
+    HASH_ITER(hh, m->claims, ce, ctmp)
+    {
+        HASH_DEL(m->claims, ce);
+        claim_ent_free(ce);
     }
 }
 
@@ -905,12 +1256,18 @@ enum vs_err vs_model_upsert_node(struct vs_model *m, const struct vs_knode *kn,
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     n->inv_fp = fp;
     if (devices_changed) {
+        /* The claims' holdings leave the old cards and are resolved again on the new ones. */
+        dra_unapply_all(m);
         ctype_count(m, n, -1);
         enum vs_err err = node_load_devices(m, n, kn, eb);
         ctype_count(m, n, 1);
+        if (!err)
+            node_rebuild_usage(m, n);
+        bool dra_ok = dra_reapply(m);
         if (err)
             return err;
-        node_rebuild_usage(m, n);
+        if (!dra_ok)
+            return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
     if (node_apply_cordon(n))
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
@@ -925,6 +1282,7 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
         return;
     n->present = false;
     m->n_present--;
+    dra_unapply_all(m);
     ctype_count(m, n, -1);
     node_clear_cards(m, n);
     free(n->raw_cordon);
@@ -933,6 +1291,7 @@ void vs_model_remove_node(struct vs_model *m, const char *name)
     n->res.alloc_cpu = n->res.alloc_mem = n->res.alloc_eph = n->res.alloc_pods = -1;
     node_bump(n);
     node_gc(m, n);
+    (void)dra_reapply(m); /* out of memory: a claim holds less until its next event */
 }
 
 /* ------------------------------------------------------------------ pods */
@@ -1772,7 +2131,10 @@ size_t vs_model_pod_count(const struct vs_model *m)
 static bool clone_card(struct vs_model *m, struct vs_card *d, const struct vs_card *c)
 {
     *d = *c;
-    d->used = d->usedmem = d->usedcores = 0; /* the cloned pods add them back */
+    /* the cloned pods add theirs back to the DRA claims' part */
+    d->used = c->dra_slots;
+    d->usedmem = c->dra_mem;
+    d->usedcores = c->dra_cores;
     d->occ = NULL;
     d->n_occ = 0;
     d->mig_unhealthy = false;
@@ -1813,7 +2175,10 @@ static bool clone_node(struct vs_model *m, const struct vs_model *src, const str
     d->unschedulable = n->unschedulable;
     d->inv_fp = n->inv_fp;
     d->res = n->res; /* the accounted pods' sums: their entries are copied as they are */
-    if ((n->raw_cordon && !(d->raw_cordon = strdup(n->raw_cordon))) ||
+    d->n_dra_holders = n->n_dra_holders;
+    m->n_holder_nodes += n->dra_holders != NULL;
+    if ((n->dra_holders && !(d->dra_holders = strdup(n->dra_holders))) ||
+        (n->raw_cordon && !(d->raw_cordon = strdup(n->raw_cordon))) ||
         (n->error && !(d->error = strdup(n->error))))
         return false;
     if (n->n_cards && !(d->cards = calloc(n->n_cards, sizeof(*d->cards))))
@@ -1944,6 +2309,7 @@ struct vs_model *vs_model_clone(const struct vs_model *src)
                 ok = false;
         }
     }
+    ok = ok && dra_clone(m, src);
     for (struct vs_node *n = m->nodes; ok && n; n = n->hh.next)
         node_bump(n);
     if (!ok) {
@@ -1987,6 +2353,7 @@ void vs_model_free(struct vs_model *m)
     for (size_t i = 0; i < m->n_cmodes; i++)
         free(m->cmodes[i]);
     free(m->cmodes);
+    dra_free(m);
     vs_slab_free(m->slab);
     if (m->own_cfg) {
         vs_devcfg_cleanup(m->own_cfg);

@@ -16,6 +16,7 @@
 
 #include "annot.h"
 #include "device.h"
+#include "dra.h"
 #include "err.h"
 #include "kobj.h"
 #include "podres.h"
@@ -62,10 +63,12 @@ struct vs_card {
     json_t *custom;                  /* custominfo (vendor facts), NULL when none */
     struct vs_mig_profile *profiles; /* sorted by (memoryMB, sliceCount) for profile choice */
     size_t n_profiles;
-    /* usage: sums over the tracked pods of this node */
+    /* usage: sums over the tracked pods of this node and the DRA claims on the card */
     int64_t used;
     int64_t usedmem;
     int64_t usedcores;
+    /* the part of used/usedmem/usedcores that DRA claims hold (vs_model_set_claim) */
+    int64_t dra_slots, dra_mem, dra_cores;
     /* MIG occupancy, rebuilt for the node whenever one of its pods changes */
     struct vs_mig_occ *occ;
     size_t n_occ;
@@ -122,6 +125,10 @@ struct vs_node {
     char **dev_error;
     json_t **dev_info;
     char *raw_cordon;
+    /* The DRA claims holding some of this node's cards, "ns/name" in byte order joined with
+     * ", "; NULL when none. n_dra_holders: how many. */
+    char *dra_holders;
+    size_t n_dra_holders;
     int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j];
                     * NULL when the node has no score annotation (all pairs 0) */
     struct vs_podent *pods;
@@ -202,6 +209,23 @@ void vs_model_remove_node(struct vs_model *m, const char *name);
  * silently under-counted), init usage released when every init container exited 0. */
 enum vs_err vs_model_upsert_pod(struct vs_model *m, const struct vs_pod *p, struct vs_errbuf *eb);
 void vs_model_remove_pod(struct vs_model *m, const char *uid);
+
+/* The DRA ledger (resource.k8s.io/v1). A claim's allocated result names (driver, pool, device);
+ * the ResourceSlice of that driver and pool listing the device gives its node and its uuid (or
+ * parentUUID); the card with that id on that node, of any backend, holds the result: the whole
+ * card (all slots, memory and cores) without a shareID, else one slot with the consumed memory
+ * and cores (the whole card when it consumes neither). adminAccess results and results no
+ * slice or card resolves hold nothing. What each claim adds is kept, so removing or changing it
+ * takes away exactly that; a slice change or a node's new card list applies every claim again.
+ *
+ * vs_model_set_slice / vs_model_set_claim take *s / *c over (zeroed; on error untouched).
+ * Return VS_ERR_NOMEM only. */
+enum vs_err vs_model_set_slice(struct vs_model *m, struct vs_dra_slice *s);
+void vs_model_remove_slice(struct vs_model *m, const char *name);
+enum vs_err vs_model_set_claim(struct vs_model *m, struct vs_dra_claim *c);
+void vs_model_remove_claim(struct vs_model *m, const char *uid);
+/* How many slices and claims the ledger has, and how many claim results hold a card. */
+void vs_model_dra_counts(const struct vs_model *m, size_t *slices, size_t *claims, size_t *held);
 
 /* One backend's picks for a pod: one entry per container, init containers first. */
 struct vs_dev_alloc {

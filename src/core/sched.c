@@ -526,6 +526,27 @@ static char *gen_reason(const size_t counts[R_COUNT], uint32_t zero_too, size_t 
     return out;
 }
 
+/* A card-level refusal of node n, followed by the DRA claims that hold some of its cards:
+ * "<reasons> (held by DRA claim ns/name)" ("claims a/b, c/d" for several). Takes reason over;
+ * NULL when out of memory. */
+static char *dra_named(const struct vs_node *n, char *reason)
+{
+    if (!reason || !n->dra_holders)
+        return reason;
+    size_t rl = strlen(reason), hl = strlen(n->dra_holders);
+    const char *w = n->n_dra_holders > 1 ? " (held by DRA claims " : " (held by DRA claim ";
+    size_t wl = strlen(w);
+    char *g = realloc(reason, rl + wl + hl + 2);
+    if (!g) {
+        free(reason);
+        return NULL;
+    }
+    memcpy(g + rl, w, wl);
+    memcpy(g + rl + wl, n->dra_holders, hl);
+    memcpy(g + rl + wl + hl, ")", 2);
+    return g;
+}
+
 /* ------------------------------------------------------------------ Fit (§4.4) */
 
 static bool type_ok(const struct devpod *dp, const struct vs_card *c)
@@ -1330,7 +1351,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         if (!fits && lz)
             return lazy_keep(lz, idx, &t) ? VS_OK : VS_ERR_NOMEM;
         if (!fits) {
-            f->reason = quick_reason(x, &t);
+            f->reason = dra_named(n, quick_reason(x, &t));
             return f->reason ? VS_OK : VS_ERR_NOMEM;
         }
     }
@@ -1416,7 +1437,8 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
     if (reason) {
         f->fit = false;
-        f->reason = reason;
+        if (!(f->reason = dra_named(n, reason)))
+            err = VS_ERR_NOMEM;
         reason = NULL;
         vs_dev_allocs_free(f->allocs, f->n_allocs);
         f->allocs = NULL;
@@ -1804,7 +1826,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
             r->nodes[i].words = quick_words(&x, t);
             continue;
         }
-        if (!(r->nodes[i].reason = quick_reason(&x, t))) {
+        if (!(r->nodes[i].reason = dra_named(nodes[i], quick_reason(&x, t)))) {
             err = VS_ERR_NOMEM;
             goto out;
         }
