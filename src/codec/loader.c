@@ -24,7 +24,7 @@
 /* Growable arrays behind a private objset (the public struct has no capacities). */
 struct builder {
     struct vs_objset set;
-    size_t cap_nodes, cap_pods, cap_quotas;
+    size_t cap_nodes, cap_pods, cap_quotas, cap_slices, cap_claims;
 };
 
 struct load_ctx {
@@ -101,12 +101,17 @@ static bool reserve_one(void **arr, size_t n, size_t *cap, size_t sz)
 static void builder_cleanup(struct builder *b)
 {
     vs_objset_cleanup(&b->set);
-    b->cap_nodes = b->cap_pods = b->cap_quotas = 0;
+    b->cap_nodes = b->cap_pods = b->cap_quotas = b->cap_slices = b->cap_claims = 0;
 }
 
-/* Drops the objects built after the first nodes/pods/quotas ones. */
-static void builder_truncate(struct builder *b, size_t nodes, size_t pods, size_t quotas)
+/* Drops the objects built after the first nodes/pods/quotas/slices/claims ones. */
+static void builder_truncate(struct builder *b, size_t nodes, size_t pods, size_t quotas,
+                             size_t slices, size_t claims)
 {
+    while (b->set.n_slices > slices)
+        vs_dra_slice_cleanup(&b->set.slices[--b->set.n_slices]);
+    while (b->set.n_claims > claims)
+        vs_dra_claim_cleanup(&b->set.claims[--b->set.n_claims]);
     while (b->set.n_nodes > nodes)
         vs_knode_cleanup(&b->set.nodes[--b->set.n_nodes]);
     while (b->set.n_pods > pods)
@@ -151,8 +156,14 @@ static enum vs_err builder_commit(struct builder *b, struct vs_objset *set)
     struct vs_objset *t = &b->set;
     if (!make_room((void **)&set->nodes, set->n_nodes, t->n_nodes, sizeof(*t->nodes)) ||
         !make_room((void **)&set->pods, set->n_pods, t->n_pods, sizeof(*t->pods)) ||
-        !make_room((void **)&set->quotas, set->n_quotas, t->n_quotas, sizeof(*t->quotas)))
+        !make_room((void **)&set->quotas, set->n_quotas, t->n_quotas, sizeof(*t->quotas)) ||
+        !make_room((void **)&set->slices, set->n_slices, t->n_slices, sizeof(*t->slices)) ||
+        !make_room((void **)&set->claims, set->n_claims, t->n_claims, sizeof(*t->claims)))
         return VS_ERR_NOMEM;
+    move_into((void **)&set->slices, &set->n_slices, (void **)&t->slices, &t->n_slices,
+              sizeof(*t->slices));
+    move_into((void **)&set->claims, &set->n_claims, (void **)&t->claims, &t->n_claims,
+              sizeof(*t->claims));
     move_into((void **)&set->nodes, &set->n_nodes, (void **)&t->nodes, &t->n_nodes,
               sizeof(*t->nodes));
     move_into((void **)&set->pods, &set->n_pods, (void **)&t->pods, &t->n_pods, sizeof(*t->pods));
@@ -258,6 +269,36 @@ static enum vs_err add_quota(struct load_ctx *c, const json_t *obj)
     return VS_OK;
 }
 
+static enum vs_err add_slice(struct load_ctx *c, const json_t *obj)
+{
+    struct builder *b = &c->b;
+    struct vs_dra_slice sl;
+    enum vs_err rc = vs_dra_slice_from_json(obj, &sl, c->eb);
+    if (rc != VS_OK)
+        return rc == VS_ERR_NOMEM ? nomem(c) : vs_err_prefix(c->eb, rc, "%s", c->name);
+    if (!reserve_one((void **)&b->set.slices, b->set.n_slices, &b->cap_slices, sizeof(sl))) {
+        vs_dra_slice_cleanup(&sl);
+        return nomem(c);
+    }
+    b->set.slices[b->set.n_slices++] = sl;
+    return VS_OK;
+}
+
+static enum vs_err add_claim(struct load_ctx *c, const json_t *obj)
+{
+    struct builder *b = &c->b;
+    struct vs_dra_claim cl;
+    enum vs_err rc = vs_dra_claim_from_json(obj, &cl, c->eb);
+    if (rc != VS_OK)
+        return rc == VS_ERR_NOMEM ? nomem(c) : vs_err_prefix(c->eb, rc, "%s", c->name);
+    if (!reserve_one((void **)&b->set.claims, b->set.n_claims, &b->cap_claims, sizeof(cl))) {
+        vs_dra_claim_cleanup(&cl);
+        return nomem(c);
+    }
+    b->set.claims[b->set.n_claims++] = cl;
+    return VS_OK;
+}
+
 /* One object of a document or list; default_kind applies when it has no kind of its own. */
 static enum vs_err add_object(struct load_ctx *c, const json_t *obj, const char *default_kind)
 {
@@ -285,6 +326,10 @@ static enum vs_err add_object(struct load_ctx *c, const json_t *obj, const char 
         rc = add_node(c, obj);
     else if (strcmp(kind, "ResourceQuota") == 0)
         rc = add_quota(c, obj);
+    else if (strcmp(kind, "ResourceSlice") == 0)
+        return add_slice(c, obj); /* not passed to raw: read by simulate only */
+    else if (strcmp(kind, "ResourceClaim") == 0)
+        return add_claim(c, obj);
     if (rc == VS_OK && c->raw)
         rc = c->raw(c->raw_ctx, kind, obj, c->eb);
     if (rc != VS_ERR_NOTFOUND)
@@ -335,6 +380,10 @@ static bool is_list_doc(const json_t *kind_v, bool has_items, const char **item_
         *item_kind = "Node";
     else if (kind && strcmp(kind, "ResourceQuotaList") == 0)
         *item_kind = "ResourceQuota";
+    else if (kind && strcmp(kind, "ResourceSliceList") == 0)
+        *item_kind = "ResourceSlice";
+    else if (kind && strcmp(kind, "ResourceClaimList") == 0)
+        *item_kind = "ResourceClaim";
     return true;
 }
 
@@ -387,7 +436,7 @@ struct doc {
     const char *item_kind; /* ITEMS_LIST: the default kind of items */
     enum vs_err err;       /* the first decoding error among the items; later items are dropped */
     /* ITEMS_SPECULATIVE: where the items started, to roll back */
-    size_t item0, nodes0, pods0, quotas0, warns0;
+    size_t item0, nodes0, pods0, quotas0, slices0, claims0, warns0;
     json_t *pending; /* items kept as JSON: the first kindless one and all after it */
 };
 
@@ -440,6 +489,8 @@ static void doc_items_begin(struct load_ctx *c, struct doc *d)
     d->nodes0 = c->b.set.n_nodes;
     d->pods0 = c->b.set.n_pods;
     d->quotas0 = c->b.set.n_quotas;
+    d->slices0 = c->b.set.n_slices;
+    d->claims0 = c->b.set.n_claims;
     d->warns0 = c->n_warns;
 }
 
@@ -479,7 +530,7 @@ static enum vs_err doc_item(struct load_ctx *c, struct doc *d, json_t *item)
 /* Undoes the speculative decoding of items. */
 static void doc_rollback(struct load_ctx *c, struct doc *d)
 {
-    builder_truncate(&c->b, d->nodes0, d->pods0, d->quotas0);
+    builder_truncate(&c->b, d->nodes0, d->pods0, d->quotas0, d->slices0, d->claims0);
     drop_warnings(c, d->warns0);
     c->item = d->item0;
     d->err = VS_OK;
@@ -1146,5 +1197,11 @@ void vs_objset_cleanup(struct vs_objset *set)
     free(set->nodes);
     free(set->pods);
     free(set->quotas);
+    for (size_t i = 0; i < set->n_slices; i++)
+        vs_dra_slice_cleanup(&set->slices[i]);
+    for (size_t i = 0; i < set->n_claims; i++)
+        vs_dra_claim_cleanup(&set->claims[i]);
+    free(set->slices);
+    free(set->claims);
     memset(set, 0, sizeof(*set));
 }

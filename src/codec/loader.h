@@ -1,13 +1,15 @@
 /* loader: reads the input files of `simulate` and `serve --cluster` (design.md §2.3): a JSON or
  * YAML document (or YAML stream) holding Kubernetes objects as `kubectl get -o json|yaml` prints
  * them: a List/NodeList/PodList/ResourceQuotaList with items, a single object, or several YAML
- * documents. Nodes, Pods and ResourceQuotas are kept in file order; other kinds are skipped
+ * documents. Nodes, Pods, ResourceQuotas, ResourceSlices and ResourceClaims are kept in file
+ * order; other kinds are skipped
  * with a warning. Uses jansson and libyaml; not part of the core library. */
 #ifndef VS_LOADER_H
 #define VS_LOADER_H
 
 #include <stddef.h>
 
+#include "dra.h"
 #include "err.h"
 #include "kobj.h"
 
@@ -18,6 +20,10 @@ struct vs_objset {
     size_t n_pods;
     struct vs_kquota *quotas;
     size_t n_quotas;
+    struct vs_dra_slice *slices; /* ResourceSlices (resource.k8s.io/v1) */
+    size_t n_slices;
+    struct vs_dra_claim *claims; /* ResourceClaims */
+    size_t n_claims;
 };
 
 /* Called once per skipped object or other non-fatal oddity; msg is borrowed for the call. */

@@ -304,7 +304,14 @@ char *vs_report_table(const struct vs_sim_report *r)
         for (size_t k = 0; p->reasons_summary && k < p->reasons.n; k++)
             vs_kv_set(&seen, p->reasons.items[k].key, "1");
         for (size_t k = 0; !p->reasons_summary && k < p->reasons.n; k++) {
-            const char *s = p->reasons.items[k].val;
+            /* The words only: a note naming DRA claims (sched.c dra_named) is left out. */
+            char *text = strdup(p->reasons.items[k].val);
+            if (!text)
+                break;
+            char *note = strstr(text, " (held by DRA claim");
+            if (note)
+                *note = '\0';
+            const char *s = text;
             while (*s) {
                 const char *sp = strchr(s, ' ');
                 const char *comma = strstr(s, ", ");
@@ -323,6 +330,7 @@ char *vs_report_table(const struct vs_sim_report *r)
                     break;
                 s = comma + 2;
             }
+            free(text);
         }
         for (size_t k = 0; k < seen.n; k++) {
             const char *cur = vs_kv_get(&words, seen.items[k].key);

@@ -641,6 +641,13 @@ int vs_simulate_run(struct vs_objset *cl, struct vs_objset *pods, const struct v
     for (size_t i = 0; !o->model && i < cl->n_quotas; i++)
         if (vs_model_set_quota(m, &cl->quotas[i]))
             goto oom;
+    /* The DRA ledger: the model takes the slices and claims over. */
+    for (size_t i = 0; !o->model && i < cl->n_slices; i++)
+        if (vs_model_set_slice(m, &cl->slices[i]))
+            goto oom;
+    for (size_t i = 0; !o->model && i < cl->n_claims; i++)
+        if (vs_model_set_claim(m, &cl->claims[i]))
+            goto oom;
     for (size_t i = 0; i < cl->n_pods; i++) {
         if (ensure_uid(&cl->pods[i]))
             goto oom;
