@@ -925,6 +925,15 @@ void vs_model_remove_claim(struct vs_model *m, const char *uid)
     (void)dra_holders_refresh(m); /* out of memory: the names are missing until the next event */
 }
 
+void vs_model_each_dra(const struct vs_model *m, void (*slice)(void *ctx, const char *name),
+                       void (*claim)(void *ctx, const char *uid), void *ctx)
+{
+    for (const struct dra_slice_ent *se = m->slices; slice && se; se = se->hh.next)
+        slice(ctx, se->s.name);
+    for (const struct dra_claim_ent *ce = m->claims; claim && ce; ce = ce->hh.next)
+        claim(ctx, ce->c.uid);
+}
+
 void vs_model_dra_counts(const struct vs_model *m, size_t *slices, size_t *claims, size_t *held)
 {
     *slices = HASH_COUNT(m->slices);

@@ -224,6 +224,10 @@ enum vs_err vs_model_set_slice(struct vs_model *m, struct vs_dra_slice *s);
 void vs_model_remove_slice(struct vs_model *m, const char *name);
 enum vs_err vs_model_set_claim(struct vs_model *m, struct vs_dra_claim *c);
 void vs_model_remove_claim(struct vs_model *m, const char *uid);
+/* Visits every slice's name and every claim's uid (fn may be NULL); they must not change the
+ * model. */
+void vs_model_each_dra(const struct vs_model *m, void (*slice)(void *ctx, const char *name),
+                       void (*claim)(void *ctx, const char *uid), void *ctx);
 /* How many slices and claims the ledger has, and how many claim results hold a card. */
 void vs_model_dra_counts(const struct vs_model *m, size_t *slices, size_t *claims, size_t *held);
 

@@ -60,6 +60,10 @@ static const struct kinddef KINDS[] = {
      "poddisruptionbudgets.policy", "PodDisruptionBudgetList", true},
     {"DeviceClass", "deviceclasses", "/apis/resource.k8s.io/v1", "resource.k8s.io",
      "resource.k8s.io/v1", "deviceclasses.resource.k8s.io", "DeviceClassList", false},
+    {"ResourceSlice", "resourceslices", "/apis/resource.k8s.io/v1", "resource.k8s.io",
+     "resource.k8s.io/v1", "resourceslices.resource.k8s.io", "ResourceSliceList", false},
+    {"ResourceClaim", "resourceclaims", "/apis/resource.k8s.io/v1", "resource.k8s.io",
+     "resource.k8s.io/v1", "resourceclaims.resource.k8s.io", "ResourceClaimList", true},
 };
 #define NKINDS   ((int)(sizeof(KINDS) / sizeof(KINDS[0])))
 #define KIND_POD 1

@@ -67,6 +67,18 @@ static const struct optdef OPT[VS_API_COUNT] = {
                             {"resource.k8s.io", "deviceclasses", "", {"list", "watch"}},
                             false,
                             true},
+    [VS_API_DRA_SLICES] = {"resourceslices.resource.k8s.io",
+                           "dra-ledger",
+                           "DRA claims on HAMi cards are not counted",
+                           {"resource.k8s.io", "resourceslices", "", {"list", "watch"}},
+                           false,
+                           true},
+    [VS_API_DRA_CLAIMS] = {"resourceclaims.resource.k8s.io",
+                           "dra-ledger",
+                           "DRA claims on HAMi cards are not counted",
+                           {"resource.k8s.io", "resourceclaims", "", {"list", "watch"}},
+                           false,
+                           true},
 };
 
 struct vs_access {

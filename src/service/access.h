@@ -7,8 +7,9 @@
  * degrades one feature instead: said in one log line when it goes (and one when it comes back),
  * exported as vgpu_sched_optional_api_available{api,feature} and in /readyz's "degraded", and
  * checked again every retry interval in case RBAC is fixed. The optional APIs an informer reads
- * (PodDisruptionBudgets, the Lease, DeviceClasses) are also reported by their informer's LIST and
- * WATCH (vs_access_report), so a 404 or a permission removed later counts too. Thread-safe. */
+ * (PodDisruptionBudgets, the Lease, DeviceClasses, ResourceSlices, ResourceClaims) are also
+ * reported by their informer's LIST and WATCH (vs_access_report), so a 404 or a permission removed
+ * later counts too. Thread-safe. */
 #ifndef VS_ACCESS_H
 #define VS_ACCESS_H
 
@@ -25,6 +26,8 @@ enum vs_api {
     VS_API_LEASE,    /* get, list, watch leases in the Lease namespace: --leader-elect */
     VS_API_EVENTS,   /* create events (core/v1, as HAMi): FilteringFailed, BindingSucceed, ... */
     VS_API_DRA_CLASSES, /* list, watch deviceclasses.resource.k8s.io: the DRA guard (dra.h) */
+    VS_API_DRA_SLICES,  /* list, watch resourceslices.resource.k8s.io: the DRA ledger (model.h) */
+    VS_API_DRA_CLAIMS,  /* list, watch resourceclaims.resource.k8s.io: the DRA ledger */
     VS_API_COUNT
 };
 

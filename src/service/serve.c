@@ -737,6 +737,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     ao.use[VS_API_LEASE] = c->leader_elect;
     ao.use[VS_API_EVENTS] = true;
     ao.use[VS_API_DRA_CLASSES] = true;
+    ao.use[VS_API_DRA_SLICES] = true;
+    ao.use[VS_API_DRA_CLAIMS] = true;
     if (!(s->access = vs_access_new(s->kube, &ao))) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -752,7 +754,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                .reservation_ttl = c->reservation_ttl_ms / 1000,
                                .watch_pdbs = pmode != VS_GPU_PREEMPT_OFF,
                                .access = s->access,
-                               .watch_dra = true};
+                               .watch_dra = true,
+                               .watch_dra_ledger = true};
     s->metrics = vs_metrics_new();
     struct vs_bindq_opts bo = {.wait_ms = c->lock_retry_ms,
                                .depth = (int)c->bind_queue_depth,

@@ -23,7 +23,7 @@ struct sset {
     UT_hash_handle hh;
 };
 
-enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_CLASSES, INF_COUNT };
+enum { INF_NODES, INF_PODS, INF_QUOTAS, INF_PDBS, INF_CLASSES, INF_SLICES, INF_CLAIMS, INF_COUNT };
 
 struct informer {
     struct vs_store *s;
@@ -445,8 +445,49 @@ static enum vs_err apply_class(struct vs_store *s, const char *type, const json_
     return VS_OK;
 }
 
+/* A ResourceSlice or ResourceClaim: the model's ledger follows it. */
+static enum vs_err apply_slice(struct vs_store *s, const char *type, const json_t *obj,
+                               struct vs_errbuf *eb)
+{
+    if (strcmp(type, "DELETED") == 0) {
+        vs_model_remove_slice(s->model, meta_str(obj, "name"));
+        s->nominee_freed = true; /* what its devices held may be free now */
+        return VS_OK;
+    }
+    struct vs_dra_slice sl;
+    enum vs_err err = vs_dra_slice_from_json(obj, &sl, eb);
+    if (err)
+        return err;
+    err = vs_model_set_slice(s->model, &sl);
+    vs_dra_slice_cleanup(&sl);
+    s->nominee_freed = true;
+    return err ? vs_err_set(eb, err, "out of memory") : VS_OK;
+}
+
+static enum vs_err apply_claim(struct vs_store *s, const char *type, const json_t *obj,
+                               struct vs_errbuf *eb)
+{
+    if (strcmp(type, "DELETED") == 0) {
+        vs_model_remove_claim(s->model, meta_str(obj, "uid"));
+        s->nominee_freed = true;
+        return VS_OK;
+    }
+    struct vs_dra_claim c;
+    enum vs_err err = vs_dra_claim_from_json(obj, &c, eb);
+    if (err)
+        return err;
+    err = vs_model_set_claim(s->model, &c);
+    vs_dra_claim_cleanup(&c);
+    s->nominee_freed = true; /* a changed claim may hold less */
+    return err ? vs_err_set(eb, err, "out of memory") : VS_OK;
+}
+
 static const char *kind_of(int which)
 {
+    if (which == INF_SLICES)
+        return "ResourceSlice";
+    if (which == INF_CLAIMS)
+        return "ResourceClaim";
     return which == INF_NODES    ? "Node"
            : which == INF_PODS   ? "Pod"
            : which == INF_QUOTAS ? "ResourceQuota"
@@ -469,6 +510,10 @@ enum vs_err vs_store_apply(struct vs_store *s, const char *kind, const char *typ
         err = apply_pdb(s, type, obj, eb);
     else if (strcmp(kind, "DeviceClass") == 0)
         err = apply_class(s, type, obj, eb);
+    else if (strcmp(kind, "ResourceSlice") == 0)
+        err = apply_slice(s, type, obj, eb);
+    else if (strcmp(kind, "ResourceClaim") == 0)
+        err = apply_claim(s, type, obj, eb);
     else
         err = vs_err_set(eb, VS_ERR_INVAL, "unknown kind %s", kind);
     bool freed = s->nominee_freed;
@@ -557,9 +602,9 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     }
     if (inf->listing) {
         char key[512];
-        if (inf->which == INF_NODES)
+        if (inf->which == INF_NODES || inf->which == INF_SLICES)
             snprintf(key, sizeof(key), "%s", meta_str(obj, "name"));
-        else if (inf->which == INF_PODS)
+        else if (inf->which == INF_PODS || inf->which == INF_CLAIMS)
             snprintf(key, sizeof(key), "%s", meta_str(obj, "uid"));
         else
             snprintf(key, sizeof(key), "%s/%s", meta_str(obj, "namespace"), meta_str(obj, "name"));
@@ -573,6 +618,10 @@ static void on_object(void *ctx, const char *type, json_t *obj)
         err = apply_quota(s, type, obj, &eb);
     else if (inf->which == INF_PDBS)
         err = apply_pdb(s, type, obj, &eb);
+    else if (inf->which == INF_SLICES)
+        err = apply_slice(s, type, obj, &eb);
+    else if (inf->which == INF_CLAIMS)
+        err = apply_claim(s, type, obj, &eb);
     else
         err = apply_class(s, type, obj, &eb);
     bool listing = inf->listing;
@@ -580,6 +629,9 @@ static void on_object(void *ctx, const char *type, json_t *obj)
     if (inf->which == INF_PODS) {
         const struct vs_podent *pe = vs_model_pod(s->model, meta_str(obj, "uid"));
         freed = (had && (!pe || pe->expired)) || s->nominee_freed;
+        s->nominee_freed = false;
+    } else if (inf->which == INF_SLICES || inf->which == INF_CLAIMS) {
+        freed = s->nominee_freed;
         s->nominee_freed = false;
     } else if (inf->which == INF_NODES) {
         const struct vs_node *n = vs_model_node(s->model, meta_str(obj, "name"));
@@ -632,6 +684,11 @@ static void sweep_pod(void *ctx, const struct vs_podent *pe)
         collect(ctx, pe->uid);
 }
 
+static void sweep_dra(void *ctx, const char *key)
+{
+    collect(ctx, key);
+}
+
 static void on_synced(void *ctx)
 {
     struct informer *inf = ctx;
@@ -666,6 +723,14 @@ static void on_synced(void *ctx)
             if (!sset_has(inf->seen, key))
                 pdb_drop(s, (long)i);
         }
+    } else if (inf->which == INF_SLICES) {
+        vs_model_each_dra(s->model, sweep_dra, NULL, &sw);
+        for (size_t i = 0; i < sw.n; i++)
+            vs_model_remove_slice(s->model, sw.gone[i]);
+    } else if (inf->which == INF_CLAIMS) {
+        vs_model_each_dra(s->model, NULL, sweep_dra, &sw);
+        for (size_t i = 0; i < sw.n; i++)
+            vs_model_remove_claim(s->model, sw.gone[i]);
     } else if (inf->which == INF_CLASSES) {
         for (size_t i = s->dra.n; i-- > 0;) {
             char key[512];
@@ -711,6 +776,10 @@ static void on_synced(void *ctx)
         vs_access_report(s->o.access, VS_API_PDB, VS_OK);
     else if (inf->which == INF_CLASSES)
         vs_access_report(s->o.access, VS_API_DRA_CLASSES, VS_OK);
+    else if (inf->which == INF_SLICES)
+        vs_access_report(s->o.access, VS_API_DRA_SLICES, VS_OK);
+    else if (inf->which == INF_CLAIMS)
+        vs_access_report(s->o.access, VS_API_DRA_CLAIMS, VS_OK);
     atomic_store(&inf->synced_gen, atomic_load(&inf->begin_gen));
     atomic_store(&inf->synced, true);
     vs_log(VS_LOG_INFO, "informer_synced", "kind=%s removed=%zu", kind_of(inf->which),
@@ -739,6 +808,29 @@ static void on_error(void *ctx, enum vs_err err, const char *msg)
         pthread_rwlock_unlock(&s->mu);
         return;
     }
+    if ((inf->which == INF_SLICES || inf->which == INF_CLAIMS) &&
+        (err == VS_ERR_AUTH || err == VS_ERR_NOTFOUND)) {
+        /* Optional: the ledger is off (said once by access); what it held is dropped. */
+        bool slices = inf->which == INF_SLICES;
+        vs_access_report(s->o.access, slices ? VS_API_DRA_SLICES : VS_API_DRA_CLAIMS, err);
+        struct sweep sw = {.seen = NULL};
+        pthread_rwlock_wrlock(&s->mu);
+        vs_model_each_dra(s->model, slices ? sweep_dra : NULL, slices ? NULL : sweep_dra, &sw);
+        for (size_t i = 0; i < sw.n; i++) {
+            if (slices)
+                vs_model_remove_slice(s->model, sw.gone[i]);
+            else
+                vs_model_remove_claim(s->model, sw.gone[i]);
+            free(sw.gone[i]);
+        }
+        free(sw.gone);
+        if (sw.n)
+            atomic_fetch_add(&s->version, 1);
+        pthread_rwlock_unlock(&s->mu);
+        if (sw.n && s->hooks.freed)
+            s->hooks.freed(s->hooks.ctx);
+        return;
+    }
     char q[VS_ERRBUF_SIZE + 8];
     vs_log(err == VS_ERR_GONE ? VS_LOG_INFO : VS_LOG_WARN, "watch_error", "kind=%s error=%s",
            kind_of(inf->which), vs_log_quote(msg, q, sizeof(q)));
@@ -764,6 +856,8 @@ static void *informer_main(void *arg)
                        : inf->which == INF_PODS   ? "/api/v1/pods"
                        : inf->which == INF_QUOTAS ? "/api/v1/resourcequotas"
                        : inf->which == INF_PDBS   ? "/apis/policy/v1/poddisruptionbudgets"
+                       : inf->which == INF_SLICES ? "/apis/resource.k8s.io/v1/resourceslices"
+                       : inf->which == INF_CLAIMS ? "/apis/resource.k8s.io/v1/resourceclaims"
                                                   : "/apis/resource.k8s.io/v1/deviceclasses";
     /* PodDisruptionBudgets are optional: a refusal waits for the slow re-check. */
     const struct vs_informer_handlers hpdb = {.begin = on_begin,
@@ -773,7 +867,7 @@ static void *informer_main(void *arg)
                                               .denied_retry_s =
                                                   vs_access_retry_s(inf->s->o.access)};
     const struct vs_informer_handlers *hh = inf->which == INF_PODS ? &hp
-                                            : inf->which == INF_PDBS || inf->which == INF_CLASSES
+                                            : inf->which == INF_PDBS || inf->which >= INF_CLASSES
                                                 ? &hpdb
                                                 : &h;
     const char *sel = inf->which == INF_NODES ? inf->s->o.node_label_selector : NULL;
@@ -816,7 +910,8 @@ static void *expiry_main(void *arg)
 enum vs_err vs_store_start(struct vs_store *s, struct vs_errbuf *eb)
 {
     for (int i = 0; i < INF_COUNT; i++) {
-        if ((i == INF_PDBS && !s->o.watch_pdbs) || (i == INF_CLASSES && !s->o.watch_dra)) {
+        if ((i == INF_PDBS && !s->o.watch_pdbs) || (i == INF_CLASSES && !s->o.watch_dra) ||
+            ((i == INF_SLICES || i == INF_CLAIMS) && !s->o.watch_dra_ledger)) {
             atomic_store(&s->inf[i].synced, true); /* not watched: nothing to wait for */
             continue;
         }

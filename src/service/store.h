@@ -30,6 +30,10 @@ struct vs_store_opts {
     /* Also list/watch DeviceClasses (resource.k8s.io/v1) for the DRA guard (dra.h): optional
      * like the PodDisruptionBudgets (reported to access as VS_API_DRA_CLASSES). */
     bool watch_dra;
+    /* Also list/watch ResourceSlices and ResourceClaims for the DRA ledger (model.h): optional
+     * the same way (VS_API_DRA_SLICES, VS_API_DRA_CLAIMS); refused or not served, the ledger
+     * is off and what it held is dropped. */
+    bool watch_dra_ledger;
 };
 
 struct vs_store_stats {
@@ -146,7 +150,8 @@ void vs_store_stats(const struct vs_store *s, struct vs_store_stats *out);
 uint64_t vs_store_version(const struct vs_store *s);
 
 /* Applies one decoded object event directly (used by tests and by the informer handlers):
- * kind "Node" / "Pod" / "ResourceQuota" / "PodDisruptionBudget" / "DeviceClass", type "ADDED" /
+ * kind "Node" / "Pod" / "ResourceQuota" / "PodDisruptionBudget" / "DeviceClass" /
+ * "ResourceSlice" / "ResourceClaim", type "ADDED" /
  * "MODIFIED" / "DELETED". */
 /* A Pod LIST item the informer's needle skipped (no hami.io/vgpu-node), as raw JSON text:
  * only its cpu/memory/ephemeral-storage requests are counted on its node (vs_model_account_pod).

@@ -65,10 +65,12 @@ static void grant_hami_clusterrole(void)
     cr_assert(vs_fakeapi_allow(api, "", "resourcequotas", "get,list,watch", NULL));
 }
 
-/* What vgpu-sched's own chart adds for the DRA guard (not in HAMi's). */
+/* What vgpu-sched's own chart adds for the DRA guard and the DRA ledger (not in HAMi's). */
 static void grant_dra(void)
 {
     cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "deviceclasses", "list,watch", NULL));
+    cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "resourceslices", "list,watch", NULL));
+    cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "resourceclaims", "list,watch", NULL));
 }
 
 static void grant_hami_role(void)
@@ -210,7 +212,7 @@ static void filter_and_bind(void)
 /* ------------------------------------------------------------------------------------------ */
 /* one optional API missing at a time                                                         */
 
-enum missing { M_PDB, M_EVICTION, M_LEASE, M_EVENTS, M_DRA };
+enum missing { M_PDB, M_EVICTION, M_LEASE, M_EVENTS, M_DRA, M_CLAIMS };
 
 /* Criterion copies parameters into the test process: no pointers in them. */
 struct optcase {
@@ -219,7 +221,7 @@ struct optcase {
     char preemption[8];
     bool leader_elect;
     char line[400];    /* the one log line, from "level=" on */
-    char metrics[400]; /* vgpu_sched_optional_api_available samples */
+    char metrics[800]; /* vgpu_sched_optional_api_available samples */
     char readyz[400];  /* the /readyz body */
 };
 
@@ -235,13 +237,20 @@ struct optcase {
 #define DRA_SAMPLE                                                                                 \
     "vgpu_sched_optional_api_available{api=\"deviceclasses.resource.k8s.io\",feature=\"dra-"       \
     "guard\"} "
+#define SLICES_SAMPLE                                                                              \
+    "vgpu_sched_optional_api_available{api=\"resourceslices.resource.k8s.io\",feature=\"dra-"      \
+    "ledger\"} "
+#define CLAIMS_SAMPLE                                                                              \
+    "vgpu_sched_optional_api_available{api=\"resourceclaims.resource.k8s.io\",feature=\"dra-"      \
+    "ledger\"} "
+#define LEDGER_OK SLICES_SAMPLE "1\n" CLAIMS_SAMPLE "1"
 
 static struct optcase cases[] = {
     {M_PDB, 403, "filter", false,
      "level=warn event=optional_api_missing api=poddisruptionbudgets.policy permission=\"list, "
      "watch poddisruptionbudgets.policy\" reason=forbidden feature=pdb-aware-preemption "
      "effect=\"preemption ignores PodDisruptionBudgets\" retry_s=60",
-     PDB_SAMPLE "0\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
+     PDB_SAMPLE "0\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"poddisruptionbudgets.policy\",\"feature\":\"pdb-"
      "aware-preemption\",\"effect\":\"preemption ignores PodDisruptionBudgets\",\"reason\":"
      "\"forbidden\"}]}"},
@@ -249,7 +258,7 @@ static struct optcase cases[] = {
      "level=warn event=optional_api_missing api=poddisruptionbudgets.policy permission=\"list, "
      "watch poddisruptionbudgets.policy\" reason=not_served feature=pdb-aware-preemption "
      "effect=\"preemption ignores PodDisruptionBudgets\" retry_s=60",
-     PDB_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
+     PDB_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"poddisruptionbudgets.policy\",\"feature\":\"pdb-"
      "aware-preemption\",\"effect\":\"preemption ignores PodDisruptionBudgets\",\"reason\":"
      "\"not_served\"}]}"},
@@ -257,7 +266,7 @@ static struct optcase cases[] = {
      "level=warn event=optional_api_missing api=pods/eviction permission=\"create pods/eviction\" "
      "reason=forbidden feature=filter-preemption effect=\"filter-mode preemption is off\" "
      "retry_s=60",
-     PDB_SAMPLE "1\n" EVICT_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
+     PDB_SAMPLE "1\n" EVICT_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"pods/eviction\",\"feature\":\"filter-"
      "preemption\",\"effect\":\"filter-mode preemption is off\",\"reason\":\"forbidden\"}]}"},
     {M_LEASE, 403, "off", true,
@@ -265,7 +274,7 @@ static struct optcase cases[] = {
      "watch leases.coordination.k8s.io in namespace kube-system\" reason=forbidden "
      "feature=leader-election effect=\"the Lease is not followed: this replica acts as the "
      "leader\" retry_s=60",
-     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
+     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"leases.coordination.k8s.io\",\"feature\":"
      "\"leader-election\",\"effect\":\"the Lease is not followed: this replica acts as the "
      "leader\",\"reason\":\"forbidden\"}]}"},
@@ -274,21 +283,21 @@ static struct optcase cases[] = {
      "watch leases.coordination.k8s.io in namespace kube-system\" reason=not_served "
      "feature=leader-election effect=\"the Lease is not followed: this replica acts as the "
      "leader\" retry_s=60",
-     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1",
+     LEASE_SAMPLE "0\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"leases.coordination.k8s.io\",\"feature\":"
      "\"leader-election\",\"effect\":\"the Lease is not followed: this replica acts as the "
      "leader\",\"reason\":\"not_served\"}]}"},
     {M_EVENTS, 403, "off", false,
      "level=warn event=optional_api_missing api=events permission=\"create events\" "
      "reason=forbidden feature=events effect=\"Events are not posted\" retry_s=60",
-     EVENTS_SAMPLE "0\n" DRA_SAMPLE "1",
+     EVENTS_SAMPLE "0\n" DRA_SAMPLE "1\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"events\",\"feature\":\"events\",\"effect\":"
      "\"Events are not posted\",\"reason\":\"forbidden\"}]}"},
     {M_DRA, 403, "off", false,
      "level=warn event=optional_api_missing api=deviceclasses.resource.k8s.io permission=\"list, "
      "watch deviceclasses.resource.k8s.io\" reason=forbidden feature=dra-guard "
      "effect=\"DeviceClasses that map a GPU resource to DRA are not reported\" retry_s=60",
-     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"deviceclasses.resource.k8s.io\",\"feature\":"
      "\"dra-guard\",\"effect\":\"DeviceClasses that map a GPU resource to DRA are not "
      "reported\",\"reason\":\"forbidden\"}]}"},
@@ -296,10 +305,26 @@ static struct optcase cases[] = {
      "level=warn event=optional_api_missing api=deviceclasses.resource.k8s.io permission=\"list, "
      "watch deviceclasses.resource.k8s.io\" reason=not_served feature=dra-guard "
      "effect=\"DeviceClasses that map a GPU resource to DRA are not reported\" retry_s=60",
-     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "0\n" LEDGER_OK,
      "{\"status\":\"ok\",\"degraded\":[{\"api\":\"deviceclasses.resource.k8s.io\",\"feature\":"
      "\"dra-guard\",\"effect\":\"DeviceClasses that map a GPU resource to DRA are not "
      "reported\",\"reason\":\"not_served\"}]}"},
+    {M_CLAIMS, 403, "off", false,
+     "level=warn event=optional_api_missing api=resourceclaims.resource.k8s.io permission=\"list, "
+     "watch resourceclaims.resource.k8s.io\" reason=forbidden feature=dra-ledger "
+     "effect=\"DRA claims on HAMi cards are not counted\" retry_s=60",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" SLICES_SAMPLE "1\n" CLAIMS_SAMPLE "0",
+     "{\"status\":\"ok\",\"degraded\":[{\"api\":\"resourceclaims.resource.k8s.io\",\"feature\":"
+     "\"dra-ledger\",\"effect\":\"DRA claims on HAMi cards are not counted\",\"reason\":"
+     "\"forbidden\"}]}"},
+    {M_CLAIMS, 404, "off", false,
+     "level=warn event=optional_api_missing api=resourceclaims.resource.k8s.io permission=\"list, "
+     "watch resourceclaims.resource.k8s.io\" reason=not_served feature=dra-ledger "
+     "effect=\"DRA claims on HAMi cards are not counted\" retry_s=60",
+     EVENTS_SAMPLE "1\n" DRA_SAMPLE "1\n" SLICES_SAMPLE "1\n" CLAIMS_SAMPLE "0",
+     "{\"status\":\"ok\",\"degraded\":[{\"api\":\"resourceclaims.resource.k8s.io\",\"feature\":"
+     "\"dra-ledger\",\"effect\":\"DRA claims on HAMi cards are not counted\",\"reason\":"
+     "\"not_served\"}]}"},
 };
 
 ParameterizedTestParameters(access, optional_missing)
@@ -318,7 +343,10 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
     if (tc->what != M_EVICTION)
         cr_assert(vs_fakeapi_allow(api, "", "pods/eviction", "create", NULL));
     if (tc->what != M_DRA || tc->status == 404)
-        grant_dra();
+        cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "deviceclasses", "list,watch", NULL));
+    cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "resourceslices", "list,watch", NULL));
+    if (tc->what != M_CLAIMS || tc->status == 404)
+        cr_assert(vs_fakeapi_allow(api, "resource.k8s.io", "resourceclaims", "list,watch", NULL));
     if (tc->what == M_EVENTS) {
         vs_fakeapi_allow_all(api); /* the same grants without events */
         vs_fakeapi_set_user(api, USER);
@@ -330,9 +358,10 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
     }
     if (tc->status == 404)
         cr_assert_eq(vs_fakeapi_unserve(api,
-                                        tc->what == M_PDB   ? "PodDisruptionBudget"
-                                        : tc->what == M_DRA ? "DeviceClass"
-                                                            : "Lease",
+                                        tc->what == M_PDB      ? "PodDisruptionBudget"
+                                        : tc->what == M_DRA    ? "DeviceClass"
+                                        : tc->what == M_CLAIMS ? "ResourceClaim"
+                                                               : "Lease",
                                         true),
                      0);
     start(tc->preemption, tc->leader_elect, 0);
@@ -358,6 +387,8 @@ ParameterizedTest(struct optcase *tc, access, optional_missing)
         cr_assert_eq(vs_fakeapi_count(api, "LIST", "/apis/policy/v1/poddisruptionbudgets"), 1);
     if (tc->what == M_DRA) /* one LIST, the next one only after --optional-api-retry (60 s) */
         cr_assert_eq(vs_fakeapi_count(api, "LIST", "/apis/resource.k8s.io/v1/deviceclasses"), 1);
+    if (tc->what == M_CLAIMS) /* one LIST, the next one only after --optional-api-retry */
+        cr_assert_eq(vs_fakeapi_count(api, "LIST", "/apis/resource.k8s.io/v1/resourceclaims"), 1);
     if (tc->what == M_EVENTS) /* not even tried */
         cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 0);
 }
@@ -582,7 +613,8 @@ Test(access, embedded_mode_has_everything)
     cr_assert_str_eq(body, "{\"status\":\"ok\",\"degraded\":[]}");
     free(body);
     char *l = metric_lines("vgpu_sched_optional_api_available");
-    cr_assert_str_eq(l, PDB_SAMPLE "1\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE "1");
+    cr_assert_str_eq(l, PDB_SAMPLE "1\n" EVICT_SAMPLE "1\n" EVENTS_SAMPLE "1\n" DRA_SAMPLE
+                                   "1\n" LEDGER_OK);
     free(l);
     l = log_lines("optional_api");
     cr_assert_str_eq(l, "");
