@@ -88,7 +88,7 @@ has default \
   'name: system:volume-scheduler$' 'name: extension-apiserver-authentication-reader$' \
   'resources: \["pods/binding"\]$' 'resources: \["resourcequotas"\]$' \
   'resources: \["pods/eviction"\]$' 'resources: \["poddisruptionbudgets"\]$' \
-  'resources: \["deviceclasses"\]$' \
+  'resources: \["deviceclasses"\]$' 'resources: \["resourceslices", "resourceclaims"\]$' \
   '- --gpu-preemption=auto$' \
   'defaultGPUNum: 1$' 'gpuCorePolicy: "default"$'
 hasnt default 'leader-elect-resource-name' 'tls-cipher-suites' '^kind: Role$' 'cert-manager' 'podAntiAffinity'
