@@ -295,3 +295,79 @@ Test(dra_guard, not_served_is_said_once)
     cr_assert_str_eq(l, "none");
     free(l);
 }
+
+/* ---- the DRA ledger: ResourceSlices and ResourceClaims from the API ---- */
+
+/* POST /filter of pod default/p over n1; the response body. New string. */
+static char *filter_n1(void)
+{
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "p");
+    cr_assert_not_null(pod);
+    json_t *req = json_pack("{s:o,s:n,s:[s]}", "Pod", pod, "Nodes", "NodeNames", "n1");
+    char *text = json_dumps(req, JSON_COMPACT), *out;
+    json_decref(req);
+    long st = vs_harness_call(&h, vs_service_port(svc), "POST", "/filter", "application/json", text,
+                              strlen(text), &out);
+    free(text);
+    cr_assert_eq(st, 200, "%s", out);
+    return out;
+}
+
+/* Filters until the answer is `want` (10 s at most: the informers apply events on their own). */
+static void wait_filter(const char *want)
+{
+    char *out = NULL;
+    for (int i = 0; i < 500; i++) {
+        free(out);
+        out = filter_n1();
+        if (strcmp(out, want) == 0)
+            break;
+        usleep(20 * 1000);
+    }
+    cr_assert_str_eq(out, want);
+    free(out);
+}
+
+#define FILTER_OK                                                                                  \
+    "{\"Nodes\":null,\"NodeNames\":[\"n1\"],\"FailedNodes\":null,"                                 \
+    "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}"
+
+/* A claim allocated on the node's one card (its slice device's uuid is the card's id) makes
+ * Filter refuse the node naming the claim; deleting the claim frees the card. */
+Test(dra_guard, ledger_claim_holds_the_card)
+{
+    put(strdup("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{"
+               "\"name\":\"n1-gpu\"},\"spec\":{\"nodeName\":\"n1\",\"driver\":\"gpu.nvidia.com\","
+               "\"pool\":{\"name\":\"n1\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":"
+               "[{\"name\":\"gpu-0\",\"attributes\":{\"uuid\":{\"string\":\"n1-gpu0\"}}}]}}"));
+    put(strdup("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+               "\"name\":\"train\",\"namespace\":\"ml\",\"uid\":\"uid-claim\"},\"spec\":{},"
+               "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+               "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}"));
+    put(vs_harness_pod("p", "uid-p", "1000", "10"));
+    start();
+    wait_filter("{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
+                "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
+                "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
+    cr_assert_eq(vs_fakeapi_delete(api, "ResourceClaim", "ml", "train"), 0);
+    wait_filter(FILTER_OK);
+    char *l = log_lines("optional_api");
+    cr_assert_str_eq(l, "");
+    free(l);
+}
+
+/* ResourceClaims not served: the ledger is off, said once; Filter places as before. */
+Test(dra_guard, ledger_not_served_is_said_once)
+{
+    cr_assert_eq(vs_fakeapi_unserve(api, "ResourceClaim", true), 0);
+    put(vs_harness_pod("p", "uid-p", "1000", "10"));
+    start();
+    wait_lines("api=resourceclaims", 1);
+    char *l = log_lines("optional_api_missing");
+    cr_assert_str_eq(l, "level=warn event=optional_api_missing api=resourceclaims.resource.k8s.io "
+                        "permission=\"list, watch resourceclaims.resource.k8s.io\" "
+                        "reason=not_served feature=dra-ledger effect=\"DRA claims on HAMi cards "
+                        "are not counted\" retry_s=60");
+    free(l);
+    wait_filter(FILTER_OK);
+}
