@@ -337,10 +337,20 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
 enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
                                     struct vs_errbuf *eb)
 {
-    json_error_t je;
-    json_t *obj = json_loadb(text, len, 0, &je);
-    if (!obj)
-        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    /* Only the members the accounting reads; a nominated pod is held whole (nominee_apply
+     * decodes all of it), and text the pruned reader refuses gets json_loadb's error. */
+    json_t *obj = vs_codec_pod_res_load(text, len);
+    const char *nom =
+        json_string_value(json_object_get(json_object_get(obj, "status"), "nominatedNodeName"));
+    if (nom && *nom) {
+        json_decref(obj);
+        obj = NULL;
+    }
+    if (!obj) {
+        json_error_t je;
+        if (!(obj = json_loadb(text, len, 0, &je)))
+            return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    }
     pthread_rwlock_wrlock(&s->mu);
     bool freed = nominee_apply(s, "ADDED", obj, eb);
     enum vs_err err = account_only(s, obj, eb);
