@@ -691,6 +691,38 @@ static const struct vs_json_keep keep_pod_res[] = {{.key = "metadata", .members 
                                                    {.key = "status", .members = keep_status},
                                                    {.key = NULL}};
 
+/* What vs_codec_pod_from_json reads (affinity, tolerations and initContainerStatuses whole). */
+static const struct vs_json_keep keep_pod_meta[] = {{.key = "namespace"},
+                                                    {.key = "name"},
+                                                    {.key = "uid"},
+                                                    {.key = "resourceVersion"},
+                                                    {.key = "annotations", .all = true},
+                                                    {.key = "labels", .all = true},
+                                                    {.key = "deletionTimestamp"},
+                                                    {.key = NULL}};
+static const struct vs_json_keep keep_pod_spec[] = {
+    {.key = "nodeName"},
+    {.key = "schedulerName"},
+    {.key = "nodeSelector", .all = true},
+    {.key = "initContainers", .members = keep_ctr, .each = true},
+    {.key = "containers", .members = keep_ctr, .each = true},
+    {.key = "overhead", .all = true},
+    {.key = "resources", .members = keep_ctr_res},
+    {.key = "tolerations"},
+    {.key = "affinity"},
+    {.key = "priority"},
+    {.key = "preemptionPolicy"},
+    {.key = NULL}};
+static const struct vs_json_keep keep_pod_status[] = {{.key = "phase"},
+                                                      {.key = "initContainerStatuses"},
+                                                      {.key = "startTime"},
+                                                      {.key = "nominatedNodeName"},
+                                                      {.key = NULL}};
+const struct vs_json_keep vs_codec_pod_keep[] = {{.key = "metadata", .members = keep_pod_meta},
+                                                 {.key = "spec", .members = keep_pod_spec},
+                                                 {.key = "status", .members = keep_pod_status},
+                                                 {.key = NULL}};
+
 json_t *vs_codec_pod_res_load(const char *text, size_t len)
 {
     return vs_json_load_pruned(text, len, keep_pod_res);

@@ -5,6 +5,8 @@
 
 #include <jansson.h>
 
+#include "json_prune.h"
+
 #include "err.h"
 #include "kobj.h"
 #include "preempt.h"
@@ -24,6 +26,10 @@ enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, st
  * NULL when that fails: json_loadb the whole text then, for the error. A LIST page's pods
  * without a GPU allocation are read this way (a fifth of the instructions of a full decode). */
 json_t *vs_codec_pod_res_load(const char *text, size_t len);
+/* The members of a Pod vs_codec_pod_from_json reads, for vs_json_load_pruned: a tree cut down
+ * to them decodes to the same vs_pod and the same errors as the whole object (fuzz_podres).
+ * Whoever makes the decoder read another member adds it here. */
+extern const struct vs_json_keep vs_codec_pod_keep[];
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb);
 /* A policy/v1 PodDisruptionBudget: spec.selector (matchLabels, matchExpressions with In, NotIn,
  * Exists, DoesNotExist), status.disruptionsAllowed and the names of status.disruptedPods. */

@@ -691,12 +691,14 @@ static void *informer_main(void *arg)
      * pods only drops those (which all carry it), so LIST pages need not decode the others in
      * full: their text goes to on_other, which reads just their requests (the accounting's
      * sweep runs on epochs, not on `seen`). "vgpu-node" also matches the key written with an
-     * escaped slash. */
+     * escaped slash. The decoded ones hold only what on_object reads: vs_codec_pod_from_json's
+     * members (uid, namespace, name, annotations and phase are among them). */
     static const struct vs_informer_handlers hp = {.begin = on_begin,
                                                    .object = on_object,
                                                    .synced = on_synced,
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node",
+                                                   .list_keep = vs_codec_pod_keep,
                                                    .list_other = on_other};
     const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
                        : inf->which == INF_PODS   ? "/api/v1/pods"
