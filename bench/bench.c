@@ -576,9 +576,10 @@ static int apply_other(void *ctx, const char *text, size_t len)
     return 0;
 }
 
-/* A pod page the way the service's pod informer reads it (kube_list.c, vs_kube_list_matching): the
- * page is scanned for its items; those mentioning vgpu-node are decoded and applied, the others
- * go to the store's lean requests-only decoder (vs_store_apply_pod_text). */
+/* A pod page the way the service's pod informer reads it (kube_list.c, vs_kube_list_kept): the
+ * page is scanned for its items; those mentioning vgpu-node are decoded (only the members the
+ * pod decoder reads) and applied, the others go to the store's lean requests-only decoder
+ * (vs_store_apply_pod_text). */
 static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_t len,
                                      struct ingest_time *t)
 {
@@ -587,8 +588,8 @@ static void ingest_pod_page_informer(struct vs_store *s, const char *text, size_
     enum vs_err rc = VS_OK;
     struct vs_errbuf eb;
     double t0 = now_s();
-    int r = vs_kube_list_page_matching(text, len, "vgpu-node", apply_item, apply_other, &a, &meta,
-                                       "LIST /api/v1/pods", &rc, &eb);
+    int r = vs_kube_list_page_kept(text, len, "vgpu-node", vs_codec_pod_keep, apply_item,
+                                   apply_other, &a, &meta, "LIST /api/v1/pods", &rc, &eb);
     json_decref(meta);
     double t1 = now_s();
     if (r != 1) {

@@ -4,6 +4,7 @@
 #include "k8s_codec.h"
 
 #include "annot.h"
+#include "json_prune.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -659,6 +660,72 @@ enum vs_err vs_codec_pod_res_from_json(const json_t *obj, struct vs_pod *out, st
         (rc = get_str(status, "status", "phase", &out->phase, eb)) != VS_OK)
         return rc;
     return VS_OK;
+}
+
+/* What vs_codec_pod_res_from_json and get_containers read, for vs_codec_pod_res_load. */
+static const struct vs_json_keep keep_ctr_res[] = {
+    {.key = "limits", .all = true}, {.key = "requests", .all = true}, {.key = NULL}};
+static const struct vs_json_keep keep_ctr_sc[] = {{.key = "privileged"}, {.key = NULL}};
+static const struct vs_json_keep keep_ctr[] = {{.key = "name"},
+                                               {.key = "resources", .members = keep_ctr_res},
+                                               {.key = "securityContext", .members = keep_ctr_sc},
+                                               {.key = "restartPolicy"},
+                                               {.key = NULL}};
+static const struct vs_json_keep keep_ann[] = {{.key = VS_ANNO_VGPU_NODE}, {.key = NULL}};
+static const struct vs_json_keep keep_meta[] = {{.key = "namespace"},
+                                                {.key = "name"},
+                                                {.key = "uid"},
+                                                {.key = "annotations", .members = keep_ann},
+                                                {.key = NULL}};
+static const struct vs_json_keep keep_spec[] = {
+    {.key = "nodeName"},
+    {.key = "initContainers", .members = keep_ctr, .each = true},
+    {.key = "containers", .members = keep_ctr, .each = true},
+    {.key = "overhead", .all = true},
+    {.key = "resources", .members = keep_ctr_res},
+    {.key = NULL}};
+static const struct vs_json_keep keep_status[] = {
+    {.key = "phase"}, {.key = "nominatedNodeName"}, {.key = NULL}};
+static const struct vs_json_keep keep_pod_res[] = {{.key = "metadata", .members = keep_meta},
+                                                   {.key = "spec", .members = keep_spec},
+                                                   {.key = "status", .members = keep_status},
+                                                   {.key = NULL}};
+
+/* What vs_codec_pod_from_json reads (affinity, tolerations and initContainerStatuses whole). */
+static const struct vs_json_keep keep_pod_meta[] = {{.key = "namespace"},
+                                                    {.key = "name"},
+                                                    {.key = "uid"},
+                                                    {.key = "resourceVersion"},
+                                                    {.key = "annotations", .all = true},
+                                                    {.key = "labels", .all = true},
+                                                    {.key = "deletionTimestamp"},
+                                                    {.key = NULL}};
+static const struct vs_json_keep keep_pod_spec[] = {
+    {.key = "nodeName"},
+    {.key = "schedulerName"},
+    {.key = "nodeSelector", .all = true},
+    {.key = "initContainers", .members = keep_ctr, .each = true},
+    {.key = "containers", .members = keep_ctr, .each = true},
+    {.key = "overhead", .all = true},
+    {.key = "resources", .members = keep_ctr_res},
+    {.key = "tolerations"},
+    {.key = "affinity"},
+    {.key = "priority"},
+    {.key = "preemptionPolicy"},
+    {.key = NULL}};
+static const struct vs_json_keep keep_pod_status[] = {{.key = "phase"},
+                                                      {.key = "initContainerStatuses"},
+                                                      {.key = "startTime"},
+                                                      {.key = "nominatedNodeName"},
+                                                      {.key = NULL}};
+const struct vs_json_keep vs_codec_pod_keep[] = {{.key = "metadata", .members = keep_pod_meta},
+                                                 {.key = "spec", .members = keep_pod_spec},
+                                                 {.key = "status", .members = keep_pod_status},
+                                                 {.key = NULL}};
+
+json_t *vs_codec_pod_res_load(const char *text, size_t len)
+{
+    return vs_json_load_pruned(text, len, keep_pod_res);
 }
 
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb)

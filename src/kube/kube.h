@@ -93,6 +93,14 @@ enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const cha
                                   int (*on_item)(void *ctx, json_t *item),
                                   int (*on_other)(void *ctx, const char *text, size_t len),
                                   void *ctx, char **rv_out, struct vs_errbuf *eb);
+/* The same, the matching items holding only the members keep names (vs_json_load_pruned; an
+ * item it refuses is decoded whole); keep NULL: whole items. */
+struct vs_json_keep;
+enum vs_err vs_kube_list_kept(struct vs_kube *k, const char *path, const char *label_selector,
+                              int limit, const char *needle, const struct vs_json_keep *keep,
+                              int (*on_item)(void *ctx, json_t *item),
+                              int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
+                              char **rv_out, struct vs_errbuf *eb);
 
 /* WATCH from resourceVersion rv with allowWatchBookmarks=true and timeoutSeconds. Calls
  * on_event(type, object) for ADDED/MODIFIED/DELETED (object borrowed); BOOKMARK events only
@@ -128,6 +136,9 @@ struct vs_informer_handlers {
      * seconds (+-20%) instead of the backoff, with a fresh LIST: for optional APIs, retried
      * slowly in case they are granted. error() still sees each refusal. */
     double denied_retry_s;
+    /* The members object() reads of the LIST items list_needle selects: those items arrive cut
+     * down to them (vs_json_load_pruned); NULL: whole. Watch events always arrive whole. */
+    const struct vs_json_keep *list_keep;
 };
 void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label_selector,
                           const struct vs_informer_handlers *h, void *ctx, volatile int *stop);

@@ -96,8 +96,8 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
                 h->begin(ctx);
             free(rv);
             rv = NULL;
-            enum vs_err rc = vs_kube_list_matching(
-                k, path, label_selector, INFORMER_PAGE, h->list_needle, informer_item,
+            enum vs_err rc = vs_kube_list_kept(
+                k, path, label_selector, INFORMER_PAGE, h->list_needle, h->list_keep, informer_item,
                 h->list_other ? informer_other : NULL, &in, &rv, &eb);
             if (vs_kube_stopped(stop))
                 break;

@@ -80,5 +80,13 @@ int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
                                int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
                                json_t **meta_out, const char *who, enum vs_err *rc,
                                struct vs_errbuf *eb);
+/* The same, with the matching items decoded by vs_json_load_pruned with keep (each falls back
+ * to a whole decode when the pruned reader refuses it); keep NULL: whole. */
+struct vs_json_keep;
+int vs_kube_list_page_kept(const char *data, size_t len, const char *needle,
+                           const struct vs_json_keep *keep, int (*on_item)(void *ctx, json_t *item),
+                           int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
+                           json_t **meta_out, const char *who, enum vs_err *rc,
+                           struct vs_errbuf *eb);
 
 #endif

@@ -1,6 +1,7 @@
 /* kube_list: paginated LIST (spec/k8s-protocols.md §5): follows `continue` tokens to the last
  * page and hands every item to the caller; with a needle, pages are scanned as bytes and only
  * items whose text holds the needle are decoded (the page is taken whole or decoded whole). */
+#include "json_prune.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,11 +53,11 @@ static bool ps_skip_value(struct page_scan *s)
 
 /* See kube_internal.h. Items are handed over only once the whole page has been scanned and
  * every matching item decoded, so a page is taken whole or not at all. */
-int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
-                               int (*on_item)(void *ctx, json_t *item),
-                               int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
-                               json_t **meta_out, const char *who, enum vs_err *rc,
-                               struct vs_errbuf *eb)
+int vs_kube_list_page_kept(const char *data, size_t len, const char *needle,
+                           const struct vs_json_keep *keep, int (*on_item)(void *ctx, json_t *item),
+                           int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
+                           json_t **meta_out, const char *who, enum vs_err *rc,
+                           struct vs_errbuf *eb)
 {
     struct page_scan s = {data, data + len};
     size_t nlen = strlen(needle), n = 0, cap = 0, n_other = 0, cap_other = 0;
@@ -140,7 +141,11 @@ int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
         goto out;
     for (size_t i = 0; i < n; i++) {
         json_error_t je;
-        if (!(spans[i].item = json_loadb(spans[i].b, spans[i].len, 0, &je))) {
+        /* A cut-down tree when the handler says what it reads; whole when that is refused
+         * (the decoder's error, or an item of a shape the pruned reader leaves to jansson). */
+        if (keep)
+            spans[i].item = vs_json_load_pruned(spans[i].b, spans[i].len, keep);
+        if (!spans[i].item && !(spans[i].item = json_loadb(spans[i].b, spans[i].len, 0, &je))) {
             *rc = vs_err_set(eb, VS_ERR_PARSE, "%s: invalid JSON in an item: %s", who, je.text);
             result = -1;
             goto out;
@@ -172,6 +177,16 @@ out:
     return result;
 }
 
+int vs_kube_list_page_matching(const char *data, size_t len, const char *needle,
+                               int (*on_item)(void *ctx, json_t *item),
+                               int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
+                               json_t **meta_out, const char *who, enum vs_err *rc,
+                               struct vs_errbuf *eb)
+{
+    return vs_kube_list_page_kept(data, len, needle, NULL, on_item, on_other, ctx, meta_out, who,
+                                  rc, eb);
+}
+
 enum vs_err vs_kube_list(struct vs_kube *k, const char *path, const char *label_selector, int limit,
                          int (*on_item)(void *ctx, json_t *item), void *ctx, char **rv_out,
                          struct vs_errbuf *eb)
@@ -185,6 +200,16 @@ enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const cha
                                   int (*on_item)(void *ctx, json_t *item),
                                   int (*on_other)(void *ctx, const char *text, size_t len),
                                   void *ctx, char **rv_out, struct vs_errbuf *eb)
+{
+    return vs_kube_list_kept(k, path, label_selector, limit, needle, NULL, on_item, on_other, ctx,
+                             rv_out, eb);
+}
+
+enum vs_err vs_kube_list_kept(struct vs_kube *k, const char *path, const char *label_selector,
+                              int limit, const char *needle, const struct vs_json_keep *keep,
+                              int (*on_item)(void *ctx, json_t *item),
+                              int (*on_other)(void *ctx, const char *text, size_t len), void *ctx,
+                              char **rv_out, struct vs_errbuf *eb)
 {
     char who[320];
     char *cont = NULL, *rv = NULL;
@@ -220,8 +245,8 @@ enum vs_err vs_kube_list_matching(struct vs_kube *k, const char *path, const cha
         json_t *items, *meta;
         bool items_done = false;
         if (needle) {
-            int r = raw.data ? vs_kube_list_page_matching(raw.data, raw.len, needle, on_item,
-                                                          on_other, ctx, &page, who, &rc, eb)
+            int r = raw.data ? vs_kube_list_page_kept(raw.data, raw.len, needle, keep, on_item,
+                                                      on_other, ctx, &page, who, &rc, eb)
                              : 0;
             if (r < 0) {
                 free(raw.data);

@@ -339,10 +339,20 @@ static enum vs_err apply_quota(struct vs_store *s, const char *type, const json_
 enum vs_err vs_store_apply_pod_text(struct vs_store *s, const char *text, size_t len,
                                     struct vs_errbuf *eb)
 {
-    json_error_t je;
-    json_t *obj = json_loadb(text, len, 0, &je);
-    if (!obj)
-        return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    /* Only the members the accounting reads; a nominated pod is held whole (nominee_apply
+     * decodes all of it), and text the pruned reader refuses gets json_loadb's error. */
+    json_t *obj = vs_codec_pod_res_load(text, len);
+    const char *nom =
+        json_string_value(json_object_get(json_object_get(obj, "status"), "nominatedNodeName"));
+    if (nom && *nom) {
+        json_decref(obj);
+        obj = NULL;
+    }
+    if (!obj) {
+        json_error_t je;
+        if (!(obj = json_loadb(text, len, 0, &je)))
+            return vs_err_set(eb, VS_ERR_PARSE, "invalid JSON in a pod: %s", je.text);
+    }
     pthread_rwlock_wrlock(&s->mu);
     bool freed = nominee_apply(s, "ADDED", obj, eb);
     enum vs_err err = account_only(s, obj, eb);
@@ -845,12 +855,14 @@ static void *informer_main(void *arg)
      * pods only drops those (which all carry it), so LIST pages need not decode the others in
      * full: their text goes to on_other, which reads just their requests (the accounting's
      * sweep runs on epochs, not on `seen`). "vgpu-node" also matches the key written with an
-     * escaped slash. */
+     * escaped slash. The decoded ones hold only what on_object reads: vs_codec_pod_from_json's
+     * members (uid, namespace, name, annotations and phase are among them). */
     static const struct vs_informer_handlers hp = {.begin = on_begin,
                                                    .object = on_object,
                                                    .synced = on_synced,
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node",
+                                                   .list_keep = vs_codec_pod_keep,
                                                    .list_other = on_other};
     const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
                        : inf->which == INF_PODS   ? "/api/v1/pods"

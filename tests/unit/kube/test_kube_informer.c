@@ -38,8 +38,8 @@ static void h_error(void *ctx, enum vs_err err, const char *msg)
 static void *inf_main(void *p)
 {
     struct inf_run *r = p;
-    static const struct vs_informer_handlers h = {h_begin, h_object, h_synced, h_error,
-                                                  NULL,    NULL,     0};
+    static const struct vs_informer_handlers h = {
+        .begin = h_begin, .object = h_object, .synced = h_synced, .error = h_error};
     vs_kube_informer_run(r->k, r->path, NULL, &h, r, &r->stop);
     return NULL;
 }
