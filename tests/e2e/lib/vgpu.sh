@@ -342,18 +342,23 @@ EOF
 # this start's log has exactly one optional_api_missing line for each missing one (reason
 # forbidden) and none for the others, and no watch_error line.
 vs_hami_expect_optional() {
-    local want=("$@") i line lines metrics degraded=""
+    # The fifth covers the three DRA APIs (DeviceClasses, ResourceSlices, ResourceClaims): the
+    # same grant (system:kube-scheduler's) gives or takes all three.
+    local want=("$@" "$5" "$5") i line lines metrics degraded=""
     local apis=(poddisruptionbudgets.policy pods/eviction leases.coordination.k8s.io events
-        deviceclasses.resource.k8s.io)
-    local features=(pdb-aware-preemption filter-preemption leader-election events dra-guard)
+        deviceclasses.resource.k8s.io resourceslices.resource.k8s.io resourceclaims.resource.k8s.io)
+    local features=(pdb-aware-preemption filter-preemption leader-election events dra-guard
+        dra-ledger dra-ledger)
     local effects=("preemption ignores PodDisruptionBudgets" "filter-mode preemption is off"
         "the Lease is not followed: this replica acts as the leader" "Events are not posted"
-        "DeviceClasses that map a GPU resource to DRA are not reported")
+        "DeviceClasses that map a GPU resource to DRA are not reported"
+        "DRA claims on HAMi cards are not counted" "DRA claims on HAMi cards are not counted")
     local perms=("list, watch poddisruptionbudgets.policy" "create pods/eviction"
         "get, list, watch leases.coordination.k8s.io in namespace $VS_HAMI_NS" "create events"
-        "list, watch deviceclasses.resource.k8s.io")
+        "list, watch deviceclasses.resource.k8s.io" "list, watch resourceslices.resource.k8s.io"
+        "list, watch resourceclaims.resource.k8s.io")
     metrics="$(curl -fsS --max-time 5 "$(vs_metrics_url)" | grep '^vgpu_sched_optional_api_available' || true)"
-    for i in 0 1 2 3 4; do
+    for i in 0 1 2 3 4 5 6; do
         line="vgpu_sched_optional_api_available{api=\"${apis[i]}\",feature=\"${features[i]}\"} ${want[i]}"
         grep -qxF "$line" <<<"$metrics" || e2e_fail "want '$line' in /metrics, got: $metrics"
         lines="$(vs_log_since_start "event=optional_api_missing api=${apis[i]} ")"
@@ -367,7 +372,7 @@ vs_hami_expect_optional() {
     done
     e2e_expect_eq "/readyz" "$(vs_ready)" "{\"status\":\"ok\",\"degraded\":[$degraded]}"
     e2e_expect_eq "watch_error lines" "$(vs_log_since_start 'event=watch_error')" ""
-    e2e_log "drop-in: optional APIs (PDBs, eviction, Lease, events, DeviceClasses) $* as expected, /readyz 200"
+    e2e_log "drop-in: optional APIs (PDBs, eviction, Lease, events, DRA) $* as expected, /readyz 200"
 }
 
 # vs_namespace NS : a namespace with its default ServiceAccount (no controller-manager here).

@@ -6,7 +6,7 @@
 # system:kube-scheduler (the only grant that lets it read PodDisruptionBudgets) is deleted, as
 # where the extender runs with HAMi's ClusterRole alone (it also grants the DeviceClass reads of
 # the DRA guard). Restarted, it must be ready all the same, report PodDisruptionBudgets and
-# DeviceClasses missing next to pods/eviction (log line, metric, /readyz), pass the rest of the
+# the DRA APIs missing next to pods/eviction (log line, metric, /readyz), pass the rest of the
 # restart checks, and once the binding is back see both within a few seconds
 # (--optional-api-retry=2s, the one flag added to HAMi's): one optional_api_available line
 # each, metric 1.
@@ -32,9 +32,16 @@ scenario_dropin_restart() {
         bash -c "curl -fsS --max-time 2 '$(vs_metrics_url)' | grep -qxF 'vgpu_sched_optional_api_available{api=\"poddisruptionbudgets.policy\",feature=\"pdb-aware-preemption\"} 1'"
     e2e_wait 20 "DeviceClasses seen again" \
         bash -c "curl -fsS --max-time 2 '$(vs_metrics_url)' | grep -qxF 'vgpu_sched_optional_api_available{api=\"deviceclasses.resource.k8s.io\",feature=\"dra-guard\"} 1'"
+    local dra
+    for dra in resourceslices resourceclaims; do
+        e2e_wait 20 "$dra seen again" \
+            bash -c "curl -fsS --max-time 2 '$(vs_metrics_url)' | grep -qxF 'vgpu_sched_optional_api_available{api=\"$dra.resource.k8s.io\",feature=\"dra-ledger\"} 1'"
+    done
     e2e_expect_eq "optional_api_available lines" "$(vs_log_since_start 'event=optional_api_available' | sort)" \
         "level=info event=optional_api_available api=deviceclasses.resource.k8s.io feature=dra-guard
-level=info event=optional_api_available api=poddisruptionbudgets.policy feature=pdb-aware-preemption"
+level=info event=optional_api_available api=poddisruptionbudgets.policy feature=pdb-aware-preemption
+level=info event=optional_api_available api=resourceclaims.resource.k8s.io feature=dra-ledger
+level=info event=optional_api_available api=resourceslices.resource.k8s.io feature=dra-ledger"
     e2e_expect_eq "/readyz" "$(vs_ready)" \
         '{"status":"ok","degraded":[{"api":"pods/eviction","feature":"filter-preemption","effect":"filter-mode preemption is off","reason":"forbidden"}]}'
 }
