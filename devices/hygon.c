@@ -19,18 +19,6 @@
 #define NOUSE_TYPE "hygon.com/nouse-dcutype"
 #define I32MAX     2147483647LL
 
-static uint64_t inventory_fp(const struct vs_device *d, const struct vs_knode *kn)
-{
-    static const char *const keys[] = {REGISTER};
-    return vs_device_fp_annotations(kn, keys, 1);
-}
-
-static enum vs_err inventory(const struct vs_device *d, const struct vs_knode *kn,
-                             struct vs_inventory *out, struct vs_errbuf *eb)
-{
-    return vs_device_inventory_register(kn, REGISTER, out, eb);
-}
-
 /* count: limits then requests, 1..2^31-1; memory MiB x memoryFactor; cores percent, 100 when
  * absent. Pct 100 (the whole card's memory) when no memory is asked. */
 static enum vs_err request(const struct vs_device *d, const struct vs_pod *p,
@@ -83,8 +71,8 @@ static uint64_t pod_sig(const void *ctx, uint64_t h)
 }
 
 static const struct vs_device_ops ops = {
-    .inventory = inventory,
-    .inventory_fp = inventory_fp,
+    .inventory = vs_device_register_inventory,
+    .inventory_fp = vs_device_register_fp,
     .request = request,
     .pod_begin = pod_begin,
     .type_ok = type_ok,
@@ -100,6 +88,7 @@ static enum vs_err make(const struct vs_devcfg *cfg, struct vs_devices *set, str
     struct vs_device *d = vs_device_new(set, WORD, &ops);
     if (!d)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    d->register_key = REGISTER;
     d->rules = (struct vs_fit_rules){.clamp_cores = true,
                                      .use_uuid = "hygon.com/use-gpuuuid",
                                      .nouse_uuid = "hygon.com/nouse-gpuuuid"};

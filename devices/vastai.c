@@ -27,21 +27,6 @@
 #define NOUSE_UUID "vastaitech.com/nouse-gpuuuid"
 #define I32MAX     2147483647LL
 
-static uint64_t inventory_fp(const struct vs_device *d, const struct vs_knode *kn)
-{
-    static const char *const keys[] = {REGISTER};
-    return vs_device_fp_annotations(kn, keys, 1);
-}
-
-static enum vs_err inventory(const struct vs_device *d, const struct vs_knode *kn,
-                             struct vs_inventory *out, struct vs_errbuf *eb)
-{
-    enum vs_err err = vs_device_inventory_register(kn, REGISTER, out, eb);
-    for (size_t i = 0; !err && i < out->reg.n; i++)
-        out->reg.cards[i].devcore = 100;
-    return err;
-}
-
 static enum vs_err request(const struct vs_device *d, const struct vs_pod *p,
                            const struct vs_container *c, bool init, struct vs_req *out,
                            struct vs_errbuf *eb)
@@ -224,8 +209,8 @@ static double score_node(const struct vs_score_call *sc)
 }
 
 static const struct vs_device_ops ops = {
-    .inventory = inventory,
-    .inventory_fp = inventory_fp,
+    .inventory = vs_device_register_inventory,
+    .inventory_fp = vs_device_register_fp,
     .request = request,
     .fit = fit,
     .score_node = score_node,
@@ -236,6 +221,8 @@ static enum vs_err make(const struct vs_devcfg *cfg, struct vs_devices *set, str
     struct vs_device *d = vs_device_new(set, WORD, &ops);
     if (!d)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    d->register_key = REGISTER;
+    d->register_devcore = 100;
     d->lock = VS_LOCK_SHARED;
     const char *count = vs_device_cfg_str(cfg, SECTION, "resourceCountName", "vastaitech.com/va");
     bool ok = vs_device_set_str(&d->res_count, count) &&

@@ -27,18 +27,6 @@ static int64_t trim_memory(int64_t m)
     return m <= 24576 ? 24576 : m <= 49152 ? 49152 : MAX_MEMORY;
 }
 
-static uint64_t inventory_fp(const struct vs_device *d, const struct vs_knode *kn)
-{
-    static const char *const keys[] = {REGISTER};
-    return vs_device_fp_annotations(kn, keys, 1);
-}
-
-static enum vs_err inventory(const struct vs_device *d, const struct vs_knode *kn,
-                             struct vs_inventory *out, struct vs_errbuf *eb)
-{
-    return vs_device_inventory_register(kn, REGISTER, out, eb);
-}
-
 /* Memory rounded to a share size (any whole number, 0 and negatives included: the smallest
  * share); cores the share's part of an XPU (25, 50, 100). */
 static enum vs_err request(const struct vs_device *d, const struct vs_pod *p,
@@ -101,8 +89,8 @@ static char *fit(const struct vs_fit_call *fc, struct vs_pick *picks, bool *nome
 }
 
 static const struct vs_device_ops ops = {
-    .inventory = inventory,
-    .inventory_fp = inventory_fp,
+    .inventory = vs_device_register_inventory,
+    .inventory_fp = vs_device_register_fp,
     .request = request,
     .fit = fit,
     .admit = admit,
@@ -114,6 +102,7 @@ enum vs_err vs_kunlun_make_xpu(const struct vs_devcfg *cfg, struct vs_devices *s
     struct vs_device *d = vs_device_new(set, WORD, &ops);
     if (!d)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    d->register_key = REGISTER;
     d->lock = VS_LOCK_SHARED;
     const char *count =
         vs_device_cfg_str(cfg, VS_KUNLUN_SECTION, "resourceVCountName", "kunlunxin.com/vxpu");

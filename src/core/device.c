@@ -303,6 +303,20 @@ enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *
     return vs_annot_parse_register_as(key, v, &out->reg, eb);
 }
 
+enum vs_err vs_device_register_inventory(const struct vs_device *d, const struct vs_knode *kn,
+                                         struct vs_inventory *out, struct vs_errbuf *eb)
+{
+    enum vs_err err = vs_device_inventory_register(kn, d->register_key, out, eb);
+    for (size_t i = 0; !err && d->register_devcore && i < out->reg.n; i++)
+        out->reg.cards[i].devcore = d->register_devcore;
+    return err;
+}
+
+uint64_t vs_device_register_fp(const struct vs_device *d, const struct vs_knode *kn)
+{
+    return vs_device_fp_annotations(kn, &d->register_key, 1);
+}
+
 /* Folds the values of keys in l into *h; *any tells whether one was present. */
 static void fp_kv(uint64_t *h, const struct vs_kvlist *l, const char *const *keys, size_t n,
                   bool *any)

@@ -259,6 +259,10 @@ struct vs_device {
     bool type_is_model;
     /* Metrics: report cores as a percentage of the card (AMD: devcore is compute units). */
     bool cores_percent;
+    /* For the register-annotation ops below: the node annotation holding the cards (a static
+     * string, not owned) and the devcore every card gets (0: as registered). */
+    const char *register_key;
+    int32_t register_devcore;
 };
 
 /* A set of configured backends, sorted by word. */
@@ -337,6 +341,11 @@ enum vs_err vs_device_qty_ceil(const struct vs_container *c, const char *name, b
  * empty -> VS_ERR_PARSE naming the key. */
 enum vs_err vs_device_inventory_register(const struct vs_knode *kn, const char *key,
                                          struct vs_inventory *out, struct vs_errbuf *eb);
+/* vs_device_ops.inventory and .inventory_fp for a backend whose cards are exactly the register
+ * annotation d->register_key (devcore set to d->register_devcore when that is not 0). */
+enum vs_err vs_device_register_inventory(const struct vs_device *d, const struct vs_knode *kn,
+                                         struct vs_inventory *out, struct vs_errbuf *eb);
+uint64_t vs_device_register_fp(const struct vs_device *d, const struct vs_knode *kn);
 /* FNV-1a of the values of the node annotations `keys` (0 when all are absent). */
 uint64_t vs_device_fp_annotations(const struct vs_knode *kn, const char *const *keys, size_t n);
 /* The same over the node's annotations `annos`, status.capacity entries `caps` and labels
