@@ -1,33 +1,9 @@
 /* test_amd: the AMD backend against spec/hami-vendors.md §2.10 and HAMi's pkg/device/amd/
  * device_test.go (test names cited), docs/develop/amd-vgpu.md's examples, the section's probe,
  * and our rule for quantities HAMi drops (a pod-level error). */
-#include <criterion/criterion.h>
+#include "devsuite.h"
 
-#include "devtest.h"
-
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
-
-TestSuite(amd, .fini = fini);
-
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
+DEV_SUITE(amd);
 
 /* A node registering `reg` (JSON) with `n` AMD GPUs in its capacity. */
 #define NODE(name, n, reg)                                                                         \

@@ -2,33 +2,9 @@
  * pkg/device/awsneuron/device_test.go (test names cited), the section's probes, and our rules where
  * HAMi's are process-wide or position-based (per-node cores per device, runs of devices in index
  * order). */
-#include <criterion/criterion.h>
+#include "devsuite.h"
 
-#include "devtest.h"
-
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
-
-TestSuite(awsneuron, .fini = fini);
-
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
+DEV_SUITE(awsneuron);
 
 /* A node of instance type `it` with `d` devices and `k` cores in its capacity. */
 #define NODE(name, it, d, k)                                                                       \

@@ -1,32 +1,8 @@
 /* test_biren: the Biren backend against spec/hami-vendors.md §2.11 and HAMi's
  * pkg/device/biren/device_test.go (test names cited). */
-#include <criterion/criterion.h>
+#include "devsuite.h"
 
-#include "devtest.h"
-
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
-
-TestSuite(biren, .fini = fini);
-
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
+DEV_SUITE(biren);
 
 #define NODE(name, reg)                                                                            \
     "- kind: Node\n  metadata:\n    name: " name "\n    annotations:\n"                            \

@@ -2,23 +2,8 @@
  * (HAMi's pkg/device/enflame/gcu_test.go) and DRS partitions (device_test.go), test names
  * cited — plus the section's probes, and our deviations: a quantity HAMi's webhook would refuse
  * is a pod-level error, an inventory that cannot be represented is a node error. */
-#include <criterion/criterion.h>
-
 #include "../../../devices/enflame/enflame.h"
-#include "devtest.h"
-
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
+#include "devsuite.h"
 
 /* The outcome line is a placement on node `node`. */
 static void placed(char *got, const char *node)
@@ -28,18 +13,9 @@ static void placed(char *got, const char *node)
     free(got);
 }
 
-TestSuite(enflame, .fini = fini);
+DEV_SUITE(enflame);
 
 /* Each item is loaded on its own (dt_load appends). */
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
-
 #define PROFILES "{\"1g.6gb\":\"0\",\"3g.20gb\":\"1\",\"6g.40gb\":\"2\"}"
 #define ONE_CARD "[{\"index\":\"0\",\"minor\":\"0\",\"capacity\":6}]"
 

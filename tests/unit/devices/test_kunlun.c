@@ -4,34 +4,10 @@
  * (device_test.go) and vXPU shares (vdevice_test.go), test names cited — plus the section's probes
  * and HAMi's own Test_calcScore Kunlun case (pkg/scheduler/score_test.go), which fix the choices
  * over the sorted candidates. */
-#include <criterion/criterion.h>
-
 #include "../../../devices/kunlun/kunlun.h"
-#include "devtest.h"
+#include "devsuite.h"
 
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
-
-TestSuite(kunlun, .fini = fini);
-
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
+DEV_SUITE(kunlun);
 
 /* A node with `n` whole XPUs in its capacity. */
 #define XPU_NODE(name, n)                                                                          \

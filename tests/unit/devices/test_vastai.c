@@ -1,33 +1,9 @@
 /* test_vastai: the Vastai backend against spec/hami-vendors.md §2.12 and HAMi's
  * pkg/device/vastai/device_test.go (test names cited), the section's die-mode probe, and our fixed
  * order for physical cards with equally many dies. */
-#include <criterion/criterion.h>
+#include "devsuite.h"
 
-#include "devtest.h"
-
-static struct dt t;
-
-static void fini(void)
-{
-    dt_cleanup(&t);
-}
-
-static void expect(char *got, const char *want)
-{
-    cr_assert_str_eq(got, want);
-    free(got);
-}
-
-TestSuite(vastai, .fini = fini);
-
-static void add(const char *item)
-{
-    char *y = malloc(strlen(item) + 8);
-    strcpy(y, "items:\n");
-    strcat(y, item);
-    dt_load(&t, y);
-    free(y);
-}
+DEV_SUITE(vastai);
 
 #define NODE(name, reg)                                                                            \
     "- kind: Node\n  metadata:\n    name: " name "\n    annotations:\n"                            \
