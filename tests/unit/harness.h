@@ -133,6 +133,40 @@ static inline void vs_harness_cleanup(struct vs_harness *h)
         fprintf(stderr, "harness: cannot remove %s\n", h->dir);
 }
 
+/* The lines of the log file `path` that contain `what`, each from "level=" on (the timestamp
+ * cut), joined with '\n'; "" when none. New string. */
+static inline char *vs_harness_log_lines(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        vs_harness_die("cannot open the service log");
+    char line[4096];
+    size_t cap = 4096, len = 0;
+    char *out = calloc(1, cap);
+    while (out && fgets(line, sizeof(line), f)) {
+        if (!strstr(line, what))
+            continue;
+        const char *l = strstr(line, "level=");
+        if (!l)
+            vs_harness_die("a log line without level=");
+        size_t n = strlen(l);
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            out = realloc(out, cap);
+            if (!out)
+                break;
+        }
+        memcpy(out + len, l, n + 1);
+        len += n;
+    }
+    fclose(f);
+    if (!out)
+        vs_harness_die("out of memory");
+    if (len && out[len - 1] == '\n')
+        out[--len] = '\0';
+    return out;
+}
+
 /* A Node with `cards` T4-like cards named <name>-gpu<i>, `mem` MiB each. New string. */
 static inline char *vs_harness_node(const char *name, int cards, int mem)
 {

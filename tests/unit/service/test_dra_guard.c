@@ -57,28 +57,7 @@ TestSuite(dra_guard, .init = setup, .fini = teardown, .timeout = 120);
 /* The log lines containing `what`, each from "level=" on, joined with '\n'. New string. */
 static char *log_lines(const char *what)
 {
-    FILE *f = fopen(logpath, "r");
-    cr_assert_not_null(f);
-    char line[4096];
-    size_t cap = 4096, len = 0;
-    char *out = calloc(1, cap);
-    while (fgets(line, sizeof(line), f)) {
-        if (!strstr(line, what))
-            continue;
-        const char *l = strstr(line, "level=");
-        cr_assert_not_null(l, "%s", line);
-        size_t n = strlen(l);
-        if (len + n + 1 > cap) {
-            cap = (len + n + 1) * 2;
-            out = realloc(out, cap);
-        }
-        memcpy(out + len, l, n + 1);
-        len += n;
-    }
-    fclose(f);
-    if (len && out[len - 1] == '\n')
-        out[--len] = '\0';
-    return out;
+    return vs_harness_log_lines(logpath, what);
 }
 
 static size_t count_lines(const char *what)
