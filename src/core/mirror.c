@@ -20,7 +20,7 @@ enum vs_err vs_mirror_mode_parse(const char *s, enum vs_mirror_mode *out, struct
             *out = (enum vs_mirror_mode)i;
             return VS_OK;
         }
-    return vs_err_set(eb, VS_ERR_INVAL, "invalid --dra-mirror \"%s\": want off, fence or share",
+    return vs_err_set(eb, VS_ERR_INVAL, "invalid --dra-mirror \"%s\" (want off, fence or share)",
                       s ? s : "");
 }
 
@@ -430,6 +430,44 @@ enum vs_err vs_mirror_diff(const struct vs_mirror_set *want, const struct vs_mir
         return VS_ERR_NOMEM;
     }
     return VS_OK;
+}
+
+enum vs_err vs_mirror_desired_pod(const struct vs_model *m, enum vs_mirror_mode mode,
+                                  const char *uid, struct vs_mirror_set *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct vs_podent *pe = mode == VS_MIRROR_OFF ? NULL : vs_model_pod(m, uid);
+    if (!pe)
+        return VS_OK;
+    struct desired_ctx c = {.m = m, .mode = mode, .out = out};
+    desired_pod(&c, pe);
+    if (c.oom) {
+        vs_mirror_set_cleanup(out);
+        return VS_ERR_NOMEM;
+    }
+    return VS_OK;
+}
+
+bool vs_mirror_taken(const struct vs_model *m, const char *uid, char *why, size_t n)
+{
+    const struct vs_podent *pe = vs_model_pod(m, uid);
+    const struct vs_node *nd = pe && pe->node ? vs_model_node(m, pe->node) : NULL;
+    if (!nd)
+        return false;
+    for (size_t u = 0; u < pe->n_usage; u++)
+        for (size_t i = 0; i < nd->n_cards; i++) {
+            const struct vs_card *c = &nd->cards[i];
+            if (strcmp(c->uuid, pe->usage[u].uuid) != 0 ||
+                !(c->dra_slots || c->dra_mem || c->dra_cores))
+                continue;
+            if (c->used > c->count || c->usedmem > c->devmem || c->usedcores > c->devcore) {
+                snprintf(why, n, "card %s on node %s is held by DRA (%s %s), taken after Filter",
+                         c->uuid, nd->name, nd->n_dra_holders > 1 ? "claims" : "claim",
+                         nd->dra_holders ? nd->dra_holders : "?");
+                return true;
+            }
+        }
+    return false;
 }
 
 void vs_mirror_diff_cleanup(struct vs_mirror_diff *d)

@@ -65,6 +65,15 @@ bool vs_mirror_name(const char *pod_uid, const char *card, char *out, size_t n);
 enum vs_err vs_mirror_desired(const struct vs_model *m, enum vs_mirror_mode mode,
                               struct vs_mirror_set *out);
 
+/* The same for the one tracked pod `uid` (Bind's mirrors): O(its cards x slices). */
+enum vs_err vs_mirror_desired_pod(const struct vs_model *m, enum vs_mirror_mode mode,
+                                  const char *uid, struct vs_mirror_set *out);
+
+/* Whether a DRA claim holds a card tracked pod `uid` uses so that the card is over-committed
+ * (the claim came after Filter chose the card): true with why (truncated to n) naming the card,
+ * the node and the claims holding some of its cards. */
+bool vs_mirror_taken(const struct vs_model *m, const char *uid, char *why, size_t n);
+
 /* Decodes an existing mirror claim (labelled mirror-of) into out: name, label, the three
  * annotations (absent ones NULL) and status.allocation's results (share: a shareID is set;
  * mem_mib/cores from the first share result's consumedCapacity). VS_ERR_PARSE naming the field

@@ -983,6 +983,12 @@ bool vs_store_synced(const struct vs_store *s)
     return true;
 }
 
+bool vs_store_dra_synced(const struct vs_store *s)
+{
+    return s->o.watch_dra_ledger && atomic_load(&((struct vs_store *)s)->inf[INF_SLICES].synced) &&
+           atomic_load(&((struct vs_store *)s)->inf[INF_CLAIMS].synced);
+}
+
 /* ------------------------------------------------------------------ Filter */
 
 #define MAX_OPTIMISTIC 4

@@ -71,6 +71,7 @@ check_bad 'vgpu-sched: invalid value "1.5" for flag --bind-queue-saturation: wan
 check_bad 'vgpu-sched: invalid value "0" for flag --http-threads: want a whole number from 1 to 1024' serve --http-threads 0
 check_bad 'vgpu-sched: invalid value "-1" for flag --v: want a whole number from 0 to 2147483647' serve -v=-1
 check_bad 'vgpu-sched: invalid value "yes" for flag --leader-elect: want true or false' serve --leader-elect=yes
+check_bad 'vgpu-sched: invalid --dra-mirror "on" (want off, fence or share)' serve --dra-mirror on
 check_bad 'vgpu-sched: unknown flag --kube-qbs' serve --kube-qbs 5
 check_bad 'vgpu-sched: flag --kube-qps needs a value' serve --kube-qps
 check_bad 'vgpu-sched: unexpected argument "extra"' serve extra

@@ -74,7 +74,7 @@ Test(mirror, mode_parse)
     cr_assert_eq(vs_mirror_mode_parse("off", &md, &eb), VS_OK);
     cr_assert_eq(md, VS_MIRROR_OFF);
     cr_assert_eq(vs_mirror_mode_parse("on", &md, &eb), VS_ERR_INVAL);
-    cr_assert_str_eq(eb.msg, "invalid --dra-mirror \"on\": want off, fence or share");
+    cr_assert_str_eq(eb.msg, "invalid --dra-mirror \"on\" (want off, fence or share)");
     cr_assert_str_eq(vs_mirror_mode_name(VS_MIRROR_SHARE), "share");
 }
 
@@ -319,4 +319,33 @@ Test(mirror, reconcile_diff)
     vs_mirror_cleanup(&unalloc);
     vs_mirror_set_cleanup(&have);
     vs_mirror_set_cleanup(&want);
+}
+
+Test(mirror, taken_when_a_claim_over_commits_the_card)
+{
+    two_cards("n1");
+    slice("n1-gpu", "n1");
+    tb_use(m, UID1, "n1", "GPU-A", 1, 4096, 25);
+    char why[256];
+    cr_assert_not(vs_mirror_taken(m, UID1, why, sizeof(why)));
+    /* a share that still fits beside the pod: not taken */
+    const char *t = "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"small\",\"uid\":\"c1\"},"
+                    "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"r\","
+                    "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\","
+                    "\"shareID\":\"s\",\"consumedCapacity\":{\"memory\":\"1Gi\"}}]}}}}";
+    struct vs_dra_claim c;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_dra_claim_from_text(t, strlen(t), &c, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(vs_model_set_claim(m, &c), VS_OK);
+    cr_assert_not(vs_mirror_taken(m, UID1, why, sizeof(why)));
+    /* the whole device: over-committed */
+    t = "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"train\",\"uid\":\"c2\"},"
+        "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"r\","
+        "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}";
+    cr_assert_eq(vs_dra_claim_from_text(t, strlen(t), &c, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_eq(vs_model_set_claim(m, &c), VS_OK);
+    cr_assert(vs_mirror_taken(m, UID1, why, sizeof(why)));
+    cr_assert_str_eq(why, "card GPU-A on node n1 is held by DRA (claims ml/small, ml/train), "
+                          "taken after Filter");
+    cr_assert_not(vs_mirror_taken(m, "no-such-pod", why, sizeof(why)));
 }

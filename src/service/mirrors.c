@@ -1,0 +1,396 @@
+/* mirrors: the API side of mirror claims (mirrors.h). A mirror is written in two steps, create
+ * then status; a mirror whose second step failed is deleted at once, and one left half-written
+ * by a crash is neither "same" nor kept by the next reconcile (not allocated), so it is
+ * replaced. Reconcile LISTs before it reads the model: a mirror Bind makes in between is then
+ * wanted too (its pod was reserved before Bind), never taken for an orphan. */
+#include "mirrors.h"
+
+#include "annot.h"
+#include "leader.h"
+#include "log.h"
+#include "store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define API "/apis/resource.k8s.io/v1/namespaces/"
+
+struct vs_mirrors {
+    struct vs_mirrors_opts o;
+    char *ns;
+    pthread_t thread;
+    bool started;
+    /* mu guards the fields below */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, kicked, said_unsynced;
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void claims_path(const struct vs_mirrors *m, const char *name, const char *sub, char *out,
+                        size_t n)
+{
+    snprintf(out, n, API "%s/resourceclaims%s%s%s%s", m->ns, name ? "/" : "", name ? name : "",
+             sub ? "/" : "", sub ? sub : "");
+}
+
+static enum vs_err delete_claim(struct vs_mirrors *m, const char *name, struct vs_errbuf *eb)
+{
+    char p[600];
+    claims_path(m, name, NULL, p, sizeof(p));
+    enum vs_err err = vs_kube_request(m->o.kube, "DELETE", p, NULL, NULL, NULL, eb);
+    return err == VS_ERR_NOTFOUND ? VS_OK : err;
+}
+
+/* Creates mirror mr and writes its allocation; an existing claim of that name that is the same
+ * is kept, another is replaced. Nothing is left behind on error. */
+static enum vs_err ensure(struct vs_mirrors *m, const struct vs_mirror *mr, struct vs_errbuf *eb)
+{
+    char p[600];
+    json_t *body = vs_mirror_claim_json(mr, m->ns), *made = NULL, *st = NULL;
+    if (!body)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    claims_path(m, NULL, NULL, p, sizeof(p));
+    enum vs_err err = vs_kube_post(m->o.kube, p, body, &made, eb);
+    if (err == VS_ERR_CONFLICT) { /* AlreadyExists: from an earlier Bind or reconcile */
+        claims_path(m, mr->name, NULL, p, sizeof(p));
+        json_t *cur = NULL;
+        if ((err = vs_kube_get(m->o.kube, p, &cur, eb)))
+            goto out;
+        struct vs_mirror have;
+        bool same = vs_mirror_from_claim(cur, &have, NULL) == VS_OK && vs_mirror_same(mr, &have);
+        vs_mirror_cleanup(&have);
+        json_decref(cur);
+        if (same)
+            goto out;
+        if ((err = delete_claim(m, mr->name, eb)))
+            goto out;
+        claims_path(m, NULL, NULL, p, sizeof(p));
+        err = vs_kube_post(m->o.kube, p, body, &made, eb);
+    }
+    if (err) {
+        vs_err_prefix(eb, err, "create ResourceClaim %s/%s: ", m->ns, mr->name);
+        goto out;
+    }
+    if (!made || !(st = vs_mirror_status_json(mr)) || json_object_set(made, "status", st)) {
+        err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    } else {
+        claims_path(m, mr->name, "status", p, sizeof(p));
+        err = vs_kube_put(m->o.kube, p, made, NULL, eb);
+        if (err)
+            vs_err_prefix(eb, err, "allocate ResourceClaim %s/%s: ", m->ns, mr->name);
+    }
+    if (err) {
+        struct vs_errbuf e2;
+        delete_claim(m, mr->name, &e2);
+    }
+out:
+    json_decref(st);
+    json_decref(made);
+    json_decref(body);
+    return err;
+}
+
+struct have_ctx {
+    struct vs_mirror_set *set;
+    bool oom;
+};
+
+static int on_have(void *ctx, json_t *item)
+{
+    struct have_ctx *h = ctx;
+    struct vs_mirror mr;
+    struct vs_errbuf eb;
+    enum vs_err err = vs_mirror_from_claim(item, &mr, &eb);
+    if (err == VS_ERR_PARSE) {
+        /* Labelled but unreadable: an orphan by name (never the same as a wanted one). */
+        const char *name =
+            json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+        memset(&mr, 0, sizeof(mr));
+        if (!name)
+            return 0;
+        mr.name = (char *)name;
+        if (!vs_mirror_set_add(h->set, &mr))
+            h->oom = true;
+        return 0;
+    }
+    if (err || !vs_mirror_set_add(h->set, &mr))
+        h->oom = true;
+    vs_mirror_cleanup(&mr);
+    return 0;
+}
+
+struct want_ctx {
+    enum vs_mirror_mode mode;
+    const char *uid; /* NULL: every pod */
+    struct vs_mirror_set *set;
+    enum vs_err err;
+    bool taken;
+    char *why;
+    size_t n;
+};
+
+static void read_want(void *ctx, const struct vs_model *model)
+{
+    struct want_ctx *w = ctx;
+    w->err = w->uid ? vs_mirror_desired_pod(model, w->mode, w->uid, w->set)
+                    : vs_mirror_desired(model, w->mode, w->set);
+}
+
+static void read_taken(void *ctx, const struct vs_model *model)
+{
+    struct want_ctx *w = ctx;
+    w->taken = vs_mirror_taken(model, w->uid, w->why, w->n);
+}
+
+static bool serving(struct vs_mirrors *m)
+{
+    return !m->o.leader || vs_leader_term(m->o.leader, NULL) != 0;
+}
+
+enum vs_err vs_mirrors_reconcile(struct vs_mirrors *m, struct vs_mirrors_pass *out,
+                                 struct vs_errbuf *eb)
+{
+    memset(out, 0, sizeof(*out));
+    if (!serving(m) || !vs_store_synced(m->o.store) || !vs_store_dra_synced(m->o.store)) {
+        out->skipped = true;
+        pthread_mutex_lock(&m->mu);
+        bool say = serving(m) && !m->said_unsynced;
+        if (say)
+            m->said_unsynced = true;
+        pthread_mutex_unlock(&m->mu);
+        if (say)
+            vs_log(VS_LOG_INFO, "dra_mirror_waiting",
+                   "reason=\"ResourceSlices and ResourceClaims not listed yet (or not readable)\"");
+        return VS_OK;
+    }
+    struct vs_mirror_set have = {0}, want = {0};
+    struct vs_mirror_diff d = {0};
+    struct have_ctx hc = {.set = &have};
+    char p[600];
+    claims_path(m, NULL, NULL, p, sizeof(p));
+    enum vs_err err = vs_kube_list(m->o.kube, p, VS_LABEL_MIRROR_OF, 500, on_have, &hc, NULL, eb);
+    if (!err && hc.oom)
+        err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    if (err)
+        goto out;
+    struct want_ctx wc = {.mode = m->o.mode, .set = &want};
+    vs_store_read(m->o.store, read_want, &wc);
+    if ((err = wc.err) || (err = vs_mirror_diff(&want, &have, &d))) {
+        vs_err_set(eb, err, "out of memory");
+        goto out;
+    }
+    out->kept = have.n - d.n_remove;
+    char q[VS_ERRBUF_SIZE + 8];
+    for (size_t i = 0; i < d.n_remove; i++) {
+        const struct vs_mirror *mr = &have.items[d.remove[i]];
+        struct vs_errbuf e;
+        if (!serving(m) || delete_claim(m, mr->name, &e)) {
+            out->failed++;
+            if (serving(m))
+                vs_log(VS_LOG_WARN, "dra_mirror_delete_failed", "claim=%s/%s error=%s", m->ns,
+                       mr->name, vs_log_quote(e.msg, q, sizeof(q)));
+            continue;
+        }
+        out->deleted++;
+        vs_log(VS_LOG_INFO, "dra_mirror_deleted", "claim=%s/%s pod_uid=%s reason=%s", m->ns,
+               mr->name, mr->pod_uid ? mr->pod_uid : "", mr->allocated ? "orphan" : "unallocated");
+    }
+    for (size_t i = 0; i < d.n_create; i++) {
+        const struct vs_mirror *mr = &want.items[d.create[i]];
+        struct vs_errbuf e;
+        if (!serving(m) || ensure(m, mr, &e)) {
+            out->failed++;
+            if (serving(m))
+                vs_log(VS_LOG_WARN, "dra_mirror_create_failed", "claim=%s/%s error=%s", m->ns,
+                       mr->name, vs_log_quote(e.msg, q, sizeof(q)));
+            continue;
+        }
+        out->created++;
+        vs_log(VS_LOG_INFO, "dra_mirror_created",
+               "claim=%s/%s pod=%s node=%s card=%s source=reconcile", m->ns, mr->name, mr->pod,
+               mr->node, mr->card);
+    }
+out:
+    vs_mirror_diff_cleanup(&d);
+    vs_mirror_set_cleanup(&have);
+    vs_mirror_set_cleanup(&want);
+    return err;
+}
+
+enum vs_err vs_mirrors_bind(struct vs_mirrors *m, const char *uid, size_t *n_made, char *why,
+                            size_t n, struct vs_errbuf *eb)
+{
+    *n_made = 0;
+    struct vs_mirror_set want = {0};
+    struct want_ctx wc = {.mode = m->o.mode, .uid = uid, .set = &want, .why = why, .n = n};
+    vs_store_read(m->o.store, read_want, &wc);
+    enum vs_err err = wc.err ? vs_err_set(eb, wc.err, "out of memory") : VS_OK;
+    for (size_t i = 0; !err && i < want.n; i++) {
+        if ((err = ensure(m, &want.items[i], eb)))
+            break;
+        (*n_made)++;
+        vs_log(VS_LOG_INFO, "dra_mirror_created", "claim=%s/%s pod=%s node=%s card=%s source=bind",
+               m->ns, want.items[i].name, want.items[i].pod, want.items[i].node,
+               want.items[i].card);
+    }
+    if (!err && want.n) {
+        /* A claim allocated after Filter chose the card (kube-scheduler's DRA allocator did not
+         * see the mirror yet) holds it now: the mirror came too late for this card. */
+        vs_store_read(m->o.store, read_taken, &wc);
+        if (wc.taken)
+            err = VS_ERR_CONFLICT;
+    }
+    if (err) {
+        for (size_t i = 0; i < *n_made; i++) {
+            struct vs_errbuf e;
+            delete_claim(m, want.items[i].name, &e);
+        }
+        *n_made = 0;
+    }
+    vs_mirror_set_cleanup(&want);
+    return err;
+}
+
+static int on_release(void *ctx, json_t *item)
+{
+    struct vs_mirrors *m = ctx;
+    const char *name =
+        json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+    struct vs_errbuf eb;
+    char q[VS_ERRBUF_SIZE + 8];
+    if (name && delete_claim(m, name, &eb))
+        vs_log(VS_LOG_WARN, "dra_mirror_delete_failed", "claim=%s/%s error=%s", m->ns, name,
+               vs_log_quote(eb.msg, q, sizeof(q)));
+    return 0;
+}
+
+void vs_mirrors_release(struct vs_mirrors *m, const char *uid)
+{
+    char sel[200], p[600];
+    snprintf(sel, sizeof(sel), VS_LABEL_MIRROR_OF "=%s", uid);
+    claims_path(m, NULL, NULL, p, sizeof(p));
+    struct vs_errbuf eb;
+    char q[VS_ERRBUF_SIZE + 8];
+    if (vs_kube_list(m->o.kube, p, sel, 0, on_release, m, NULL, &eb))
+        vs_log(VS_LOG_WARN, "dra_mirror_delete_failed", "pod_uid=%s error=%s", uid,
+               vs_log_quote(eb.msg, q, sizeof(q)));
+}
+
+void vs_mirrors_kick(struct vs_mirrors *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->kicked = true;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void *run(void *arg)
+{
+    struct vs_mirrors *m = arg;
+    double last = 0;
+    bool first = true;
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        /* Wait for a kick (at least min_gap after the last pass) or the period. */
+        double now = mono();
+        double due = last == 0            ? now
+                     : m->kicked || first ? last + m->o.min_gap_s
+                                          : last + m->o.period_s;
+        if (now < due) {
+            double wait = due - now;
+            if (!m->kicked && wait > 0.5)
+                wait = 0.5; /* look again for a kick or the store's sync */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double t = ts.tv_sec + ts.tv_nsec / 1e9 + wait;
+            ts.tv_sec = (time_t)t;
+            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+            continue;
+        }
+        m->kicked = false;
+        pthread_mutex_unlock(&m->mu);
+        struct vs_mirrors_pass pass;
+        struct vs_errbuf eb;
+        char q[VS_ERRBUF_SIZE + 8];
+        enum vs_err err = vs_mirrors_reconcile(m, &pass, &eb);
+        if (err)
+            vs_log(VS_LOG_WARN, "dra_mirror_reconcile_failed", "error=%s",
+                   vs_log_quote(eb.msg, q, sizeof(q)));
+        else if (!pass.skipped && (pass.created || pass.deleted || pass.failed || first))
+            vs_log(VS_LOG_INFO, "dra_mirror_reconcile",
+                   "kept=%zu created=%zu deleted=%zu failed=%zu", pass.kept, pass.created,
+                   pass.deleted, pass.failed);
+        pthread_mutex_lock(&m->mu);
+        last = mono();
+        /* Until a pass ran (the start-up reconcile), try again every min_gap. */
+        if (!err && !pass.skipped)
+            first = false;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+struct vs_mirrors *vs_mirrors_new(const struct vs_mirrors_opts *o)
+{
+    struct vs_mirrors *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->o = *o;
+    if (!(m->ns = strdup(o->ns ? o->ns : "default"))) {
+        free(m);
+        return NULL;
+    }
+    m->o.ns = m->ns;
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_cond_init(&m->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return m;
+}
+
+bool vs_mirrors_start(struct vs_mirrors *m, struct vs_leader *leader)
+{
+    if (leader)
+        m->o.leader = leader;
+    if (pthread_create(&m->thread, NULL, run, m) != 0)
+        return false;
+    m->started = true;
+    return true;
+}
+
+void vs_mirrors_stop(struct vs_mirrors *m)
+{
+    if (!m || !m->started)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->thread, NULL);
+    m->started = false;
+}
+
+void vs_mirrors_free(struct vs_mirrors *m)
+{
+    if (!m)
+        return;
+    vs_mirrors_stop(m);
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+    free(m->ns);
+    free(m);
+}
