@@ -6,11 +6,14 @@
 #include "mirrors.h"
 
 #include "annot.h"
+#include "flags.h"
 #include "leader.h"
 #include "log.h"
 #include "store.h"
 
+#include <curl/curl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,4 +396,119 @@ void vs_mirrors_free(struct vs_mirrors *m)
     pthread_mutex_destroy(&m->mu);
     free(m->ns);
     free(m);
+}
+
+struct sweep_ctx {
+    struct vs_kube *k;
+    const char *ns;
+    size_t deleted;
+    enum vs_err err;
+    struct vs_errbuf *eb;
+};
+
+static int on_sweep(void *ctx, json_t *item)
+{
+    struct sweep_ctx *c = ctx;
+    const char *name =
+        json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+    if (!name)
+        return 0;
+    char p[600];
+    snprintf(p, sizeof(p), API "%s/resourceclaims/%s", c->ns, name);
+    enum vs_err err = vs_kube_request(c->k, "DELETE", p, NULL, NULL, NULL, c->eb);
+    if (err && err != VS_ERR_NOTFOUND) {
+        c->err = err;
+        return 1;
+    }
+    c->deleted += !err;
+    return 0;
+}
+
+enum vs_err vs_mirrors_sweep(struct vs_kube *k, const char *ns, size_t *deleted,
+                             struct vs_errbuf *eb)
+{
+    char p[600];
+    snprintf(p, sizeof(p), API "%s/resourceclaims", ns);
+    struct sweep_ctx c = {.k = k, .ns = ns, .eb = eb};
+    enum vs_err err = vs_kube_list(k, p, VS_LABEL_MIRROR_OF, 500, on_sweep, &c, NULL, eb);
+    *deleted = c.deleted;
+    return c.err ? c.err : err;
+}
+
+struct sweep_opts {
+    const char *ns, *kubeconfig;
+};
+
+static const struct vs_flag sweep_flags[] = {
+    {.name = "namespace",
+     .type = VS_FLAG_STR,
+     .off = offsetof(struct sweep_opts, ns),
+     .help = "namespace of the mirror ResourceClaims",
+     .def = "$POD_NAMESPACE, the kubeconfig's, default"},
+    {.name = "kubeconfig",
+     .type = VS_FLAG_STR,
+     .off = offsetof(struct sweep_opts, kubeconfig),
+     .help = "out-of-cluster API access",
+     .def = "$KUBECONFIG, ~/.kube/config, in-cluster"},
+    {.name = "help", .alias = "h", .type = VS_FLAG_HELP, .help = "print this help and exit"},
+};
+#define N_SWEEP_FLAGS (sizeof(sweep_flags) / sizeof(sweep_flags[0]))
+
+void vs_mirrors_sweep_usage(FILE *f)
+{
+    struct sweep_opts o = {0};
+    fprintf(f, "usage: vgpu-sched dra-mirror-sweep [flags]\n"
+               "\n"
+               "Deletes every mirror ResourceClaim (label vgpu-sched.io/mirror-of) of one\n"
+               "namespace, as after an uninstall (docs/dra.md). Exit status: 0, 1 when the API\n"
+               "refused, 2 bad flags.\n"
+               "\n"
+               "flags:\n");
+    vs_flags_print(f, sweep_flags, N_SWEEP_FLAGS, &o);
+}
+
+int vs_mirrors_sweep_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    struct sweep_opts o = {0};
+    enum vs_flags_result fr =
+        vs_flags_parse(sweep_flags, N_SWEEP_FLAGS, argc, argv, &o, "dra-mirror-sweep", err, NULL,
+                       NULL);
+    if (fr == VS_FLAGS_HELP) {
+        vs_mirrors_sweep_usage(out);
+        return 0;
+    }
+    if (fr != VS_FLAGS_OK)
+        return 2;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct vs_kube_config kc = {0};
+    struct vs_kube *k = NULL;
+    struct vs_errbuf eb;
+    int rc = 1;
+    if (vs_kube_config_load(o.kubeconfig, &kc, &eb)) {
+        fprintf(err, "dra-mirror-sweep: %s\n", eb.msg);
+        rc = 2;
+        goto out;
+    }
+    struct vs_kube_opts ko = {.timeout_s = 30, .user_agent = "vgpu-sched/" VS_VERSION};
+    if (!(k = vs_kube_new(&kc, &ko, &eb))) {
+        fprintf(err, "dra-mirror-sweep: %s\n", eb.msg);
+        goto out;
+    }
+    const char *ns = o.ns && *o.ns                     ? o.ns
+                     : getenv("POD_NAMESPACE") && *getenv("POD_NAMESPACE") ? getenv("POD_NAMESPACE")
+                     : kc.namespace && *kc.namespace ? kc.namespace
+                                                     : "default";
+    size_t n = 0;
+    enum vs_err e = vs_mirrors_sweep(k, ns, &n, &eb);
+    fprintf(out, "deleted %zu mirror ResourceClaims in %s\n", n, ns);
+    if (e) {
+        fprintf(err, "dra-mirror-sweep: %s\n", eb.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    vs_kube_free(k);
+    vs_kube_config_cleanup(&kc);
+    curl_global_cleanup();
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "kube.h"
@@ -65,5 +66,16 @@ enum vs_err vs_mirrors_bind(struct vs_mirrors *m, const char *uid, size_t *n_mad
                             size_t n, struct vs_errbuf *eb);
 /* Deletes every mirror of pod uid (a Bind that failed after vs_mirrors_bind). */
 void vs_mirrors_release(struct vs_mirrors *m, const char *uid);
+
+/* Deletes every mirror claim (label vgpu-sched.io/mirror-of) in namespace ns: *deleted of
+ * them. The first failed LIST or DELETE is returned. */
+enum vs_err vs_mirrors_sweep(struct vs_kube *k, const char *ns, size_t *deleted,
+                             struct vs_errbuf *eb);
+
+/* `vgpu-sched dra-mirror-sweep [--namespace NS] [--kubeconfig FILE]`: vs_mirrors_sweep, one
+ * line on out ("deleted N mirror ResourceClaims in NS"). Exit status: 0, 1 when the API
+ * refused, 2 bad flags. The chart's post-delete hook runs it. */
+int vs_mirrors_sweep_main(int argc, char **argv, FILE *out, FILE *err);
+void vs_mirrors_sweep_usage(FILE *f);
 
 #endif

@@ -43,7 +43,7 @@ done
 
 # --- -h / --help of each command ---------------------------------------------------------------
 for args in "-h" "help" "serve -h" "serve --help" "--kube-qps 5 --help" "simulate -h" \
-            "simulate --help" "version -h" "version --help"; do
+            "simulate --help" "version -h" "version --help" "dra-mirror-sweep -h"; do
     read -r -a a <<< "$args"
     out=$("$bin" "${a[@]}" 2>&1); rc=$?
     [ $rc -eq 0 ] && [[ "$out" == usage:* ]] && ok || bad "vgpu-sched $args: exit $rc, want 0 and usage"
@@ -78,6 +78,7 @@ check_bad 'vgpu-sched: unexpected argument "extra"' serve extra
 check_bad 'vgpu-sched: version takes no arguments ("--short")' version --short
 check_bad 'simulate: unknown flag --kube-qps' simulate --cluster x --kube-qps 5
 check_bad 'simulate: --cluster FILE is required' simulate
+check_bad 'dra-mirror-sweep: unknown flag --ns' dra-mirror-sweep --ns x
 
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

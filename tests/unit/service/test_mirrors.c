@@ -6,6 +6,7 @@
 #include "fakeapi.h"
 #include "harness.h"
 #include "log.h"
+#include "mirrors.h"
 #include "serve.h"
 
 #include <criterion/criterion.h>
@@ -278,4 +279,41 @@ Test(mirrors, off_writes_nothing)
     char *m = mirror_text();
     cr_assert_str_eq(m, "none");
     free(m);
+}
+
+/* The uninstall sweep deletes the labelled claims of its namespace and nothing else. */
+Test(mirrors, sweep_deletes_only_mirrors)
+{
+    const char *fmt = "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                      "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"u-%s-%s\"%s},"
+                      "\"spec\":{}}";
+    const char *lab = ",\"labels\":{\"vgpu-sched.io/mirror-of\":\"x\"}";
+    const struct {
+        const char *name, *ns, *labels;
+    } cl[] = {{"m1", "vgpu", lab}, {"m2", "vgpu", lab}, {"keep", "vgpu", ""}, {"m3", "other", lab}};
+    for (size_t i = 0; i < 4; i++) {
+        char *j = malloc(1024);
+        snprintf(j, 1024, fmt, cl[i].name, cl[i].ns, cl[i].ns, cl[i].name, cl[i].labels);
+        put(j);
+    }
+    char *out = NULL, *err = NULL;
+    size_t ol = 0, el = 0;
+    FILE *fo = open_memstream(&out, &ol), *fe = open_memstream(&err, &el);
+    char kc[300];
+    snprintf(kc, sizeof(kc), "--kubeconfig=%s", h.kubeconfig);
+    char *argv[] = {kc, "--namespace", "vgpu", NULL};
+    int rc = vs_mirrors_sweep_main(3, argv, fo, fe);
+    fclose(fo);
+    fclose(fe);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "deleted 2 mirror ResourceClaims in vgpu\n");
+    cr_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    json_t *k = vs_fakeapi_get(api, "ResourceClaim", "vgpu", "keep");
+    json_t *o = vs_fakeapi_get(api, "ResourceClaim", "other", "m3");
+    json_t *m = vs_fakeapi_get(api, "ResourceClaim", "vgpu", "m1");
+    cr_assert(k && o && !m);
+    json_decref(k);
+    json_decref(o);
 }
