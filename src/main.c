@@ -1,6 +1,6 @@
 /* main: the vgpu-sched command line — subcommands `serve` (the default when the first argument
- * is a flag), `simulate`, `version` and `dra-mirror-sweep`. Each command's flags and --help come from its own flag
- * table (serve.c, simulate.c); `vgpu-sched --help` prints all of them. */
+ * is a flag), `simulate`, `version` and `dra-mirror-sweep`. Each command's flags and --help come
+ * from its own flag table (serve.c, simulate.c); `vgpu-sched --help` prints all of them. */
 #include "mirrors.h"
 #include "mtune.h"
 #include "serve.h"

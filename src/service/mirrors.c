@@ -46,12 +46,43 @@ static void claims_path(const struct vs_mirrors *m, const char *name, const char
              sub ? "/" : "", sub ? sub : "");
 }
 
-static enum vs_err delete_claim(struct vs_mirrors *m, const char *name, struct vs_errbuf *eb)
+/* Deallocates claim ns/name (its status.allocation removed through the status subresource),
+ * then deletes it. Deallocation first: kube-scheduler retries the pods its DRA allocator
+ * refused when an allocated claim is deallocated, not when one is deleted. Gone already is
+ * success. */
+static enum vs_err retire(struct vs_kube *k, const char *ns, const char *name, struct vs_errbuf *eb)
 {
     char p[600];
-    claims_path(m, name, NULL, p, sizeof(p));
-    enum vs_err err = vs_kube_request(m->o.kube, "DELETE", p, NULL, NULL, NULL, eb);
+    snprintf(p, sizeof(p), API "%s/resourceclaims/%s", ns, name);
+    enum vs_err err = VS_OK;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_t *cur = NULL;
+        if ((err = vs_kube_get(k, p, &cur, eb)))
+            return err == VS_ERR_NOTFOUND ? VS_OK : err;
+        json_t *st = json_object_get(cur, "status");
+        bool allocated = json_is_object(json_object_get(st, "allocation"));
+        if (allocated) {
+            json_object_del(st, "allocation");
+            char sp[640];
+            snprintf(sp, sizeof(sp), "%s/status", p);
+            err = vs_kube_put(k, sp, cur, NULL, eb);
+        }
+        json_decref(cur);
+        if (err == VS_ERR_CONFLICT)
+            continue; /* changed meanwhile: read it again */
+        if (err)
+            return err == VS_ERR_NOTFOUND ? VS_OK : err;
+        break;
+    }
+    if (err)
+        return err;
+    err = vs_kube_request(k, "DELETE", p, NULL, NULL, NULL, eb);
     return err == VS_ERR_NOTFOUND ? VS_OK : err;
+}
+
+static enum vs_err delete_claim(struct vs_mirrors *m, const char *name, struct vs_errbuf *eb)
+{
+    return retire(m->o.kube, m->ns, name, eb);
 }
 
 /* Creates mirror mr and writes its allocation; an existing claim of that name that is the same
@@ -413,14 +444,12 @@ static int on_sweep(void *ctx, json_t *item)
         json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
     if (!name)
         return 0;
-    char p[600];
-    snprintf(p, sizeof(p), API "%s/resourceclaims/%s", c->ns, name);
-    enum vs_err err = vs_kube_request(c->k, "DELETE", p, NULL, NULL, NULL, c->eb);
-    if (err && err != VS_ERR_NOTFOUND) {
+    enum vs_err err = retire(c->k, c->ns, name, c->eb);
+    if (err) {
         c->err = err;
         return 1;
     }
-    c->deleted += !err;
+    c->deleted++;
     return 0;
 }
 
@@ -470,9 +499,8 @@ void vs_mirrors_sweep_usage(FILE *f)
 int vs_mirrors_sweep_main(int argc, char **argv, FILE *out, FILE *err)
 {
     struct sweep_opts o = {0};
-    enum vs_flags_result fr =
-        vs_flags_parse(sweep_flags, N_SWEEP_FLAGS, argc, argv, &o, "dra-mirror-sweep", err, NULL,
-                       NULL);
+    enum vs_flags_result fr = vs_flags_parse(sweep_flags, N_SWEEP_FLAGS, argc, argv, &o,
+                                             "dra-mirror-sweep", err, NULL, NULL);
     if (fr == VS_FLAGS_HELP) {
         vs_mirrors_sweep_usage(out);
         return 0;
@@ -494,10 +522,10 @@ int vs_mirrors_sweep_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "dra-mirror-sweep: %s\n", eb.msg);
         goto out;
     }
-    const char *ns = o.ns && *o.ns                     ? o.ns
+    const char *ns = o.ns && *o.ns                                         ? o.ns
                      : getenv("POD_NAMESPACE") && *getenv("POD_NAMESPACE") ? getenv("POD_NAMESPACE")
-                     : kc.namespace && *kc.namespace ? kc.namespace
-                                                     : "default";
+                     : kc.namespace && *kc.namespace                       ? kc.namespace
+                                                                           : "default";
     size_t n = 0;
     enum vs_err e = vs_mirrors_sweep(k, ns, &n, &eb);
     fprintf(out, "deleted %zu mirror ResourceClaims in %s\n", n, ns);

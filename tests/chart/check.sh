@@ -208,7 +208,7 @@ has mirror '- --dra-mirror=fence$' '- --dra-mirror-namespace=gpu-system$' \
   'resources: \["resourceclaims/binding"\]$' 'resources: \["resourceclaims/status"\]$' \
   'verbs: \["get", "list", "watch", "create", "delete"\]$' 'name: rel-vgpu-sched-dra-mirror$' \
   'helm.sh/hook: post-delete$' '^kind: Job$' '- dra-mirror-sweep$' '- --namespace=gpu-system$' \
-  'serviceAccountName: rel-vgpu-sched-dra-mirror-sweep$' 'verbs: \["list", "delete"\]$'
+  'serviceAccountName: rel-vgpu-sched-dra-mirror-sweep$' 'verbs: \["get", "list", "delete"\]$'
 render mirrorns --set scheduler.draMirror.mode=share --set scheduler.draMirror.namespace=gpu-mirrors
 has mirrorns '- --dra-mirror=share$' '- --dra-mirror-namespace=gpu-mirrors$' \
   '^  namespace: gpu-mirrors$' '- --namespace=gpu-mirrors$'

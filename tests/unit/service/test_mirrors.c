@@ -155,8 +155,12 @@ Test(mirrors, bind_makes_the_mirror_and_the_pod_leaving_deletes_it)
     char *m = mirror_text();
     cr_assert_str_eq(m, MIRROR_FENCE);
     free(m);
+    const char *st = "/apis/resource.k8s.io/v1/namespaces/vgpu/resourceclaims/" MIRROR "/status";
+    cr_assert_eq(vs_fakeapi_count(api, "PUT", st), 1); /* allocated */
     cr_assert_eq(vs_fakeapi_delete(api, "Pod", "default", "p"), 0);
     wait_mirror("none");
+    /* deallocated before the delete (kube-scheduler requeues its DRA pods on that) */
+    cr_assert_eq(vs_fakeapi_count(api, "PUT", st), 2);
     char *l = vs_harness_log_lines(logpath, "dra_mirror_deleted");
     cr_assert_str_eq(l, "level=info event=dra_mirror_deleted claim=vgpu/" MIRROR " pod_uid=" UID
                         " reason=orphan");
