@@ -157,6 +157,12 @@ bool vs_mirror_name(const char *pod_uid, const char *card, char *out, size_t n)
     return w > 0 && (size_t)w < n && w <= 253;
 }
 
+bool vs_mirror_card_name(const char *node, const char *card, char *out, size_t n)
+{
+    int w = snprintf(out, n, "vgpu-mirror-card-%08x-%08x", fnv32(node), fnv32(card));
+    return w > 0 && (size_t)w < n;
+}
+
 /* RFC 4122 form in lowercase: what the API server accepts as a shareID. */
 static bool lower_uuid(const char *s)
 {
@@ -213,6 +219,43 @@ static void add_dev(void *ctx, const struct vs_dra_slice *s, const struct vs_dra
     c->cur.n++;
 }
 
+/* Moves the devices of c->cur whose share flag is `share` into a new mirror named name (added
+ * to c->out unless one of that name is there). pod_uid NULL: the card's mirror. */
+static void add_part(struct desired_ctx *c, const struct vs_podent *pe, const struct vs_usage *u,
+                     bool share, const char *name)
+{
+    if (vs_mirror_set_find(c->out, name))
+        return; /* the card's mirror for an earlier pod, or the same card twice */
+    struct vs_mirror mr = {.allocated = true};
+    bool ok = (mr.devs = calloc(c->cur.n, sizeof(*mr.devs))) != NULL;
+    for (size_t i = 0; ok && i < c->cur.n; i++) {
+        const struct vs_mirror_dev *d = &c->cur.devs[i];
+        if (d->share != share)
+            continue;
+        struct vs_mirror_dev *nd = &mr.devs[mr.n++];
+        nd->share = share;
+        ok = (nd->driver = strdup(d->driver)) && (nd->pool = strdup(d->pool)) &&
+             (nd->device = strdup(d->device));
+    }
+    if (ok && mr.n) {
+        ok =
+            (mr.name = strdup(name)) && (mr.node = strdup(pe->node)) && (mr.card = strdup(u->uuid));
+        if (ok && share) {
+            mr.mem_mib = u->mem;
+            mr.cores = u->cores;
+            size_t pl = strlen(pe->ns) + 1 + strlen(pe->name) + 1;
+            if ((mr.pod = malloc(pl)))
+                snprintf(mr.pod, pl, "%s/%s", pe->ns, pe->name);
+            ok = mr.pod && (mr.pod_uid = strdup(pe->uid));
+        }
+        /* A copy is cheap next to the API calls this set causes. */
+        ok = ok && vs_mirror_set_add(c->out, &mr);
+    }
+    if (!ok)
+        c->oom = true;
+    vs_mirror_cleanup(&mr);
+}
+
 static void desired_pod(void *ctx, const struct vs_podent *pe)
 {
     struct desired_ctx *c = ctx;
@@ -220,28 +263,17 @@ static void desired_pod(void *ctx, const struct vs_podent *pe)
         return;
     c->share_ok = lower_uuid(pe->uid);
     for (size_t u = 0; u < pe->n_usage && !c->oom; u++) {
-        const char *card = pe->usage[u].uuid;
-        char name[320];
-        if (!card || !vs_mirror_name(pe->uid, card, name, sizeof(name)))
+        const struct vs_usage *us = &pe->usage[u];
+        char pname[320], cname[64];
+        if (!us->uuid || !vs_mirror_card_name(pe->node, us->uuid, cname, sizeof(cname)))
             continue;
-        if (vs_mirror_set_find(c->out, name))
-            continue; /* the same card twice (two backends' entries): the first one counts */
         memset(&c->cur, 0, sizeof(c->cur));
-        vs_model_dra_devices(c->m, pe->node, card, add_dev, c);
+        vs_model_dra_devices(c->m, pe->node, us->uuid, add_dev, c);
         if (!c->oom && c->cur.n) {
             qsort(c->cur.devs, c->cur.n, sizeof(c->cur.devs[0]), dev_cmp);
-            c->cur.allocated = true;
-            c->cur.mem_mib = pe->usage[u].mem;
-            c->cur.cores = pe->usage[u].cores;
-            size_t pl = strlen(pe->ns) + 1 + strlen(pe->name) + 1;
-            if ((c->cur.pod = malloc(pl)))
-                snprintf(c->cur.pod, pl, "%s/%s", pe->ns, pe->name);
-            bool ok = c->cur.pod && (c->cur.name = strdup(name)) &&
-                      (c->cur.pod_uid = strdup(pe->uid)) && (c->cur.node = strdup(pe->node)) &&
-                      (c->cur.card = strdup(card));
-            /* A copy is cheap next to the API calls this set causes. */
-            if (!ok || !vs_mirror_set_add(c->out, &c->cur))
-                c->oom = true;
+            add_part(c, pe, us, false, cname);
+            if (vs_mirror_name(pe->uid, us->uuid, pname, sizeof(pname)))
+                add_part(c, pe, us, true, pname);
         }
         vs_mirror_cleanup(&c->cur);
     }
@@ -285,7 +317,8 @@ enum vs_err vs_mirror_from_claim(const json_t *claim, struct vs_mirror *out, str
     const json_t *an = json_object_get(meta, "annotations");
     const json_t *st = json_object_get(claim, "status");
     out->allocated = json_is_object(json_object_get(st, "allocation"));
-    bool ok = dup_opt(&out->name, c.name) && dup_opt(&out->pod_uid, c.mirror_of) &&
+    bool card = strcmp(c.mirror_of, VS_MIRROR_CARD) == 0;
+    bool ok = dup_opt(&out->name, c.name) && dup_opt(&out->pod_uid, card ? NULL : c.mirror_of) &&
               dup_opt(&out->pod, str_of(an, VS_ANNO_MIRROR_POD)) &&
               dup_opt(&out->node, str_of(an, VS_ANNO_MIRROR_NODE)) &&
               dup_opt(&out->card, str_of(an, VS_ANNO_MIRROR_CARD)) &&
@@ -341,11 +374,18 @@ json_t *vs_mirror_claim_json(const struct vs_mirror *m, const char *ns)
     }
     if (!reqs)
         return NULL;
-    return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:{s:s,s:s,s:s}},s:{s:{s:o}}}", "apiVersion",
+    json_t *an = json_pack("{s:s,s:s}", VS_ANNO_MIRROR_NODE, m->node, VS_ANNO_MIRROR_CARD, m->card);
+    if (an && m->pod && json_object_set_new(an, VS_ANNO_MIRROR_POD, json_string(m->pod)))
+        json_decref(an), an = NULL;
+    if (!an) {
+        json_decref(reqs);
+        return NULL;
+    }
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:o},s:{s:{s:o}}}", "apiVersion",
                      "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name", m->name,
-                     "namespace", ns, "labels", VS_LABEL_MIRROR_OF, m->pod_uid, "annotations",
-                     VS_ANNO_MIRROR_POD, m->pod ? m->pod : "", VS_ANNO_MIRROR_NODE, m->node,
-                     VS_ANNO_MIRROR_CARD, m->card, "spec", "devices", "requests", reqs);
+                     "namespace", ns, "labels", VS_LABEL_MIRROR_OF,
+                     m->pod_uid ? m->pod_uid : VS_MIRROR_CARD, "annotations", an, "spec", "devices",
+                     "requests", reqs);
 }
 
 json_t *vs_mirror_status_json(const struct vs_mirror *m)
@@ -419,8 +459,11 @@ enum vs_err vs_mirror_diff(const struct vs_mirror_set *want, const struct vs_mir
         } else if (c > 0) {
             ok = push(&out->remove, &out->n_remove, j++);
         } else {
+            /* Not allocated yet: completed (a Bind may be writing it right now), never deleted
+             * first, which would leave its devices free for a moment. */
             if (!vs_mirror_same(&want->items[i], &have->items[j]))
-                ok = push(&out->remove, &out->n_remove, j) && push(&out->create, &out->n_create, i);
+                ok = (!have->items[j].allocated || push(&out->remove, &out->n_remove, j)) &&
+                     push(&out->create, &out->n_create, i);
             i++;
             j++;
         }
@@ -446,6 +489,20 @@ enum vs_err vs_mirror_desired_pod(const struct vs_model *m, enum vs_mirror_mode 
         return VS_ERR_NOMEM;
     }
     return VS_OK;
+}
+
+void vs_mirror_mark_held(const struct vs_model *m, struct vs_mirror_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        struct vs_mirror *mr = &s->items[i];
+        mr->dra_held = false;
+        const struct vs_node *nd = mr->pod_uid || !mr->node ? NULL : vs_model_node(m, mr->node);
+        for (size_t k = 0; nd && mr->card && k < nd->n_cards; k++) {
+            const struct vs_card *c = &nd->cards[k];
+            if (strcmp(c->uuid, mr->card) == 0)
+                mr->dra_held = c->dra_slots || c->dra_mem || c->dra_cores;
+        }
+    }
 }
 
 bool vs_mirror_taken(const struct vs_model *m, const char *uid, char *why, size_t n)

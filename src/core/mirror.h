@@ -30,17 +30,25 @@ struct vs_mirror_dev {
     bool share; /* shareID = the pod uid, consumedCapacity = mem_mib/cores of the mirror */
 };
 
-/* One mirror claim: pod uid x card. */
+/* The label value of a card's mirror (one per card, whichever pods use it). */
+#define VS_MIRROR_CARD "card"
+
+/* One mirror claim. kube-scheduler keeps the devices allocated without a shareID as a set, so a
+ * device must be in one such claim only: its whole results are the card's mirror, one per card
+ * (node, card) while any tracked pod uses it, pod_uid NULL; share results (distinct shareIDs,
+ * consumed capacity summed) are one mirror per pod and card. */
 struct vs_mirror {
-    char *name;    /* "vgpu-mirror-<pod uid>-<8 hex digits of FNV-1a 32 of the card id>" */
-    char *pod_uid; /* label vgpu-sched.io/mirror-of */
-    char *pod;     /* "ns/name" (annotation vgpu-sched.io/mirror-pod) */
+    char *name;    /* the card's: "vgpu-mirror-card-<FNV-1a 32 of node>-<... of card>";
+                    * a pod's: "vgpu-mirror-<pod uid>-<FNV-1a 32 of card>" (8 hex digits each) */
+    char *pod_uid; /* label vgpu-sched.io/mirror-of (VS_MIRROR_CARD: NULL here) */
+    char *pod;     /* "ns/name" (annotation vgpu-sched.io/mirror-pod); NULL for the card's */
     char *node;    /* annotation vgpu-sched.io/mirror-node, status.allocation.nodeSelector */
     char *card;    /* annotation vgpu-sched.io/mirror-card */
     int64_t mem_mib, cores;     /* the pod's use of the card (consumed by share results) */
     struct vs_mirror_dev *devs; /* sorted by (driver, pool, device); never empty when desired */
     size_t n;
     bool allocated; /* status.allocation is written (desired mirrors: true) */
+    bool dra_held;  /* a card's mirror whose card a DRA claim also holds (vs_mirror_mark_held) */
 };
 void vs_mirror_cleanup(struct vs_mirror *m);
 
@@ -53,14 +61,17 @@ void vs_mirror_set_cleanup(struct vs_mirror_set *s);
 /* The mirror named `name`, or NULL. Borrowed from s. */
 const struct vs_mirror *vs_mirror_set_find(const struct vs_mirror_set *s, const char *name);
 
+/* The name of the card's mirror into out (n bytes, 36 are enough); false when it does not fit. */
+bool vs_mirror_card_name(const char *node, const char *card, char *out, size_t n);
 /* The claim name for (pod_uid, card) into out (n bytes; 64 is enough for any pod uid up to 40
  * characters). Returns false when it does not fit or is not a valid object name. */
 bool vs_mirror_name(const char *pod_uid, const char *card, char *out, size_t n);
 
-/* The mirrors model m calls for in `mode` (out zeroed first; empty for VS_MIRROR_OFF): every
+/* The mirrors model m calls for in `mode` (out zeroed first; empty for VS_MIRROR_OFF): for every
  * tracked pod that is not expired and has a node, every card of its usage that a node-local
- * slice device of that node names. A share result needs a device with allowMultipleAllocations
- * named by its uuid and a pod uid in RFC 4122 lowercase form; other devices get whole results.
+ * slice device of that node names. A share result needs share mode, a device with
+ * allowMultipleAllocations named by its uuid and a pod uid in RFC 4122 lowercase form (a
+ * pod's mirror); other devices get whole results (the card's mirror).
  * VS_ERR_NOMEM (out emptied). */
 enum vs_err vs_mirror_desired(const struct vs_model *m, enum vs_mirror_mode mode,
                               struct vs_mirror_set *out);
@@ -73,6 +84,11 @@ enum vs_err vs_mirror_desired_pod(const struct vs_model *m, enum vs_mirror_mode 
  * (the claim came after Filter chose the card): true with why (truncated to n) naming the card,
  * the node and the claims holding some of its cards. */
 bool vs_mirror_taken(const struct vs_model *m, const char *uid, char *why, size_t n);
+
+/* Sets dra_held on every card's mirror of s whose card (node, card) DRA claims of the ledger
+ * hold some of: the mirror then shares a device with a real claim, and kube-scheduler keeps
+ * allocated devices as a set, so removing either claim frees the device in its eyes. */
+void vs_mirror_mark_held(const struct vs_model *m, struct vs_mirror_set *s);
 
 /* Decodes an existing mirror claim (labelled mirror-of) into out: name, label, the three
  * annotations (absent ones NULL) and status.allocation's results (share: a shareID is set;
@@ -95,9 +111,9 @@ json_t *vs_mirror_status_json(const struct vs_mirror *m);
 /* Same name, node, card, devices and (when some result shares) amounts, and have is allocated. */
 bool vs_mirror_same(const struct vs_mirror *want, const struct vs_mirror *have);
 
-/* What a reconcile does: create want->items[create[i]], delete have->items[remove[i]]. A have
- * entry that is not the same as the want entry of its name is removed and that want entry
- * created again. */
+/* What a reconcile does: delete have->items[remove[i]], then create want->items[create[i]]. An
+ * allocated have entry that is not the same as the want entry of its name is removed and that
+ * want entry created again; an unallocated one is only "created" (the create completes it). */
 struct vs_mirror_diff {
     size_t *create, n_create;
     size_t *remove, n_remove;

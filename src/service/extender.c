@@ -1412,6 +1412,15 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
+    /* Once more just before the binding: kube-scheduler may have allocated a card of the pod
+     * from a cache that did not have the mirror yet, and its claim arrived meanwhile. */
+    if (mirrored) {
+        char why[512];
+        if (vs_mirrors_taken(a->mirrors, uid, why, sizeof(why))) {
+            snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, why);
+            goto fail;
+        }
+    }
     char bpath[1200];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
     json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",

@@ -30,6 +30,9 @@ struct vs_mirrors {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop, kicked, said_unsynced;
+    /* reconciles only (one at a time: the thread, or a test): the cards' mirrors a DRA claim
+     * also held at the last pass, names sorted */
+    struct vs_mirror_set overlapped;
 };
 
 static double mono(void)
@@ -85,51 +88,84 @@ static enum vs_err delete_claim(struct vs_mirrors *m, const char *name, struct v
     return retire(m->o.kube, m->ns, name, eb);
 }
 
-/* Creates mirror mr and writes its allocation; an existing claim of that name that is the same
- * is kept, another is replaced. Nothing is left behind on error. */
-static enum vs_err ensure(struct vs_mirrors *m, const struct vs_mirror *mr, struct vs_errbuf *eb)
+/* Makes mirror mr exist, allocated: created and its allocation written; an existing claim of
+ * that name that is the same is kept, one not yet allocated is completed (a concurrent Bind or
+ * reconcile may be writing it: whoever loses the status write reads it again), an allocated
+ * one that differs is replaced. *made: this call created it. Nothing is left behind by a
+ * create of this call on error. */
+static enum vs_err ensure(struct vs_mirrors *m, const struct vs_mirror *mr, bool *made,
+                          struct vs_errbuf *eb)
 {
-    char p[600];
-    json_t *body = vs_mirror_claim_json(mr, m->ns), *made = NULL, *st = NULL;
+    char p[600], sp[640];
+    *made = false;
+    json_t *body = vs_mirror_claim_json(mr, m->ns), *cur = NULL, *st = NULL;
     if (!body)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     claims_path(m, NULL, NULL, p, sizeof(p));
-    enum vs_err err = vs_kube_post(m->o.kube, p, body, &made, eb);
-    if (err == VS_ERR_CONFLICT) { /* AlreadyExists: from an earlier Bind or reconcile */
-        claims_path(m, mr->name, NULL, p, sizeof(p));
-        json_t *cur = NULL;
-        if ((err = vs_kube_get(m->o.kube, p, &cur, eb)))
-            goto out;
+    enum vs_err err = vs_kube_post(m->o.kube, p, body, &cur, eb);
+    if (!err)
+        *made = true;
+    else if (err != VS_ERR_CONFLICT) /* AlreadyExists: from an earlier Bind or reconcile */
+        goto fail;
+    claims_path(m, mr->name, NULL, p, sizeof(p));
+    snprintf(sp, sizeof(sp), "%s/status", p);
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if (!cur && (err = vs_kube_get(m->o.kube, p, &cur, eb)))
+            goto fail;
         struct vs_mirror have;
-        bool same = vs_mirror_from_claim(cur, &have, NULL) == VS_OK && vs_mirror_same(mr, &have);
+        bool decoded = vs_mirror_from_claim(cur, &have, NULL) == VS_OK;
+        bool same = decoded && vs_mirror_same(mr, &have);
+        /* the same devices requested: its allocation can be written */
+        const json_t *reqs =
+            json_object_get(json_object_get(json_object_get(cur, "spec"), "devices"), "requests");
+        bool fits = decoded && !have.allocated && json_array_size(reqs) == mr->n;
         vs_mirror_cleanup(&have);
-        json_decref(cur);
         if (same)
-            goto out;
-        if ((err = delete_claim(m, mr->name, eb)))
-            goto out;
-        claims_path(m, NULL, NULL, p, sizeof(p));
-        err = vs_kube_post(m->o.kube, p, body, &made, eb);
+            goto done;
+        if (fits) {
+            if (!(st = vs_mirror_status_json(mr)) || json_object_set(cur, "status", st)) {
+                err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+            json_decref(st);
+            st = NULL;
+            err = vs_kube_put(m->o.kube, sp, cur, NULL, eb);
+            if (!err)
+                goto done;
+            if (err != VS_ERR_CONFLICT && err != VS_ERR_NOTFOUND)
+                goto fail;
+        } else {
+            /* allocated otherwise (stale devices), or not ours to complete: replace it */
+            if ((err = delete_claim(m, mr->name, eb)))
+                goto fail;
+            claims_path(m, NULL, NULL, p, sizeof(p));
+            json_decref(cur);
+            cur = NULL;
+            err = vs_kube_post(m->o.kube, p, body, &cur, eb);
+            claims_path(m, mr->name, NULL, p, sizeof(p));
+            if (!err)
+                *made = true;
+            else if (err != VS_ERR_CONFLICT)
+                goto fail;
+            continue;
+        }
+        json_decref(cur);
+        cur = NULL; /* changed meanwhile: read it again */
     }
-    if (err) {
-        vs_err_prefix(eb, err, "create ResourceClaim %s/%s: ", m->ns, mr->name);
-        goto out;
-    }
-    if (!made || !(st = vs_mirror_status_json(mr)) || json_object_set(made, "status", st)) {
-        err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
-    } else {
-        claims_path(m, mr->name, "status", p, sizeof(p));
-        err = vs_kube_put(m->o.kube, p, made, NULL, eb);
-        if (err)
-            vs_err_prefix(eb, err, "allocate ResourceClaim %s/%s: ", m->ns, mr->name);
-    }
-    if (err) {
+    err = vs_err_set(eb, VS_ERR_CONFLICT, "kept changing");
+fail:
+    vs_err_prefix(eb, err, "ResourceClaim %s/%s: ", m->ns, mr->name);
+    if (*made) {
         struct vs_errbuf e2;
         delete_claim(m, mr->name, &e2);
+        *made = false;
     }
+    goto out;
+done:
+    err = VS_OK;
 out:
     json_decref(st);
-    json_decref(made);
+    json_decref(cur);
     json_decref(body);
     return err;
 }
@@ -167,6 +203,7 @@ struct want_ctx {
     enum vs_mirror_mode mode;
     const char *uid; /* NULL: every pod */
     struct vs_mirror_set *set;
+    struct vs_mirror_set *have; /* marked too (reconcile) */
     enum vs_err err;
     bool taken;
     char *why;
@@ -178,6 +215,10 @@ static void read_want(void *ctx, const struct vs_model *model)
     struct want_ctx *w = ctx;
     w->err = w->uid ? vs_mirror_desired_pod(model, w->mode, w->uid, w->set)
                     : vs_mirror_desired(model, w->mode, w->set);
+    if (!w->err && w->have) {
+        vs_mirror_mark_held(model, w->set);
+        vs_mirror_mark_held(model, w->have);
+    }
 }
 
 static void read_taken(void *ctx, const struct vs_model *model)
@@ -217,17 +258,47 @@ enum vs_err vs_mirrors_reconcile(struct vs_mirrors *m, struct vs_mirrors_pass *o
         err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     if (err)
         goto out;
-    struct want_ctx wc = {.mode = m->o.mode, .set = &want};
+    struct want_ctx wc = {.mode = m->o.mode, .set = &want, .have = &have};
     vs_store_read(m->o.store, read_want, &wc);
     if ((err = wc.err) || (err = vs_mirror_diff(&want, &have, &d))) {
         vs_err_set(eb, err, "out of memory");
         goto out;
     }
-    out->kept = have.n - d.n_remove;
+    out->kept = want.n - d.n_create; /* wanted and there as wanted; pinned ones below */
     char q[VS_ERRBUF_SIZE + 8];
+    /* A card's mirror that shares a device with a DRA claim (a claim allocated from a stale
+     * cache, or a mirror made after it) stays while the claim does: deleting it would make
+     * kube-scheduler forget the claim's device. Once the overlap ends, a wanted one is made
+     * again, as the claim's removal made kube-scheduler forget the mirror's device. */
+    struct vs_mirror_set held = {0};
+    for (size_t i = 0; i < have.n; i++)
+        if (have.items[i].dra_held && !vs_mirror_set_add(&held, &have.items[i]))
+            err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < want.n; i++) {
+        const struct vs_mirror *w = &want.items[i];
+        const struct vs_mirror *h = vs_mirror_set_find(&have, w->name);
+        if (!w->pod_uid && h && !w->dra_held && vs_mirror_set_find(&m->overlapped, w->name) &&
+            vs_mirror_same(w, h)) {
+            struct vs_errbuf e;
+            bool made;
+            if (!delete_claim(m, w->name, &e) && !ensure(m, w, &made, &e))
+                vs_log(VS_LOG_INFO, "dra_mirror_refreshed", "claim=%s/%s card=%s", m->ns, w->name,
+                       w->card);
+        }
+        if (w->dra_held && !vs_mirror_set_add(&held, w))
+            err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    }
+    vs_mirror_set_cleanup(&m->overlapped);
+    m->overlapped = held;
+    if (err)
+        goto out;
     for (size_t i = 0; i < d.n_remove; i++) {
         const struct vs_mirror *mr = &have.items[d.remove[i]];
         struct vs_errbuf e;
+        if (mr->dra_held && !vs_mirror_set_find(&want, mr->name)) {
+            out->kept++;
+            continue; /* pinned by the overlap (above) */
+        }
         if (!serving(m) || delete_claim(m, mr->name, &e)) {
             out->failed++;
             if (serving(m))
@@ -237,12 +308,13 @@ enum vs_err vs_mirrors_reconcile(struct vs_mirrors *m, struct vs_mirrors_pass *o
         }
         out->deleted++;
         vs_log(VS_LOG_INFO, "dra_mirror_deleted", "claim=%s/%s pod_uid=%s reason=%s", m->ns,
-               mr->name, mr->pod_uid ? mr->pod_uid : "", mr->allocated ? "orphan" : "unallocated");
+               mr->name, mr->pod_uid ? mr->pod_uid : "-", mr->allocated ? "orphan" : "unallocated");
     }
     for (size_t i = 0; i < d.n_create; i++) {
         const struct vs_mirror *mr = &want.items[d.create[i]];
         struct vs_errbuf e;
-        if (!serving(m) || ensure(m, mr, &e)) {
+        bool made;
+        if (!serving(m) || ensure(m, mr, &made, &e)) {
             out->failed++;
             if (serving(m))
                 vs_log(VS_LOG_WARN, "dra_mirror_create_failed", "claim=%s/%s error=%s", m->ns,
@@ -251,14 +323,21 @@ enum vs_err vs_mirrors_reconcile(struct vs_mirrors *m, struct vs_mirrors_pass *o
         }
         out->created++;
         vs_log(VS_LOG_INFO, "dra_mirror_created",
-               "claim=%s/%s pod=%s node=%s card=%s source=reconcile", m->ns, mr->name, mr->pod,
-               mr->node, mr->card);
+               "claim=%s/%s pod=%s node=%s card=%s source=reconcile new=%d", m->ns, mr->name,
+               mr->pod ? mr->pod : "-", mr->node, mr->card, made);
     }
 out:
     vs_mirror_diff_cleanup(&d);
     vs_mirror_set_cleanup(&have);
     vs_mirror_set_cleanup(&want);
     return err;
+}
+
+bool vs_mirrors_taken(struct vs_mirrors *m, const char *uid, char *why, size_t n)
+{
+    struct want_ctx wc = {.uid = uid, .why = why, .n = n};
+    vs_store_read(m->o.store, read_taken, &wc);
+    return wc.taken;
 }
 
 enum vs_err vs_mirrors_bind(struct vs_mirrors *m, const char *uid, size_t *n_made, char *why,
@@ -270,26 +349,29 @@ enum vs_err vs_mirrors_bind(struct vs_mirrors *m, const char *uid, size_t *n_mad
     vs_store_read(m->o.store, read_want, &wc);
     enum vs_err err = wc.err ? vs_err_set(eb, wc.err, "out of memory") : VS_OK;
     for (size_t i = 0; !err && i < want.n; i++) {
-        if ((err = ensure(m, &want.items[i], eb)))
+        const struct vs_mirror *mr = &want.items[i];
+        bool made;
+        if ((err = ensure(m, mr, &made, eb)))
             break;
         (*n_made)++;
-        vs_log(VS_LOG_INFO, "dra_mirror_created", "claim=%s/%s pod=%s node=%s card=%s source=bind",
-               m->ns, want.items[i].name, want.items[i].pod, want.items[i].node,
-               want.items[i].card);
+        vs_log(VS_LOG_INFO, "dra_mirror_created",
+               "claim=%s/%s pod=%s node=%s card=%s source=bind new=%d", m->ns, mr->name,
+               mr->pod ? mr->pod : "-", mr->node, mr->card, made);
     }
-    if (!err && want.n) {
-        /* A claim allocated after Filter chose the card (kube-scheduler's DRA allocator did not
-         * see the mirror yet) holds it now: the mirror came too late for this card. */
-        vs_store_read(m->o.store, read_taken, &wc);
-        if (wc.taken)
-            err = VS_ERR_CONFLICT;
-    }
+    /* A claim allocated after Filter chose the card (kube-scheduler's DRA allocator did not
+     * see the mirror yet) holds it now: the mirror came too late for this card. */
+    if (!err && want.n && vs_mirrors_taken(m, uid, why, n))
+        err = VS_ERR_CONFLICT;
     if (err) {
-        for (size_t i = 0; i < *n_made; i++) {
+        /* The pod's own mirrors go; a card's mirror may fence other pods' use of the card too:
+         * the reconcile deletes it once no pod uses the card. */
+        for (size_t i = 0; i < want.n; i++) {
             struct vs_errbuf e;
-            delete_claim(m, want.items[i].name, &e);
+            if (want.items[i].pod_uid)
+                delete_claim(m, want.items[i].name, &e);
         }
         *n_made = 0;
+        vs_mirrors_kick(m);
     }
     vs_mirror_set_cleanup(&want);
     return err;
@@ -310,6 +392,7 @@ static int on_release(void *ctx, json_t *item)
 
 void vs_mirrors_release(struct vs_mirrors *m, const char *uid)
 {
+    vs_mirrors_kick(m); /* the card's mirror, if the pod was its only user */
     char sel[200], p[600];
     snprintf(sel, sizeof(sel), VS_LABEL_MIRROR_OF "=%s", uid);
     claims_path(m, NULL, NULL, p, sizeof(p));
@@ -425,6 +508,7 @@ void vs_mirrors_free(struct vs_mirrors *m)
     vs_mirrors_stop(m);
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
+    vs_mirror_set_cleanup(&m->overlapped);
     free(m->ns);
     free(m);
 }

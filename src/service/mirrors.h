@@ -58,13 +58,18 @@ enum vs_err vs_mirrors_reconcile(struct vs_mirrors *m, struct vs_mirrors_pass *o
                                  struct vs_errbuf *eb);
 
 /* Bind's step for pod uid (already reserved on its node in the model): makes its mirrors
- * (created and allocated; one already there and the same is kept), then checks that no DRA
- * claim holds one of its cards beyond capacity (vs_mirror_taken). *n_made: mirrors the pod
- * has now. VS_ERR_CONFLICT with why (n bytes) when a claim took a card (the mirrors just made
- * are deleted); another error with eb when a write failed (what was made is deleted). */
+ * (its cards' mirrors and, in share mode, its own; created and allocated, or kept when already
+ * there and the same), then checks that no DRA claim holds one of its cards beyond capacity
+ * (vs_mirror_taken). *n_made: mirrors the pod has now. VS_ERR_CONFLICT with why (n bytes) when
+ * a claim took a card; another error with eb when a write failed. On either, the pod's own
+ * mirrors are deleted and a reconcile is kicked for the cards' mirrors. */
 enum vs_err vs_mirrors_bind(struct vs_mirrors *m, const char *uid, size_t *n_made, char *why,
                             size_t n, struct vs_errbuf *eb);
-/* Deletes every mirror of pod uid (a Bind that failed after vs_mirrors_bind). */
+/* Whether a DRA claim took a card of pod uid after Filter (vs_mirror_taken on the store's
+ * model); why as there. Bind asks again right before the binding. */
+bool vs_mirrors_taken(struct vs_mirrors *m, const char *uid, char *why, size_t n);
+/* Deletes the pod's own mirrors (label mirror-of = uid) and kicks a reconcile for the card
+ * mirrors it may have been the last user of (a Bind that failed after vs_mirrors_bind). */
 void vs_mirrors_release(struct vs_mirrors *m, const char *uid);
 
 /* Deletes every mirror claim (label vgpu-sched.io/mirror-of) in namespace ns: *deleted of

@@ -7,13 +7,13 @@
 #
 #   1. mirrors off: a HAMi pod on A, then a DRA claim: the allocator hands out A, its first
 #      device: the double-booking the feature prevents (negative control);
-#   2. vgpu-sched restarted with --dra-mirror=fence: the start-up reconcile creates the HAMi
-#      pod's mirror (allocated, gpu-0); a new DRA claim gets B, a second one stays pending;
-#   3. the HAMi pod deleted: its mirror is deallocated and deleted, the pending claim gets A;
-#   4. crash: vgpu-sched killed with SIGKILL right after Binds; while it is down one placed pod
-#      is deleted (its mirror an orphan), one mirror is missing and one is created but not
-#      allocated (what a kill between the two writes leaves); after the restart the mirrors are
-#      exactly the placed pods' (no orphan, none missing, all allocated).
+#   2. vgpu-sched restarted with --dra-mirror=fence: the start-up reconcile creates the mirror of
+#      A (one per card, allocated, gpu-0); a new DRA claim gets B, a second one stays pending;
+#   3. the HAMi pod deleted: A's mirror is deallocated and deleted, the pending claim gets A;
+#   4. crash: vgpu-sched killed with SIGKILL right after Binds; while it is down a placed pod is
+#      deleted, A's mirror goes missing, B's is left created but not allocated (what a kill
+#      between the two writes leaves) and an orphan appears; after the restart the mirrors are
+#      exactly the cards of the placed pods (no orphan, none missing, all allocated).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -99,19 +99,20 @@ dm_drop_dra() {
     e2e_kubectl delete resourceclaim "$1" --wait=true >/dev/null
 }
 
-# dm_mirrors : "pod-uid/card/device/allocated" of every mirror claim, sorted, one per line.
+# dm_mirrors : "card/device" of every mirror claim (fence: one per card, whichever pods use it;
+# the device empty while not allocated), sorted, one per line.
 dm_mirrors() {
     e2e_kubectl get resourceclaims -n "$DM_NS" -l vgpu-sched.io/mirror-of -o \
-        jsonpath='{range .items[*]}{.metadata.labels.vgpu-sched\.io/mirror-of}/{.metadata.annotations.vgpu-sched\.io/mirror-card}/{.status.allocation.devices.results[0].device}{"\n"}{end}' |
+        jsonpath='{range .items[*]}{.metadata.annotations.vgpu-sched\.io/mirror-card}/{.status.allocation.devices.results[0].device}{"\n"}{end}' |
         sort
 }
 
-# dm_want : the same, as it should be: every HAMi pod (label dm=hami) placed on a card.
+# dm_want : the same, as it should be: every card a HAMi pod (label dm=hami) is placed on.
 dm_want() {
     e2e_kubectl get pods -l dm=hami -o \
         jsonpath='{range .items[*]}{.metadata.uid} {.metadata.annotations.hami\.io/vgpu-devices-allocated}{"\n"}{end}' |
-        awk '$2 != "" { split($2, d, ","); dev = d[1] == "GPU-dm-a-0" ? "gpu-0" : "gpu-1"; print $1 "/" d[1] "/" dev }' |
-        sort
+        awk '$2 != "" { split($2, d, ","); dev = d[1] == "GPU-dm-a-0" ? "gpu-0" : "gpu-1"; print d[1] "/" dev }' |
+        sort -u
 }
 
 dm_mirrors_match() { [[ "$(dm_mirrors)" == "$(dm_want)" ]]; }
@@ -142,7 +143,7 @@ scenario_dra_mirror() {
     vs_stop
     vs_start --dra-mirror=fence
     e2e_wait 30 "h0's mirror" dm_mirrors_match || return 1
-    e2e_expect_eq "the mirror of h0" "$(dm_mirrors)" "$(e2e_jsonpath pod h0 '{.metadata.uid}')/GPU-dm-a-0/gpu-0"
+    e2e_expect_eq "the mirror of h0's card" "$(dm_mirrors)" "GPU-dm-a-0/gpu-0"
     e2e_expect_eq "start-up reconcile" "$(vs_log_since_start 'event=dra_mirror_reconcile ')" \
         "level=info event=dra_mirror_reconcile kept=0 created=1 deleted=0 failed=0"
     dm_dra_pod c1
@@ -156,14 +157,15 @@ scenario_dra_mirror() {
     # 3. release: h0 leaves, its mirror goes, c2 gets A
     local t0=$EPOCHREALTIME
     e2e_kubectl delete pod h0 --wait=false >/dev/null
-    e2e_wait 60 "h0's mirror gone" dm_mirrors_match || return 1
+    e2e_wait 60 "h0's card's mirror gone" dm_mirrors_match || return 1
+    e2e_expect_eq "no mirror left" "$(dm_mirrors)" ""
     e2e_wait 120 "claim c2 allocated after the release" dm_allocated c2 || return 1
     e2e_expect_eq "c2 gets A" "$(dm_device c2)" gpu-0
     e2e_log "release: h0 deleted to c2 allocated in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s"
     dm_drop_dra c1
     dm_drop_dra c2
 
-    # 4. crash: SIGKILL between Binds; a placed pod deleted while vgpu-sched is down
+    # 4. crash: SIGKILL right after Binds; what a kill can leave, made while vgpu-sched is down
     local i pid
     for i in 1 2 3; do dm_hami "k$i" GPU-dm-a-$((i % 2)); done
     for i in 1 2 3; do vs_wait_running "k$i" || return 1; done
@@ -175,25 +177,37 @@ scenario_dra_mirror() {
     e2e_log "vgpu-sched (pid $pid) killed with SIGKILL"
     e2e_kubectl delete pod k1 --wait=false >/dev/null
     e2e_wait 30 "k1 gone" e2e_gone pod k1 || return 1
-    # The other states a kill can leave: k2's mirror never made (killed before its create), k3's
-    # made but not allocated (killed between the create and the status write).
-    e2e_kubectl delete -n "$DM_NS" "$(dm_mirror_of k2)" >/dev/null
-    e2e_kubectl patch -n "$DM_NS" "$(dm_mirror_of k3)" --subresource=status --type=merge \
+    # A's mirror never made (killed before its create), B's made but not allocated (killed between
+    # the create and the status write), and an orphan (its card's pods gone while it was down).
+    e2e_kubectl delete -n "$DM_NS" "$(dm_mirror_of GPU-dm-a-0)" >/dev/null
+    e2e_kubectl patch -n "$DM_NS" "$(dm_mirror_of GPU-dm-a-1)" --subresource=status --type=merge \
         -p '{"status":{"allocation":null}}' >/dev/null
-    e2e_expect_eq "k3's mirror not allocated" "$(dm_mirrors | grep -c '/$')" 1
+    e2e_kubectl apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: vgpu-mirror-card-stale
+  namespace: $DM_NS
+  labels: {vgpu-sched.io/mirror-of: card}
+  annotations: {vgpu-sched.io/mirror-node: dm-a, vgpu-sched.io/mirror-card: GPU-gone}
+spec:
+  devices:
+    requests: [{name: r0, exactly: {deviceClassName: gpu.nvidia.com}}]
+YAML
+    e2e_expect_eq "the mirrors the kill left" "$(dm_mirrors | paste -sd' ')" "GPU-dm-a-1/ GPU-gone/"
     vs_start --dra-mirror=fence
     for i in 2 3 4 5; do vs_wait_running "k$i" || return 1; done
-    e2e_wait 60 "mirrors = placed HAMi pods after the restart" dm_mirrors_match || return 1
-    e2e_expect_eq "mirrors after the crash" "$(dm_mirrors | wc -l)" 4
+    e2e_wait 60 "mirrors = the placed HAMi pods' cards after the restart" dm_mirrors_match || return 1
+    e2e_expect_eq "mirrors after the crash" "$(dm_mirrors | paste -sd' ')" "GPU-dm-a-0/gpu-0 GPU-dm-a-1/gpu-1"
     e2e_expect_eq "reconcile after the crash" "$(vs_log_since_start 'event=dra_mirror_reconcile ')" \
-        "level=info event=dra_mirror_reconcile kept=2 created=2 deleted=2 failed=0"
+        "level=info event=dra_mirror_reconcile kept=0 created=2 deleted=1 failed=0"
     e2e_log "dra-mirror: double-booking without mirrors; with them DRA took B then waited; release and crash left the mirrors exact"
 }
 
-# dm_mirror_of POD : "resourceclaim.resource.k8s.io/NAME" of the pod's mirror.
+# dm_mirror_of CARD : "resourceclaim/NAME" of the card's mirror.
 dm_mirror_of() {
-    e2e_kubectl get resourceclaims -n "$DM_NS" -o name \
-        -l "vgpu-sched.io/mirror-of=$(e2e_jsonpath pod "$1" '{.metadata.uid}')"
+    printf 'resourceclaim/%s' "$(e2e_kubectl get resourceclaims -n "$DM_NS" -l vgpu-sched.io/mirror-of=card \
+        -o jsonpath="{.items[?(@.metadata.annotations.vgpu-sched\.io/mirror-card==\"$1\")].metadata.name}")"
 }
 
 # dm_bound_any POD... : one of them has a nodeName (kube-scheduler called Bind on it).

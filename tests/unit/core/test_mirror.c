@@ -90,6 +90,9 @@ Test(mirror, name_is_pod_uid_and_card_hash)
     cr_assert_not(vs_mirror_name(UID1, "GPU-B", n, 20));
 }
 
+#define CARD_A "vgpu-mirror-card-0435dc00-84145eab" /* FNV-1a 32 of n1, of GPU-A */
+#define CARD_B "vgpu-mirror-card-0435dc00-8514603e"
+
 Test(mirror, desired_maps_pod_card_to_slice_devices)
 {
     two_cards("n1");
@@ -98,41 +101,51 @@ Test(mirror, desired_maps_pod_card_to_slice_devices)
     tb_use(m, UID1, "n1", "GPU-A", 1, 1000, 10);
     tb_use(m, UID2, "n1", "GPU-B", 2, 3000, 30);
     tb_use(m, "pod-3", "n2", "GPU-A", 1, 1000, 10);
+    tb_use(m, "pod-4", "n1", "GPU-B", 1, 500, 5); /* a second pod on B: still one mirror */
     struct vs_mirror_set s;
     cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_OFF, &s), VS_OK);
     cr_assert_eq(s.n, 0);
     cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_FENCE, &s), VS_OK);
     cr_assert_eq(s.n, 2);
     const struct vs_mirror *a = &s.items[0], *b = &s.items[1];
-    cr_assert_str_eq(a->name, "vgpu-mirror-" UID1 "-84145eab");
-    cr_assert_str_eq(a->pod, "default/" UID1);
+    cr_assert_str_eq(a->name, CARD_A);
+    cr_assert_null(a->pod);
+    cr_assert_null(a->pod_uid);
     cr_assert_str_eq(a->node, "n1");
     cr_assert_str_eq(a->card, "GPU-A");
     cr_assert_eq(a->n, 1);
     cr_assert_str_eq(a->devs[0].device, "gpu-0");
     cr_assert_not(a->devs[0].share);
-    cr_assert_eq(a->mem_mib, 1000);
-    cr_assert_eq(a->cores, 10);
-    cr_assert_str_eq(b->name, "vgpu-mirror-" UID2 "-8514603e");
+    cr_assert_str_eq(b->name, CARD_B);
     cr_assert_eq(b->n, 2); /* the card and its partition, in device order */
     cr_assert_str_eq(b->devs[0].device, "gpu-1");
     cr_assert_str_eq(b->devs[1].device, "mig-1");
-    cr_assert_eq(b->mem_mib, 3000);
     vs_mirror_set_cleanup(&s);
 
-    /* share: only a device that allows multiple allocations, named by its uuid, is shared */
+    /* share: a device that allows multiple allocations, named by its uuid, is shared in the
+     * pod's own mirror; the others stay in the card's */
     cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_SHARE, &s), VS_OK);
     cr_assert_eq(s.n, 2);
+    cr_assert_str_eq(s.items[0].name, "vgpu-mirror-" UID1 "-84145eab");
     cr_assert(s.items[0].devs[0].share);
+    cr_assert_str_eq(s.items[0].pod, "default/" UID1);
+    cr_assert_eq(s.items[0].mem_mib, 1000);
+    cr_assert_eq(s.items[0].cores, 10);
+    cr_assert_str_eq(s.items[1].name, CARD_B);
+    cr_assert_eq(s.items[1].n, 2);
     cr_assert_not(s.items[1].devs[0].share);
-    cr_assert_not(s.items[1].devs[1].share);
     vs_mirror_set_cleanup(&s);
 
-    /* the pod leaves: its mirror is no longer wanted */
+    /* the pods leave: B's mirror stays while one of them is there */
     vs_model_remove_pod(m, UID1);
+    vs_model_remove_pod(m, UID2);
     cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_FENCE, &s), VS_OK);
     cr_assert_eq(s.n, 1);
-    cr_assert_str_eq(s.items[0].pod_uid, UID2);
+    cr_assert_str_eq(s.items[0].name, CARD_B);
+    vs_mirror_set_cleanup(&s);
+    vs_model_remove_pod(m, "pod-4");
+    cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_FENCE, &s), VS_OK);
+    cr_assert_eq(s.n, 0);
     vs_mirror_set_cleanup(&s);
 }
 
@@ -160,9 +173,8 @@ Test(mirror, fence_bodies_exact)
     cr_assert_str_eq(
         c, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
            "\"annotations\":{\"vgpu-sched.io/mirror-card\":\"GPU-B\",\"vgpu-sched.io/mirror-node\":"
-           "\"n1\",\"vgpu-sched.io/mirror-pod\":\"default/" UID2 "\"},\"labels\":{"
-           "\"vgpu-sched.io/mirror-of\":\"" UID2 "\"},\"name\":\"vgpu-mirror-" UID2
-           "-8514603e\",\"namespace\":\"vgpu\"},\"spec\":{\"devices\":{\"requests\":["
+           "\"n1\"},\"labels\":{\"vgpu-sched.io/mirror-of\":\"card\"},\"name\":\"" CARD_B
+           "\",\"namespace\":\"vgpu\"},\"spec\":{\"devices\":{\"requests\":["
            "{\"exactly\":{\"allocationMode\":\"ExactCount\",\"count\":1,\"deviceClassName\":"
            "\"gpu.nvidia.com\"},\"name\":\"r0\"},{\"exactly\":{\"allocationMode\":"
            "\"ExactCount\",\"count\":1,\"deviceClassName\":\"gpu.nvidia.com\"},\"name\":\"r1\"}"
@@ -273,7 +285,8 @@ Test(mirror, reconcile_diff)
     struct vs_mirror_set want, have = {0};
     cr_assert_eq(vs_mirror_desired(m, VS_MIRROR_SHARE, &want), VS_OK);
     cr_assert_eq(want.n, 2);
-    /* have: UID1's mirror with other amounts (stale), an orphan, and UID2's unallocated */
+    /* want: UID1's own mirror (A allows multiple allocations) and B's card mirror; have:
+     * UID1's with other amounts (stale), an orphan, and B's not allocated yet */
     struct vs_mirror stale, orphan, unalloc;
     struct vs_errbuf eb;
     json_t *j = as_stored(&want.items[0], true);
@@ -300,10 +313,10 @@ Test(mirror, reconcile_diff)
     struct vs_mirror_diff d;
     cr_assert_eq(vs_mirror_diff(&want, &have, &d), VS_OK);
     cr_assert_eq(d.n_create, 2);
-    cr_assert_eq(d.n_remove, 3);
+    cr_assert_eq(d.n_remove, 2); /* the unallocated one is completed, not deleted first */
     cr_assert_str_eq(have.items[d.remove[0]].name, "vgpu-mirror-" UID1 "-84145eab");
-    cr_assert_str_eq(have.items[d.remove[1]].name, "vgpu-mirror-" UID2 "-8514603e");
-    cr_assert_str_eq(have.items[d.remove[2]].name, "vgpu-mirror-gone");
+    cr_assert_str_eq(have.items[d.remove[1]].name, "vgpu-mirror-gone");
+    cr_assert_str_eq(want.items[d.create[1]].name, CARD_B);
     cr_assert_eq(d.create[0], 0);
     cr_assert_eq(d.create[1], 1);
     vs_mirror_diff_cleanup(&d);

@@ -12,8 +12,10 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 
-#define UID    "0f0e0d0c-0000-4000-8000-000000000001"
-#define MIRROR "vgpu-mirror-" UID "-9450406d" /* FNV-1a 32 of n1-gpu0 */
+#define UID "0f0e0d0c-0000-4000-8000-000000000001"
+/* The card's mirror (fence), FNV-1a 32 of n1 and of n1-gpu0; the pod's own (share). */
+#define MIRROR       "vgpu-mirror-card-0435dc00-9450406d"
+#define MIRROR_SHARE "vgpu-mirror-" UID "-9450406d"
 
 static struct vs_fakeapi *api;
 static struct vs_service *svc;
@@ -124,8 +126,9 @@ static void wait_mirror(const char *want)
 
 #define MIRROR_FENCE                                                                               \
     "{\"annotations\":{\"vgpu-sched.io/mirror-card\":\"n1-gpu0\",\"vgpu-sched.io/mirror-node\":"   \
-    "\"n1\",\"vgpu-sched.io/mirror-pod\":\"default/p\"},\"labels\":{\"vgpu-sched.io/mirror-of\":"  \
-    "\"" UID "\"},\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"device\":\"gpu-0\","    \
+    "\"n1\"},\"labels\":{\"vgpu-sched.io/"                                                         \
+    "mirror-of\":\"card\"},\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"device\":"     \
+    "\"gpu-0\","                                                                                   \
     "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"request\":\"r0\"}]},\"nodeSelector\":{"       \
     "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","     \
     "\"values\":[\"n1\"]}]}]}}}}"
@@ -162,8 +165,8 @@ Test(mirrors, bind_makes_the_mirror_and_the_pod_leaving_deletes_it)
     /* deallocated before the delete (kube-scheduler requeues its DRA pods on that) */
     cr_assert_eq(vs_fakeapi_count(api, "PUT", st), 2);
     char *l = vs_harness_log_lines(logpath, "dra_mirror_deleted");
-    cr_assert_str_eq(l, "level=info event=dra_mirror_deleted claim=vgpu/" MIRROR " pod_uid=" UID
-                        " reason=orphan");
+    cr_assert_str_eq(l, "level=info event=dra_mirror_deleted claim=vgpu/" MIRROR
+                        " pod_uid=- reason=orphan");
     free(l);
 }
 
@@ -182,8 +185,9 @@ Test(mirrors, share_mode_consumes_the_pods_memory_and_cores)
     out = bind_p();
     cr_assert_str_eq(out, "{\"Error\":\"\"}");
     free(out);
-    json_t *c = vs_fakeapi_get(api, "ResourceClaim", "vgpu", MIRROR);
+    json_t *c = vs_fakeapi_get(api, "ResourceClaim", "vgpu", MIRROR_SHARE);
     cr_assert_not_null(c);
+    cr_assert_null(vs_fakeapi_get(api, "ResourceClaim", "vgpu", MIRROR)); /* nothing whole */
     char *s = json_dumps(json_object_get(c, "status"), JSON_COMPACT | JSON_SORT_KEYS);
     cr_assert_str_eq(s, "{\"allocation\":{\"devices\":{\"results\":[{\"consumedCapacity\":{"
                         "\"cores\":\"10\",\"memory\":\"1000Mi\"},\"device\":\"gpu-0\",\"driver\":"
@@ -226,8 +230,10 @@ Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
     cr_assert_str_eq(out, "{\"Error\":\"pod default/p: card n1-gpu0 on node n1 is held by DRA "
                           "(claim ml/train), taken after Filter\"}");
     free(out);
+    /* The card's mirror stays while the claim shares its device (deleting it would make
+     * kube-scheduler forget the claim's device too). */
     char *m = mirror_text();
-    cr_assert_str_eq(m, "none");
+    cr_assert_str_eq(m, MIRROR_FENCE);
     free(m);
     cr_assert_str_eq(node_of_p(), "");
     json_t *n = vs_fakeapi_get(api, "Node", NULL, "n1");
@@ -265,7 +271,7 @@ Test(mirrors, start_up_reconcile_deletes_orphans_and_creates_missing)
     /* the mirror never counted as a DRA claim: the card holds only the pod */
     char *l = vs_harness_log_lines(logpath, "dra_mirror_created");
     cr_assert_str_eq(l, "level=info event=dra_mirror_created claim=vgpu/" MIRROR
-                        " pod=default/p node=n1 card=n1-gpu0 source=reconcile");
+                        " pod=- node=n1 card=n1-gpu0 source=reconcile new=1");
     free(l);
 }
 
