@@ -9,8 +9,8 @@
 # claimed card). Printed: the over-committed cards (the scenario fails on any), the Binds
 # refused because a claim took the card after Filter, and three windows measured from the logs
 # (kube-scheduler at -v=5, vgpu-sched at --debug): DRA's Reserve to its PreBind status write,
-# Reserve to vgpu-sched's ledger applying the allocation, and a HAMi pod's Filter to its mirror
-# being allocated.
+# Reserve to vgpu-sched's ledger applying the allocation, and, for each card's mirror a Bind
+# made, the last Filter that chose the card to the mirror being allocated.
 
 # shellcheck source=dra-mirror.sh
 . "$E2E_DIR/scenarios/dra-mirror.sh"
@@ -128,7 +128,7 @@ db_windows() {
         function t(s,  a) { split(s, a, ":"); return (a[1] * 3600 + a[2] * 60 + a[3]) * 1000 }
         /"Reserved resource in allocation result"/ && match($0, /claim="default\/[^"]*"/) {
             c = substr($0, RSTART + 15, RLENGTH - 16); if (!(c in r)) r[c] = t($2) }
-        /"reserved" pod=/ && match($0, /pod="default\/[^"]*"/) {
+        /"reserved" / && match($0, /pod="default\/[^"]*"/) {
             c = substr($0, RSTART + 13, RLENGTH - 14); if (!(c in w)) w[c] = t($2) }
         END { for (c in r) if (c in w) print "prebind", c, w[c] - r[c], r[c] }
     ' "$ks" >"$E2E_CLUSTER/windows.txt"
@@ -139,9 +139,9 @@ db_windows() {
                             return (b[1] * 3600 + b[2] * 60 + b[3]) * 1000 }
         / event=dra_claim_applied / && / results=1 / && / mirror=0/ && match($0, /claim=default\/[^ ]*/) {
             c = substr($0, RSTART + 14, RLENGTH - 14); if (!(c in a)) { a[c] = t($1); print "ledger", c, a[c] } }
-        / event=filter / && match($0, /pod=default\/[^ ]*/) { f[substr($0, RSTART + 12, RLENGTH - 12)] = t($1) }
-        / event=dra_mirror_created / && / source=bind/ && match($0, /pod=default\/[^ ]*/) {
-            p = substr($0, RSTART + 12, RLENGTH - 12); if (p in f) print "mirror", p, t($1) - f[p] }
+        / event=filter / && match($0, /devices=[^,]*/) { f[substr($0, RSTART + 8, RLENGTH - 8)] = t($1) }
+        / event=dra_mirror_created / && / source=bind new=1/ && match($0, /card=[^ ]*/) {
+            k = substr($0, RSTART + 5, RLENGTH - 5); if (k in f) print "mirror", k, t($1) - f[k] }
     ' "$vs" >>"$E2E_CLUSTER/windows.txt"
     awk '
         $1 == "prebind" { pb[++np] = $3; res[$2] = $4 }
