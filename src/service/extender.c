@@ -1701,6 +1701,12 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     resp->body = rc.out;
 }
 
+bool vs_ext_patch_superseded(void *ctx, const char *uid, uint64_t reservation)
+{
+    struct vs_app *a = ctx;
+    return vs_store_superseded(a->store, uid, reservation);
+}
+
 void vs_ext_patch_failed(void *ctx, const char *uid, uint64_t reservation)
 {
     struct vs_app *a = ctx;

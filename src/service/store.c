@@ -1434,6 +1434,15 @@ bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservatio
     return freed;
 }
 
+bool vs_store_superseded(struct vs_store *s, const char *uid, uint64_t reservation)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    const struct vs_podent *pe = vs_model_pod(s->model, uid);
+    bool later = pe && pe->resv_id > reservation;
+    pthread_rwlock_unlock(&s->mu);
+    return later;
+}
+
 enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,
                                                   const char *node)
 {

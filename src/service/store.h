@@ -120,6 +120,12 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
  * True when it dropped one. */
 bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
 
+/* True when the pod's entry comes from a later Filter decision than `reservation` (its
+ * vs_podent.resv_id is higher): a patch writing `reservation` is stale. Two Filters
+ * of one pod commit in one order under the write lock but may queue their patches in the
+ * other; the stale one must not land last. Read lock. */
+bool vs_store_superseded(struct vs_store *s, const char *uid, uint64_t reservation);
+
 enum vs_reservation_state {
     VS_RES_OK,
     VS_RES_MISSING,
