@@ -262,3 +262,19 @@ Test(bind_hold, no_reservation_no_hold)
     vs_store_bind_end(s, "cpu-only", t, true);
     cr_assert_eq(vs_store_reservation(s, "cpu-only"), VS_RES_MISSING);
 }
+
+/* Two Filters of one pod: the first decision's patch is stale once the second committed, even
+ * when both picked the same node and cards; a pod never reserved, or a patch of the current
+ * decision, is not. */
+Test(bind_hold, later_decision_supersedes_an_earlier_patch)
+{
+    const char *only0[] = {"n0"};
+    uint64_t r1, r2;
+    cr_assert_str_eq(decide("p", only0, 1, &r1), "n0");
+    cr_assert_not(vs_store_superseded(s, "p", r1));
+    cr_assert_str_eq(decide("p", only0, 1, &r2), "n0");
+    cr_assert_gt(r2, r1);
+    cr_assert(vs_store_superseded(s, "p", r1));
+    cr_assert_not(vs_store_superseded(s, "p", r2));
+    cr_assert_not(vs_store_superseded(s, "unknown", r1));
+}
