@@ -79,7 +79,9 @@ void vs_store_free(struct vs_store *s); /* stops threads first */
 bool vs_store_synced(const struct vs_store *s);
 
 /* Filter: evaluates under the read lock, commits the chosen node under the write lock if the
- * node and quota are unchanged (else re-evaluates). r must be cleaned up by the caller. */
+ * node and quota are unchanged (else re-evaluates). While a Bind holds the pod's reservation
+ * (vs_store_bind_begin) nothing is evaluated or committed: r->bind_node says so. r need not be
+ * initialized; it must be cleaned up by the caller. */
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r);
