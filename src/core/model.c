@@ -1755,11 +1755,17 @@ enum vs_err vs_model_reserve(struct vs_model *m, const struct vs_pod *p, const c
 
 size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl)
 {
+    return vs_model_expire_keep(m, now, ttl, NULL, NULL);
+}
+
+size_t vs_model_expire_keep(struct vs_model *m, int64_t now, int64_t ttl,
+                            bool (*keep)(void *ctx, const struct vs_podent *pe), void *ctx)
+{
     size_t dropped = 0;
     struct vs_podent *pe = m->unbound, *next;
     for (; pe; pe = next) {
         next = pe->ub_next;
-        if (now - pe->filtered_at <= ttl)
+        if (now - pe->filtered_at <= ttl || (keep && keep(ctx, pe)))
             continue;
         dropped++;
         if (pe->reservation) {

@@ -255,6 +255,10 @@ void vs_dev_allocs_free(struct vs_dev_alloc *a, size_t n);
  * unconfirmed reservation is dropped, an annotated pod is marked expired (its usage counts again
  * only if it gets bound or re-filtered). Returns how many expired. Costs O(unbound pods). */
 size_t vs_model_expire(struct vs_model *m, int64_t now, int64_t ttl);
+/* The same, except for the pods keep(ctx, pe) says are to stay (called only for those past
+ * ttl): they are left as they are. keep must not change the model. */
+size_t vs_model_expire_keep(struct vs_model *m, int64_t now, int64_t ttl,
+                            bool (*keep)(void *ctx, const struct vs_podent *pe), void *ctx);
 
 /* ResourceQuota spec.hard for one namespace/name: limits.<memory and core resource of every
  * backend> (spec/hami-vendors.md §1.13); quotas of a namespace combine by taking the smallest

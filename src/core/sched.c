@@ -1856,6 +1856,7 @@ void vs_filter_result_cleanup(struct vs_filter_result *r)
     }
     free(r->nodes);
     free(r->error);
+    free(r->bind_node);
     json_decref(r->annotations);
     memset(r, 0, sizeof(*r));
     r->best = -1;

@@ -111,6 +111,13 @@ struct vs_filter_result {
     bool lock_shared;
     uint64_t reservation; /* vs_store_filter: the vs_podent.resv_id its commit made */
     json_t *annotations;  /* vs_store_filter: the decision's annotations (vs_sched_annotations) */
+    /* vs_store_filter: a Bind of the pod holds its reservation (vs_store_bind_begin), or posted
+     * its binding and the watch has not shown the pod bound yet. Then nothing was evaluated or
+     * committed (n 0, best -1): bind_node is that Bind's node (a copy; NULL otherwise),
+     * bind_posted says the binding was posted, bind_keep that the Bind is still under way, the
+     * reservation on bind_node still holds and bind_node is among the candidates. */
+    char *bind_node;
+    bool bind_keep, bind_posted;
     /* namespace quota usage the decision relied on, per backend (compared at commit) */
     uint64_t quota_checked;
     int64_t quota_mem_used[VS_MAX_DEVICES];

@@ -120,6 +120,9 @@ struct vs_async {
     void (*on_failed)(void *ctx, const char *uid, uint64_t reservation);
     void *ctx;
     bool (*events_allowed)(void *ctx); /* vs_async_set_event_gate; set before any event */
+    /* vs_async_set_patch_gate; set before any patch */
+    bool (*superseded)(void *ctx, const char *uid, uint64_t reservation);
+    void *superseded_ctx;
     void *events_ctx;
     pthread_mutex_t mu;
     pthread_cond_t patch_cv; /* an idle patch worker: a patch was queued or may go now */
@@ -450,6 +453,11 @@ static void *worker(void *arg)
                        json_string_value(
                            json_object_get(json_object_get(j->body, "involvedObject"), "name")),
                        left);
+        } else if (j->uid && j->reservation && a->superseded &&
+                   a->superseded(a->superseded_ctx, j->uid, j->reservation)) {
+            err = VS_OK; /* a later decision's patch writes the pod (or has written it) */
+            vs_log(VS_LOG_DEBUG, "pod_patch_superseded", "path=%s reservation=%llu", j->path,
+                   (unsigned long long)j->reservation);
         } else {
             err = vs_kube_merge_patch(a->k, j->path, j->body, j->uid ? &answer : NULL, &eb);
         }
@@ -780,6 +788,14 @@ enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *p
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event)
 {
     vs_async_event_lazy(a, ns, event, NULL, 0, NULL, NULL, NULL);
+}
+
+void vs_async_set_patch_gate(struct vs_async *a,
+                             bool (*superseded)(void *ctx, const char *uid, uint64_t reservation),
+                             void *ctx)
+{
+    a->superseded = superseded;
+    a->superseded_ctx = ctx;
 }
 
 void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), void *ctx)

@@ -56,6 +56,14 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
                          size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
                          void (*ctx_free)(void *ctx));
 
+/* Before the worker sends a pod patch that names a reservation, superseded(ctx, uid, reservation)
+ * may say a later decision replaced it (a Filter of the pod that committed after this one but
+ * queued its patch first): the patch is then not sent, counts as done (VS_OK, no pod kept for
+ * vs_async_take_pod), and a debug line says so. Set before the first patch; NULL: always sent. */
+void vs_async_set_patch_gate(struct vs_async *a,
+                             bool (*superseded)(void *ctx, const char *uid, uint64_t reservation),
+                             void *ctx);
+
 /* Events are queued only while allowed(ctx) says so (the events API may be forbidden:
  * access.h); the others are dropped as a full queue drops them. Set before the first event. */
 void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), void *ctx);

@@ -701,6 +701,29 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
         goto out;
     }
+    if (r.bind_node) {
+        /* A Bind of this pod holds its reservation (kube-scheduler gave up waiting for that
+         * Bind and filters again) or has bound it: the pod is not moved. Nothing is reserved or
+         * patched; the answer is that Bind's node when it may still be bound there. */
+        if (r.bind_keep) {
+            outcome = VS_FILTER_SCHEDULED;
+            set_json(resp, 200, filter_result(NULL, json_pack("[s]", r.bind_node), NULL, NULL));
+            vs_log(VS_LOG_INFO, "filter_binding", "pod=%s/%s node=%s", fa.pod.ns, fa.pod.name,
+                   r.bind_node);
+        } else {
+            char m[1200];
+            if (r.bind_posted)
+                snprintf(m, sizeof(m), "pod %s/%s is already bound to node %s", fa.pod.ns,
+                         fa.pod.name, r.bind_node);
+            else
+                snprintf(m, sizeof(m),
+                         "pod %s/%s is being bound to node %s; it is not moved while that Bind "
+                         "is under way",
+                         fa.pod.ns, fa.pod.name, r.bind_node);
+            set_json(resp, 200, filter_result(NULL, NULL, NULL, m));
+        }
+        goto out;
+    }
     if (r.error) {
         vs_requeue_forget(a->requeue, fa.pod.uid); /* the pod's own error: capacity won't help */
         vs_pending_refused(a->pending, &fa.pod, NULL, r.error, NULL, NULL, now);
@@ -1088,6 +1111,7 @@ static json_t *bind_result(const char *err)
 struct bind_try {
     struct vs_app *a;
     const char *node, *ns, *name, *uid;
+    uint64_t hold; /* vs_store_bind_begin's token (0: none) */
 };
 
 /* The refusal of a Bind for a pod an earlier Bind of it already bound (kube-scheduler retries a
@@ -1100,18 +1124,33 @@ static const char *bound_msg(const char *ns, const char *name)
     return m;
 }
 
-/* Why a Bind of pod uid to node may not go on, into msg (false: it may). Besides expiry and
- * deletion: kube-scheduler retries a Bind whose call timed out, after filtering the pod again,
- * while the first Bind may still be queued here — a Bind whose pod is bound already (an earlier
- * Bind finished) or now reserved on another node is stale and touches nothing. `waiting`: the
- * Bind waited for the node's lock. */
-static bool reservation_refusal(struct vs_store *store, const char *ns, const char *name,
-                                const char *uid, const char *node, bool waiting, char *msg,
-                                size_t cap)
+/* Why a Bind of pod ns/name to node in reservation state st may not go on, into msg (false: it
+ * may). Besides expiry and deletion: kube-scheduler retries a Bind whose call timed out, after
+ * filtering the pod again, while the first Bind may still be working here — a Bind whose pod is
+ * bound already (an earlier Bind finished), held by an earlier Bind (holder: that Bind's node)
+ * or reserved on another node (filtered again before any Bind held it) is stale and touches
+ * nothing. `waiting`: the Bind waited for the node's lock. */
+static bool state_refusal(enum vs_reservation_state st, const char *ns, const char *name,
+                          const char *node, const char *holder, bool waiting, char *msg, size_t cap)
 {
-    switch (vs_store_reservation_on(store, uid, node)) {
+    switch (st) {
     case VS_RES_OK:
         return false;
+    case VS_RES_BUSY:
+        snprintf(msg, cap,
+                 "pod %s/%s is being bound to node %s by an earlier Bind; this Bind to %s "
+                 "touches nothing",
+                 ns, name, holder ? holder : node, node);
+        return true;
+    case VS_RES_CHANGED:
+        snprintf(msg, cap,
+                 "the reservation of pod %s/%s on node %s changed while its Bind was under way; "
+                 "this Bind is stale",
+                 ns, name, node);
+        return true;
+    case VS_RES_NOMEM:
+        snprintf(msg, cap, "out of memory");
+        return true;
     case VS_RES_BOUND:
         snprintf(msg, cap, "%s", bound_msg(ns, name));
         return true;
@@ -1133,7 +1172,6 @@ static bool reservation_refusal(struct vs_store *store, const char *ns, const ch
                      ns, name);
         return true;
     case VS_RES_MISSING:
-    default:
         if (waiting)
             snprintf(msg, cap,
                      "the reservation of pod %s/%s is gone while its Bind waited for node %s's "
@@ -1145,6 +1183,18 @@ static bool reservation_refusal(struct vs_store *store, const char *ns, const ch
                      name);
         return true;
     }
+    return false;
+}
+
+/* The same for the reservation as the store has it now: through the Bind's hold when it has one
+ * (vs_store_bind_check: also a replaced reservation), else by pod and node. */
+static bool reservation_refusal(struct vs_store *store, const char *ns, const char *name,
+                                const char *uid, const char *node, uint64_t hold, bool waiting,
+                                char *msg, size_t cap)
+{
+    enum vs_reservation_state st = hold ? vs_store_bind_check(store, uid, node, hold)
+                                        : vs_store_reservation_on(store, uid, node);
+    return state_refusal(st, ns, name, node, NULL, waiting, msg, cap);
 }
 
 static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
@@ -1164,16 +1214,17 @@ static enum vs_err check_reservation(void *ctx, struct vs_errbuf *eb)
 {
     struct bind_try *t = ctx;
     char m[VS_ERRBUF_SIZE];
-    if (!reservation_refusal(t->a->store, t->ns, t->name, t->uid, t->node, true, m, sizeof(m)))
+    if (!reservation_refusal(t->a->store, t->ns, t->name, t->uid, t->node, t->hold, true, m,
+                             sizeof(m)))
         return VS_OK;
     return vs_err_set(eb, VS_ERR_CONFLICT, "%s", m);
 }
 
 static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *ns,
-                                const char *name, const char *uid, double since, double *waited,
-                                struct vs_errbuf *eb)
+                                const char *name, const char *uid, uint64_t hold, double since,
+                                double *waited, struct vs_errbuf *eb)
 {
-    struct bind_try t = {.a = a, .node = node, .ns = ns, .name = name, .uid = uid};
+    struct bind_try t = {.a = a, .node = node, .ns = ns, .name = name, .uid = uid, .hold = hold};
     *waited = 0;
     if (!a->bindq)
         return take_lock(&t, eb);
@@ -1278,6 +1329,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     json_t *pod = NULL;
     char *path = NULL;
     bool locked = false, ok = false, mirrored = false;
+    bool keep_expected = false; /* the refusal concerns another Bind's or decision's pod state */
+    uint64_t hold = 0;          /* this Bind's hold on the reservation (vs_store_bind_begin) */
     size_t n_mirrors = 0;
     double waited = 0, t_mirror = 0;
     /* Step ends (debug line bind_steps): Filter's patch sent, pod read, bind-phase written, lock
@@ -1300,6 +1353,21 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     if (!term) {
         set_json(resp, 200, bind_result(term_refusal(tstate, "bind")));
         goto out;
+    }
+    /* Hold the reservation first: from now on no Filter moves the pod (kube-scheduler filters it
+     * again when this call outlasts its extender timeout), so the node checked below is the
+     * node bound. A pod with a reservation elsewhere, held by another Bind or bound is refused
+     * untouched; one without any (not filtered here) goes on to the checks below. */
+    if (*uid) {
+        char *holder = NULL;
+        enum vs_reservation_state bs = vs_store_bind_begin(a->store, uid, node, &hold, &holder);
+        bool refused = bs != VS_RES_MISSING &&
+                       state_refusal(bs, ns, name, node, holder, false, msg, sizeof(msg));
+        free(holder);
+        if (refused) {
+            keep_expected = bs == VS_RES_BUSY || bs == VS_RES_MOVED;
+            goto fail;
+        }
     }
     /* The binding must never precede the device annotations Filter queued. */
     if (*uid && vs_async_wait(a->async, uid, a->bind_wait_ms, &eb)) {
@@ -1346,7 +1414,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto fail;
     }
     if (managed && *uid) {
-        if (reservation_refusal(a->store, ns, name, uid, node, false, msg, sizeof(msg)))
+        if (reservation_refusal(a->store, ns, name, uid, node, hold, false, msg, sizeof(msg)))
             goto fail;
     }
     /* A term that ended while this Bind waited has no say any more (its reservations are
@@ -1389,14 +1457,15 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     }
     t_phase = mono();
     if (needs_lock) {
-        if ((err = acquire_lock(a, node, ns, name, uid, t0, &waited, &eb))) {
+        if ((err = acquire_lock(a, node, ns, name, uid, hold, t0, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
             goto fail;
         }
         locked = true;
         /* The wait may have been long: if an earlier Bind of this pod (whose caller gave up)
          * bound it meanwhile, or a later Filter moved it, leave the pod alone. */
-        if (*uid && reservation_refusal(a->store, ns, name, uid, node, true, msg, sizeof(msg)))
+        if (*uid &&
+            reservation_refusal(a->store, ns, name, uid, node, hold, true, msg, sizeof(msg)))
             goto fail;
     }
     /* The backends' own locks (Cambricon's), in backend order; none of them waits. */
@@ -1421,6 +1490,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
             goto fail;
         }
     }
+    /* Last look before the binding: the hold keeps Filter from moving the pod and the reservation
+     * from expiring, but a failed patch, the pod's deletion or a term's end drops it. */
+    if (hold && reservation_refusal(a->store, ns, name, uid, node, hold, false, msg, sizeof(msg)))
+        goto fail;
     char bpath[1200];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
     json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
@@ -1434,6 +1507,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         goto fail;
     }
     t_post = mono();
+    vs_store_bind_end(a->store, uid, hold, true); /* pinned to node until the watch shows it */
     if (vs_log_enabled(VS_LOG_DEBUG))
         vs_log(VS_LOG_DEBUG, "bind_steps",
                "pod=%s/%s node=%s async_ms=%.1f get_ms=%.1f lock_ms=%.1f wait_ms=%.1f "
@@ -1477,9 +1551,11 @@ fail:
         } else if (a->bindq) {
             vs_bindq_released(a->bindq, node, uid);
         }
-    } else if (a->bindq && ba.uid) {
+    } else if (a->bindq && ba.uid && !keep_expected) {
         vs_bindq_forget(a->bindq, ba.uid);
     }
+    if (hold)
+        vs_store_bind_end(a->store, uid, hold, false);
     if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
         revert_phase(a, path, ns, name, before, phase_rv);
     /* The pod's mirrors go with the failed Bind, unless the pod is bound already (an earlier
@@ -1662,6 +1738,12 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     resp->status = rc.out ? 200 : 500;
     resp->content_type = "text/plain; version=0.0.4";
     resp->body = rc.out;
+}
+
+bool vs_ext_patch_superseded(void *ctx, const char *uid, uint64_t reservation)
+{
+    struct vs_app *a = ctx;
+    return vs_store_superseded(a->store, uid, reservation);
 }
 
 void vs_ext_patch_failed(void *ctx, const char *uid, uint64_t reservation)

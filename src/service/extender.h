@@ -106,5 +106,7 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
 
 /* Drops a reservation whose pod patch failed (async callback). */
 void vs_ext_patch_failed(void *app, const char *uid, uint64_t reservation);
+/* Whether a later Filter decision replaced `reservation` (async's patch gate). */
+bool vs_ext_patch_superseded(void *app, const char *uid, uint64_t reservation);
 
 #endif

@@ -820,8 +820,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     }
     /* Before the store starts: its pod hook drops a deleted pod's patch state. */
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
-    if (s->async)
+    if (s->async) {
         vs_async_set_event_gate(s->async, events_allowed, s);
+        vs_async_set_patch_gate(s->async, vs_ext_patch_superseded, &s->app);
+    }
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
     if (mmode != VS_MIRROR_OFF) {

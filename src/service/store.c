@@ -56,6 +56,19 @@ struct nominee {
     UT_hash_handle hh;
 };
 
+/* A Bind's hold on a pod's reservation (vs_store_bind_begin .. vs_store_bind_end), or, once that
+ * Bind posted the binding, the pod pinned to its node until the pod watch shows it bound,
+ * deleted or terminal (or a pod relist no longer has it). Filter never moves a pod that has
+ * one, so the node a Bind checked is the node it binds to. */
+struct binding {
+    char *uid;
+    char *node;
+    uint64_t token;   /* vs_store_bind_begin's answer: which Bind holds it */
+    uint64_t resv_id; /* the reservation's vs_podent.resv_id when the Bind began */
+    bool posted;
+    UT_hash_handle hh;
+};
+
 struct vs_store {
     struct vs_kube *k;
     struct vs_store_opts o;
@@ -63,6 +76,8 @@ struct vs_store {
     struct vs_model *model;
     struct quota_key *quotas;
     struct nominee *nominees; /* by uid */
+    struct binding *bindings; /* by uid */
+    uint64_t bind_seq;        /* the last binding.token handed out */
     uint64_t nominee_gen;     /* bumped when a pod relist begins */
     bool nominee_freed;       /* a hold went away in the event being applied */
     struct vs_pdb *pdbs;      /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
@@ -109,6 +124,23 @@ static void sset_clear(struct sset **set)
         free(e->key);
         free(e);
     }
+}
+
+static void binding_free(struct vs_store *s, struct binding *b)
+{
+    HASH_DEL(s->bindings, b);
+    free(b->uid);
+    free(b->node);
+    free(b);
+}
+
+/* Lock held. */
+static struct binding *binding_find(struct vs_store *s, const char *uid)
+{
+    struct binding *b = NULL;
+    if (uid && *uid && s->bindings)
+        HASH_FIND_STR(s->bindings, uid, b);
+    return b;
 }
 
 struct vs_store *vs_store_new(struct vs_kube *k, const struct vs_store_opts *o,
@@ -266,6 +298,16 @@ static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t 
 {
     const char *uid = meta_str(obj, "uid");
     s->nominee_freed |= nominee_apply(s, type, obj, eb);
+    struct binding *b = binding_find(s, uid);
+    if (b) {
+        const json_t *st = json_object_get(obj, "status");
+        const char *phase = json_string_value(json_object_get(st, "phase"));
+        const char *bound =
+            json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+        if (strcmp(type, "DELETED") == 0 || (bound && *bound) ||
+            (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            binding_free(s, b); /* the model says BOUND or MISSING from now on */
+    }
     if (strcmp(type, "DELETED") == 0) {
         vs_model_remove_pod(s->model, uid);
         vs_model_unaccount(s->model, uid);
@@ -721,6 +763,12 @@ static void on_synced(void *ctx)
         for (size_t i = 0; i < sw.n; i++)
             vs_model_remove_pod(s->model, sw.gone[i]);
         swept = vs_model_account_sweep(s->model);
+        struct binding *b, *bt;
+        HASH_ITER(hh, s->bindings, b, bt)
+        {
+            if (b->posted && !sset_has(inf->seen, b->uid))
+                binding_free(s, b); /* the pod is gone; a held one ends with its Bind */
+        }
         struct nominee *e, *et;
         HASH_ITER(hh, s->nominees, e, et)
         {
@@ -897,6 +945,12 @@ static void *informer_main(void *arg)
     return NULL;
 }
 
+/* A reservation a Bind holds (or bound) does not expire under it. */
+static bool keep_binding(void *ctx, const struct vs_podent *pe)
+{
+    return binding_find(ctx, pe->uid) != NULL;
+}
+
 static void *expiry_main(void *arg)
 {
     struct vs_store *s = arg;
@@ -906,7 +960,8 @@ static void *expiry_main(void *arg)
         if (__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
             break;
         pthread_rwlock_wrlock(&s->mu);
-        size_t n = vs_model_expire(s->model, (int64_t)time(NULL), s->o.reservation_ttl);
+        size_t n = vs_model_expire_keep(s->model, (int64_t)time(NULL), s->o.reservation_ttl,
+                                        keep_binding, s);
         if (n)
             atomic_fetch_add(&s->version, 1);
         pthread_rwlock_unlock(&s->mu);
@@ -974,6 +1029,9 @@ void vs_store_free(struct vs_store *s)
         HASH_DEL(s->nominees, e);
         nominee_free(e);
     }
+    struct binding *b, *bt;
+    HASH_ITER(hh, s->bindings, b, bt)
+    binding_free(s, b);
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -1098,6 +1156,53 @@ static enum vs_err holds_for(struct vs_store *s, const struct vs_pod *pod, const
     return err;
 }
 
+/* The state of pod uid's reservation for a Bind to node (NULL: any node). Lock held. */
+static enum vs_reservation_state res_state(struct vs_store *s, const char *uid, const char *node)
+{
+    const struct vs_podent *pe = vs_model_pod(s->model, uid);
+    return !pe                              ? VS_RES_MISSING
+           : pe->expired                    ? VS_RES_EXPIRED
+           : pe->bound                      ? VS_RES_BOUND
+           : node && strcmp(pe->node, node) ? VS_RES_MOVED
+                                            : VS_RES_OK;
+}
+
+/* Whether Bind b's hold still names the reservation it began with. Lock held. */
+static enum vs_reservation_state held_state(struct vs_store *s, const struct binding *b)
+{
+    if (b->posted)
+        return VS_RES_BOUND;
+    enum vs_reservation_state st = res_state(s, b->uid, b->node);
+    if (st == VS_RES_OK && vs_model_pod(s->model, b->uid)->resv_id != b->resv_id)
+        st = VS_RES_CHANGED;
+    return st;
+}
+
+/* When a Bind holds (or bound) the pod, fills r with that instead of a decision (see
+ * vs_filter_result.bind_node): 1, or -1 out of memory; 0 when no Bind holds it. evaluated: r
+ * holds an evaluation (cleaned up), else it is not initialized. Lock held. */
+static int filter_binding(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
+                          size_t n, bool evaluated, struct vs_filter_result *r)
+{
+    const struct binding *b = binding_find(s, pod->uid);
+    if (!b)
+        return 0;
+    if (evaluated) {
+        vs_filter_result_cleanup(r);
+    } else {
+        memset(r, 0, sizeof(*r));
+        r->best = -1;
+    }
+    r->managed = true;
+    r->bind_posted = b->posted;
+    if (!(r->bind_node = strdup(b->node)))
+        return -1;
+    if (held_state(s, b) == VS_RES_OK)
+        for (size_t i = 0; i < n && !r->bind_keep; i++)
+            r->bind_keep = strcmp(cands[i], b->node) == 0;
+    return 1;
+}
+
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r)
@@ -1110,6 +1215,11 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
             pthread_rwlock_wrlock(&s->mu);
         else
             pthread_rwlock_rdlock(&s->mu);
+        int held = filter_binding(s, pod, cands, n, false, r);
+        if (held) {
+            pthread_rwlock_unlock(&s->mu);
+            return held < 0 ? VS_ERR_NOMEM : VS_OK;
+        }
         struct holds h = {0};
         enum vs_err err = holds_for(s, pod, cands, n, o, &h);
         if (!err) {
@@ -1126,8 +1236,14 @@ enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const 
                 pthread_rwlock_unlock(&s->mu);
             return err;
         }
-        if (!exclusive)
+        if (!exclusive) {
             pthread_rwlock_wrlock(&s->mu);
+            /* A Bind of the pod may have begun since the evaluation: it keeps its node. */
+            if ((held = filter_binding(s, pod, cands, n, true, r))) {
+                pthread_rwlock_unlock(&s->mu);
+                return held < 0 ? VS_ERR_NOMEM : VS_OK;
+            }
+        }
         err = vs_sched_commit(s->model, pod, r, now, &eb);
         if (err == VS_OK) {
             r->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
@@ -1289,6 +1405,12 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
         }
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
+        if (binding_find(s, pod->uid)) { /* a Bind of the pod began: its reservation stays */
+            pthread_rwlock_unlock(&s->mu);
+            vs_preempt_plans_free(plans, np);
+            vs_store_plan_cleanup(out);
+            return VS_OK;
+        }
         err = vs_sched_commit(s->model, pod, &plans[0].fit, now, &eb);
         if (err == VS_OK) {
             out->reservation = vs_model_pod(s->model, pod->uid)->resv_id;
@@ -1322,18 +1444,87 @@ bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservatio
     return freed;
 }
 
+bool vs_store_superseded(struct vs_store *s, const char *uid, uint64_t reservation)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    const struct vs_podent *pe = vs_model_pod(s->model, uid);
+    bool later = pe && pe->resv_id > reservation;
+    pthread_rwlock_unlock(&s->mu);
+    return later;
+}
+
 enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,
                                                   const char *node)
 {
     pthread_rwlock_rdlock(&s->mu);
-    const struct vs_podent *pe = vs_model_pod(s->model, uid);
-    enum vs_reservation_state st = !pe                              ? VS_RES_MISSING
-                                   : pe->expired                    ? VS_RES_EXPIRED
-                                   : pe->bound                      ? VS_RES_BOUND
-                                   : node && strcmp(pe->node, node) ? VS_RES_MOVED
-                                                                    : VS_RES_OK;
+    const struct binding *b = binding_find(s, uid);
+    enum vs_reservation_state st = b && b->posted ? VS_RES_BOUND : res_state(s, uid, node);
     pthread_rwlock_unlock(&s->mu);
     return st;
+}
+
+enum vs_reservation_state vs_store_bind_begin(struct vs_store *s, const char *uid, const char *node,
+                                              uint64_t *token, char **holder)
+{
+    *token = 0;
+    if (holder)
+        *holder = NULL;
+    pthread_rwlock_wrlock(&s->mu);
+    struct binding *b = binding_find(s, uid);
+    enum vs_reservation_state st;
+    if (b) {
+        st = b->posted ? VS_RES_BOUND : VS_RES_BUSY;
+        if (holder && st == VS_RES_BUSY && !(*holder = strdup(b->node)))
+            st = VS_RES_NOMEM;
+    } else if ((st = res_state(s, uid, node)) == VS_RES_OK) {
+        b = calloc(1, sizeof(*b));
+        if (b && (b->uid = strdup(uid)) && (b->node = strdup(node))) {
+            b->token = ++s->bind_seq;
+            b->resv_id = vs_model_pod(s->model, uid)->resv_id;
+            HASH_ADD_KEYPTR(hh, s->bindings, b->uid, strlen(b->uid), b);
+            *token = b->token;
+        } else {
+            if (b)
+                free(b->uid);
+            free(b);
+            st = VS_RES_NOMEM;
+        }
+    }
+    pthread_rwlock_unlock(&s->mu);
+    return st;
+}
+
+enum vs_reservation_state vs_store_bind_check(struct vs_store *s, const char *uid, const char *node,
+                                              uint64_t token)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    const struct binding *b = binding_find(s, uid);
+    enum vs_reservation_state st;
+    if (b && b->token == token) {
+        st = held_state(s, b);
+    } else {
+        /* The hold went with the pod (deleted, terminal, or seen bound) */
+        st = res_state(s, uid, node);
+        if (st == VS_RES_OK)
+            st = VS_RES_MISSING;
+    }
+    pthread_rwlock_unlock(&s->mu);
+    return st;
+}
+
+void vs_store_bind_end(struct vs_store *s, const char *uid, uint64_t token, bool posted)
+{
+    if (!token)
+        return;
+    pthread_rwlock_wrlock(&s->mu);
+    struct binding *b = binding_find(s, uid);
+    if (b && b->token == token) {
+        if (posted)
+            b->posted = true;
+        else
+            binding_free(s, b);
+    }
+    pthread_rwlock_unlock(&s->mu);
 }
 
 enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid)

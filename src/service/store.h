@@ -82,7 +82,9 @@ bool vs_store_synced(const struct vs_store *s);
 bool vs_store_dra_synced(const struct vs_store *s);
 
 /* Filter: evaluates under the read lock, commits the chosen node under the write lock if the
- * node and quota are unchanged (else re-evaluates). r must be cleaned up by the caller. */
+ * node and quota are unchanged (else re-evaluates). While a Bind holds the pod's reservation
+ * (vs_store_bind_begin) nothing is evaluated or committed: r->bind_node says so. r need not be
+ * initialized; it must be cleaned up by the caller. */
 enum vs_err vs_store_filter(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                             size_t n, const struct vs_sched_opts *o, int64_t now,
                             struct vs_filter_result *r);
@@ -123,21 +125,58 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
  * True when it dropped one. */
 bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
 
+/* True when the pod's entry comes from a later Filter decision than `reservation` (its
+ * vs_podent.resv_id is higher): a patch writing `reservation` is stale. Two Filters
+ * of one pod commit in one order under the write lock but may queue their patches in the
+ * other; the stale one must not land last. Read lock. */
+bool vs_store_superseded(struct vs_store *s, const char *uid, uint64_t reservation);
+
 enum vs_reservation_state {
     VS_RES_OK,
     VS_RES_MISSING,
     VS_RES_EXPIRED,
     VS_RES_BOUND,
-    VS_RES_MOVED /* vs_store_reservation_on: the pod's reservation is on another node now */
+    VS_RES_MOVED,   /* vs_store_reservation_on: the pod's reservation is on another node now */
+    VS_RES_BUSY,    /* vs_store_bind_begin: another Bind of the pod holds its reservation */
+    VS_RES_CHANGED, /* vs_store_bind_check: on the node still, but not the reservation the Bind
+                     * began with (the pod's allocation was replaced) */
+    VS_RES_NOMEM
 };
 /* Whether the pod still holds the capacity Filter gave it (Bind refuses otherwise); BOUND: the
  * watch shows it bound already (spec.nodeName), e.g. by an earlier Bind of the same pod whose
  * caller gave up waiting — a second Bind must not touch it. */
 enum vs_reservation_state vs_store_reservation(struct vs_store *s, const char *uid);
-/* The same for a Bind to `node`: MOVED when a later Filter of the pod (kube-scheduler retrying
- * after a Bind call timed out) placed it on another node. */
+/* The same for a Bind to `node`: MOVED when a later Filter of the pod placed it on another node
+ * before a Bind held it (below). BOUND also when a Bind of it posted the binding and the watch
+ * has not shown it yet. */
 enum vs_reservation_state vs_store_reservation_on(struct vs_store *s, const char *uid,
                                                   const char *node);
+
+/* A Bind's hold on the pod's reservation. kube-scheduler gives up on a Bind after its extender
+ * timeout, filters the pod again and sends a new Bind while the first may still be working: the
+ * hold keeps the pod where the first Bind is putting it.
+ *
+ * vs_store_bind_begin, under the write lock: when the pod's reservation is on `node` (VS_RES_OK)
+ * and no Bind holds it, marks it held and sets *token (never 0) for this Bind; otherwise *token is
+ * 0, nothing is marked and the answer says why: BUSY (another Bind holds it; *holder, when not
+ * NULL, is a copy of that Bind's node, free it), BOUND (a Bind of it posted the binding, or the
+ * watch shows it bound), MOVED, EXPIRED, MISSING (no reservation: a pod Filter passed through, or
+ * one this process never filtered), NOMEM. While held: vs_store_filter makes no new decision for
+ * the pod (vs_filter_result.bind_node), vs_store_preempt commits none, and the reservation does
+ * not expire. */
+enum vs_reservation_state vs_store_bind_begin(struct vs_store *s, const char *uid, const char *node,
+                                              uint64_t *token, char **holder);
+/* Whether hold `token` still names the reservation its Bind began with, on node: OK, or
+ * CHANGED (the pod's allocation was replaced), EXPIRED, BOUND, MISSING (dropped: the pod was
+ * deleted, its patch failed, a leadership term ended). Read lock. */
+enum vs_reservation_state vs_store_bind_check(struct vs_store *s, const char *uid, const char *node,
+                                              uint64_t token);
+/* Ends hold `token` (0: nothing to do; a hold the pod watch already ended stays ended). posted:
+ * the Bind created the binding; the pod stays pinned to the node (Filter makes no decision for
+ * it, Binds and vs_store_reservation_on see it BOUND) until the pod watch shows it bound, deleted
+ * or terminal, or a pod relist does not list it. Otherwise the mark goes and the reservation
+ * stays as it is (it expires as any). */
+void vs_store_bind_end(struct vs_store *s, const char *uid, uint64_t token, bool posted);
 
 /* Runs fn with the model under the read lock. */
 void vs_store_read(struct vs_store *s, void (*fn)(void *ctx, const struct vs_model *m), void *ctx);

@@ -1,8 +1,11 @@
 /* stress_service: hundreds of pods filtered and bound at once from several client threads
- * against the real service (HTTPS) and the fake API, onto a small cluster. Afterwards, read from
- * the API objects alone, no card may be over its memory, cores or slots, and every pod must be
- * bound or refused with a reason. A plain program (not Criterion) so the TSan build can run it.
- * Prints `stress: N passed, M failed` and exits non-zero on any failure. */
+ * against the real service (HTTPS) and the fake API, onto a small cluster; for every fifth pod a
+ * second client filters and binds it again while its first Bind runs (kube-scheduler's retry
+ * after its extender timeout). Afterwards, read from the API objects alone, no card may be over
+ * its memory, cores or slots, every bound pod must be bound to the node its annotations name,
+ * with cards of that node, and every pod must be bound or refused with a reason. A plain program
+ * (not Criterion) so the TSan build can run it. Prints `stress: N passed, M failed` and exits
+ * non-zero on any failure. */
 #include "fakeapi.h"
 #include "harness.h"
 #include "serve.h"
@@ -60,6 +63,36 @@ static void release_lock(const char *node)
     json_decref(n);
 }
 
+/* kube-scheduler's retry of a pod whose Bind it gave up on: Filter again, then Bind to the
+ * node answered, if any. */
+struct retry {
+    const char *name, *uid;
+    bool bound;
+    char node[32];
+    pthread_t t;
+};
+
+static void *retry_main(void *arg)
+{
+    struct retry *rt = arg;
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", rt->name);
+    json_t *r = post("/filter",
+                     json_pack("{s:o,s:n,s:[s,s]}", "Pod", pod, "Nodes", "NodeNames", "n2", "n1"));
+    const char *node =
+        r ? json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)) : NULL;
+    if (node)
+        snprintf(rt->node, sizeof(rt->node), "%s", node);
+    json_decref(r);
+    if (!*rt->node)
+        return NULL;
+    r = post("/bind", json_pack("{s:s,s:s,s:s,s:s}", "PodName", rt->name, "PodNamespace", "default",
+                                "PodUID", rt->uid, "Node", rt->node));
+    const char *err = r ? json_string_value(json_object_get(r, "Error")) : NULL;
+    rt->bound = err && !*err;
+    json_decref(r);
+    return NULL;
+}
+
 static void *storm(void *arg)
 {
     long t = (long)arg;
@@ -93,13 +126,20 @@ static void *storm(void *arg)
             }
             if (!*nodebuf)
                 return NULL;
+            struct retry rt = {.name = name, .uid = uid};
+            bool racing = i % 5 == 0 && pthread_create(&rt.t, NULL, retry_main, &rt) == 0;
             r = post("/bind", json_pack("{s:s,s:s,s:s,s:s}", "PodName", name, "PodNamespace",
                                         "default", "PodUID", uid, "Node", nodebuf));
+            if (racing)
+                pthread_join(rt.t, NULL);
             if (!r)
                 return NULL;
             const char *err = json_string_value(json_object_get(r, "Error"));
-            if (err && !*err) {
-                release_lock(nodebuf);
+            bool first = err && !*err;
+            if (first && rt.bound)
+                fail("pod %s was bound by two Binds (%s)", name, rt.node);
+            if (first || rt.bound) {
+                release_lock(first ? nodebuf : rt.node);
                 pthread_mutex_lock(&mu);
                 bound++;
                 pthread_mutex_unlock(&mu);
@@ -132,6 +172,10 @@ static int check_capacity(void)
             json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
         const char *alloc = json_string_value(json_object_get(
             json_object_get(json_object_get(p, "metadata"), "annotations"), VS_ANNO_ALLOCATED));
+        const char *vnode = json_string_value(json_object_get(
+            json_object_get(json_object_get(p, "metadata"), "annotations"), VS_ANNO_VGPU_NODE));
+        if (node && (!vnode || strcmp(vnode, node) != 0))
+            fail("pod bound to %s but its hami.io/vgpu-node is %s", node, vnode ? vnode : "none");
         if (node && alloc) {
             struct vs_pod_devs d;
             struct vs_errbuf eb;
@@ -142,6 +186,9 @@ static int check_capacity(void)
             }
             for (size_t c = 0; c < d.n; c++) {
                 for (size_t k = 0; k < d.ctrs[c].n; k++) {
+                    const char *uuid = d.ctrs[c].devs[k].uuid;
+                    if (strncmp(uuid, node, strlen(node)) != 0 || uuid[strlen(node)] != '-')
+                        fail("pod bound to %s holds card %s", node, uuid);
                     int j;
                     for (j = 0; j < nc; j++)
                         if (strcmp(cards[j].uuid, d.ctrs[c].devs[k].uuid) == 0)

@@ -257,6 +257,13 @@ Test(model, pod_before_node_and_node_reregister)
     vs_pod_cleanup(&p);
 }
 
+/* vs_model_expire_keep's callback: keeps pod "p". */
+static bool keep_p(void *ctx, const struct vs_podent *pe)
+{
+    (void)ctx;
+    return strcmp(pe->uid, "p") == 0;
+}
+
 Test(model, reservation_lifecycle)
 {
     struct vs_pod p;
@@ -276,8 +283,11 @@ Test(model, reservation_lifecycle)
     upsert(&p);
     assert_card("n1", 0, 0, 0, 0);
     assert_card("n1", 1, 1, 1000, 10);
-    /* Expiry applies only to unconfirmed reservations. */
+    /* Expiry applies only to unconfirmed reservations, and not to those a caller keeps (a Bind
+     * holds them: store.c). */
     cr_assert_eq(vs_model_expire(m, 200, 300), 0);
+    cr_assert_eq(vs_model_expire_keep(m, 401, 300, keep_p, NULL), 0);
+    assert_card("n1", 1, 1, 1000, 10);
     cr_assert_eq(vs_model_expire(m, 401, 300), 1);
     assert_card("n1", 1, 0, 0, 0);
     /* Reserve again, then the patched pod arrives: confirmed. */

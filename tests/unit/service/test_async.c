@@ -215,6 +215,37 @@ Test(async_order, patches_of_other_pods_overlap_and_one_pods_stay_in_order)
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 2);
 }
 
+/* The patch gate: reservation 1 is replaced by 2 (a later Filter of the pod that queued its patch
+ * first). */
+static bool replaced_by_2(void *ctx, const char *uid, uint64_t reservation)
+{
+    (void)ctx;
+    return strcmp(uid, "u0") == 0 && reservation < 2;
+}
+
+/* Two Filters of one pod committed decisions 1 then 2, but 2's patch was queued first: 1's patch
+ * is not sent after it (it would leave the older decision on the pod), its wait succeeds, and the
+ * pod keeps decision 2's annotation. A patch without a reservation is always sent. */
+Test(async_order, a_replaced_decisions_patch_is_not_sent)
+{
+    vs_async_set_patch_gate(as, replaced_by_2, NULL);
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    const char *p0 = "/api/v1/namespaces/default/pods/p0";
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("decision 2"), 2), VS_OK);
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("decision 1"), 1), VS_OK);
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("p0"), "decision 2");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 1);
+    json_t *kept = vs_async_take_pod(as, "u0");
+    cr_assert_null(kept, "the skipped patch left a pod for Bind");
+    cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("no decision"), 0), VS_OK);
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(annot_of("p0"), "no decision");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", p0), 2);
+}
+
 static uint64_t pod_rv(const char *pod)
 {
     json_t *p = vs_fakeapi_get(api, "Pod", "default", pod);

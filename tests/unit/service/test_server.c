@@ -684,21 +684,27 @@ Test(server, failed_bind_leaves_a_pod_changed_since_alone)
     free(b.out);
 }
 
-/* kube-scheduler retries a Bind whose call timed out while the first one, still queued here,
- * went on and bound the pod: the retry, queued behind it, finds the pod bound once it has the
- * lock and leaves it alone — no bind-phase written over the device plugin's answer, no
- * binding, the lock released. (Found by e2e chaos-ha: the retry overwrote bind-phase=success
- * with allocating and the device plugin failed the pod.) */
+/* kube-scheduler retries a Bind whose call timed out while the first one is still queued here:
+ * the retry is refused at once (the first holds the pod's reservation) and touches nothing; the
+ * first binds the pod; a retry after that finds the pod bound and leaves it alone — no
+ * bind-phase written over the device plugin's answer, no binding, no lock left. (Found by e2e
+ * chaos-ha: a retry queued behind the first overwrote bind-phase=success with allocating and the
+ * device plugin failed the pod.) */
 Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
 {
     filtered_onto_locked_n2(60000, "d1", "uid-d1", NULL, 0);
-    /* The first Bind and, after kube-scheduler gave up on it, the retry: both queued on n2. */
     struct bg_bind b1 = {.name = "d1", .uid = "uid-d1", .node = "n2"};
-    struct bg_bind b2 = b1;
     cr_assert_eq(pthread_create(&b1.t, NULL, bg_bind_main, &b1), 0);
     wait_metric("\nvgpu_sched_binds_waiting 1\n");
-    cr_assert_eq(pthread_create(&b2.t, NULL, bg_bind_main, &b2), 0);
-    wait_metric("\nvgpu_sched_binds_waiting 2\n");
+    vs_fakeapi_reset_counts(api);
+    char err[512];
+    cr_assert_str_eq(bind_pod("d1", "uid-d1", "n2", err, sizeof(err)),
+                     "pod default/d1 is being bound to node n2 by an earlier Bind; this Bind to "
+                     "n2 touches nothing");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/d1"), 0);
+    char *m = metrics_text();
+    cr_assert(strstr(m, "\nvgpu_sched_binds_waiting 1\n"), "the retry queued: %s", m);
+    free(m);
     set_lock("n2", NULL); /* owner's allocation ends: the first Bind binds d1 */
     pthread_join(b1.t, NULL);
     cr_assert_str_eq(b1.out, "{\"Error\":\"\"}");
@@ -712,64 +718,105 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
     free(t);
     json_decref(pod);
     set_lock("n2", NULL);
-    pthread_join(b2.t, NULL);
-    cr_assert_eq(b2.status, 200);
-    cr_assert_str_eq(b2.out, "{\"Error\":\"pod default/d1 is already bound (an earlier Bind of it "
-                             "succeeded)\"}");
-    free(b2.out);
+    cr_assert_str_eq(bind_pod("d1", "uid-d1", "n2", err, sizeof(err)),
+                     "pod default/d1 is already bound (an earlier Bind of it succeeded)");
     pod = vs_fakeapi_get(api, "Pod", "default", "d1");
     cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "success");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n2");
     json_decref(pod);
     json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
     cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
     json_decref(n2);
 }
 
-/* The same retry, when kube-scheduler's new Filter placed the pod on another node while the
- * first Bind still waited: the first Bind, once it has its node's lock, finds the reservation
- * elsewhere and gives the lock back without binding the pod. */
-Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
+/* The race e2e burst-large found: a Bind waits (here for n2's lock), kube-scheduler gives up on
+ * it and filters the pod again. The pod is not moved: a Filter without n2 among its candidates
+ * is refused, one with n2 answers n2, neither reserves nor patches anything; the first Bind then
+ * binds the pod to n2, where its annotations put it. (Before the hold, the new Filter moved the
+ * reservation to n1 and wrote n1's cards on the pod while the first Bind, past its last check,
+ * bound it to n2.) */
+Test(server, filter_again_while_a_bind_holds_the_pod_keeps_its_node)
 {
     filtered_onto_locked_n2(60000, "m1", "uid-m1", NULL, 0);
-    const char *only1[] = {"n1"};
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
+    char *devices = strdup(anno(pod, VS_ANNO_ALLOCATED));
+    json_decref(pod);
     struct bg_bind b = {.name = "m1", .uid = "uid-m1", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
     wait_metric("\nvgpu_sched_binds_waiting 1\n");
-    json_t *r = filter("m1", only1, 1); /* kube-scheduler gave up on the Bind and filters again */
-    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
+    vs_fakeapi_reset_counts(api);
+    const char *only1[] = {"n1"}, *both[] = {"n1", "n2"};
+    json_t *r = filter("m1", only1, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "Error")),
+                     "pod default/m1 is being bound to node n2; it is not moved while that Bind "
+                     "is under way");
+    cr_assert(json_is_null(json_object_get(r, "NodeNames")));
     json_decref(r);
-    /* The new decision's patch (async) lands before the first Bind gets the lock: only then is
-     * the pod changed since that Bind's bind-phase write (else the revert may still find it
-     * unchanged and take the write back, which is as harmless). */
-    bool moved = false;
-    for (int i = 0; i < 250 && !moved; i++) {
-        json_t *p = vs_fakeapi_get(api, "Pod", "default", "m1");
-        const char *on = anno(p, VS_ANNO_VGPU_NODE);
-        moved = on && strcmp(on, "n1") == 0;
-        json_decref(p);
-        if (!moved)
-            usleep(20 * 1000);
-    }
-    cr_assert(moved, "the new decision's patch never landed");
+    r = filter("m1", both, 2);
+    json_t *names = json_object_get(r, "NodeNames");
+    cr_assert_eq(json_array_size(names), 1);
+    cr_assert_str_eq(json_string_value(json_array_get(names, 0)), "n2");
+    cr_assert_str_eq(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
     set_lock("n2", NULL);
     pthread_join(b.t, NULL);
     cr_assert_eq(b.status, 200);
-    cr_assert_str_eq(b.out, "{\"Error\":\"pod default/m1 was filtered again onto another node; "
-                            "this Bind to n2 is stale\"}");
+    cr_assert_str_eq(b.out, "{\"Error\":\"\"}");
     free(b.out);
-    /* Not bound to n2. Its bind-phase write, made before it queued, stays (the new Filter
-     * changed the pod since, so it is not reverted); it means nothing without a binding (the
-     * device plugin looks only at pods bound to its node) and the retry writes it again. */
-    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
-    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
-    cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    /* No decision patch from the two Filters: only the Bind's binding changed the pod. */
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/m1"), 0);
+    pod = vs_fakeapi_get(api, "Pod", "default", "m1");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n2");
+    cr_assert_str_eq(anno(pod, VS_ANNO_VGPU_NODE), "n2");
+    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), devices);
     json_decref(pod);
-    json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
-    cr_assert_null(anno(n2, VS_ANNO_LOCK), "lock left behind: %s", anno(n2, VS_ANNO_LOCK));
-    json_decref(n2);
-    /* The retry's own Bind to n1 goes through. */
+    free(devices);
+}
+
+/* A pod filtered again onto another node before any Bind held it: the Bind to the old node is
+ * stale and refused before it writes anything; the Bind to the new node binds it. */
+Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
+{
+    start_service(false, 0);
+    put(vs_harness_pod("m2", "uid-m2", "1000", "10"));
+    const char *only1[] = {"n1"}, *only2[] = {"n2"};
+    json_decref(filter("m2", only2, 1));
+    json_t *r =
+        filter("m2", only1, 1); /* the first answer got lost; kube-scheduler filters again */
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
+    json_decref(r);
+    json_decref(wait_anno("Pod", "default", "m2", VS_ANNO_ALLOCATED));
+    vs_fakeapi_reset_counts(api);
     char err[512];
-    cr_assert_str_eq(bind_pod("m1", "uid-m1", "n1", err, sizeof(err)), "");
+    cr_assert_str_eq(bind_pod("m2", "uid-m2", "n2", err, sizeof(err)),
+                     "pod default/m2 was filtered again onto another node; this Bind to n2 is "
+                     "stale");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/m2"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n2"), 0);
+    cr_assert_str_eq(bind_pod("m2", "uid-m2", "n1", err, sizeof(err)), "");
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m2");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    cr_assert_str_eq(anno(pod, VS_ANNO_VGPU_NODE), "n1");
+    json_decref(pod);
+}
+
+/* A Bind that fails gives its hold back: kube-scheduler's next Filter of the pod may place it
+ * anywhere again. */
+Test(server, failed_bind_lets_filter_move_the_pod)
+{
+    filtered_onto_locked_n2(0, "f1", "uid-f1", NULL, 0); /* retry 0: a held lock fails at once */
+    char err[512];
+    cr_assert_str_eq(bind_pod("f1", "uid-f1", "n2", err, sizeof(err)),
+                     "node n2 has been locked within 5m0s: node lock contention");
+    const char *only1[] = {"n1"};
+    json_t *r = filter("f1", only1, 1);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
+    json_decref(r);
+    json_decref(wait_anno("Pod", "default", "f1", VS_ANNO_ALLOCATED));
+    cr_assert_str_eq(bind_pod("f1", "uid-f1", "n1", err, sizeof(err)), "");
 }
 
 /* A Bind reads the pod from the answer to Filter's patch: no GET of it. A second Bind of the
