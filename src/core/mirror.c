@@ -341,7 +341,8 @@ enum vs_err vs_mirror_from_claim(const json_t *claim, struct vs_mirror *out, str
         err = vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto out;
     }
-    qsort(out->devs, out->n, sizeof(out->devs[0]), dev_cmp);
+    if (out->n)
+        qsort(out->devs, out->n, sizeof(out->devs[0]), dev_cmp);
 out:
     vs_dra_claim_cleanup(&c);
     return err;
