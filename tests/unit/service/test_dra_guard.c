@@ -307,6 +307,33 @@ static void wait_filter(const char *want)
     free(out);
 }
 
+/* Waits (10 s at most) for a FilteringFailed Event of pod default/p with this message. */
+static void wait_failed_event(const char *message)
+{
+    bool found = false;
+    for (int i = 0; i < 500 && !found; i++) {
+        struct vs_harness plain = h;
+        plain.scheme = "http";
+        char *out;
+        long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
+                                  "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
+        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
+        json_t *it;
+        size_t k;
+        json_array_foreach(json_object_get(list, "items"), k, it)
+        {
+            const char *m = json_string_value(json_object_get(it, "message"));
+            const char *r = json_string_value(json_object_get(it, "reason"));
+            found |= m && r && strcmp(m, message) == 0 && strcmp(r, "FilteringFailed") == 0;
+        }
+        json_decref(list);
+        free(out);
+        if (!found)
+            usleep(20 * 1000);
+    }
+    cr_assert(found, "no FilteringFailed event \"%s\"", message);
+}
+
 #define FILTER_OK                                                                                  \
     "{\"Nodes\":null,\"NodeNames\":[\"n1\"],\"FailedNodes\":null,"                                 \
     "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}"
@@ -328,6 +355,9 @@ Test(dra_guard, ledger_claim_holds_the_card)
     wait_filter("{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
                 "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
                 "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
+    /* HAMi's per-word event keeps the refusal and the claim's name. */
+    wait_failed_event("1 nodes CardTimeSlicingExhausted(n1) (held by DRA claim ml/train)");
+    wait_failed_event("no available node, 1 nodes do not meet");
     cr_assert_eq(vs_fakeapi_delete(api, "ResourceClaim", "ml", "train"), 0);
     wait_filter(FILTER_OK);
     char *l = log_lines("optional_api");
