@@ -299,6 +299,17 @@ static enum vs_err add_claim(struct load_ctx *c, const json_t *obj)
     return VS_OK;
 }
 
+/* A DeviceClass is checked with the guard's decoder; only the raw callback keeps it. */
+static enum vs_err check_class(struct load_ctx *c, const json_t *obj)
+{
+    struct vs_dra_class dc;
+    enum vs_err rc = vs_dra_class_from_json(obj, &dc, c->eb);
+    if (rc != VS_OK)
+        return rc == VS_ERR_NOMEM ? nomem(c) : vs_err_prefix(c->eb, rc, "%s", c->name);
+    vs_dra_class_cleanup(&dc);
+    return VS_OK;
+}
+
 /* One object of a document or list; default_kind applies when it has no kind of its own. */
 static enum vs_err add_object(struct load_ctx *c, const json_t *obj, const char *default_kind)
 {
@@ -327,9 +338,11 @@ static enum vs_err add_object(struct load_ctx *c, const json_t *obj, const char 
     else if (strcmp(kind, "ResourceQuota") == 0)
         rc = add_quota(c, obj);
     else if (strcmp(kind, "ResourceSlice") == 0)
-        return add_slice(c, obj); /* not passed to raw: read by simulate only */
+        rc = add_slice(c, obj);
     else if (strcmp(kind, "ResourceClaim") == 0)
-        return add_claim(c, obj);
+        rc = add_claim(c, obj);
+    else if (strcmp(kind, "DeviceClass") == 0 && c->raw)
+        rc = check_class(c, obj); /* for the guard of serve --cluster; simulate has none */
     if (rc == VS_OK && c->raw)
         rc = c->raw(c->raw_ctx, kind, obj, c->eb);
     if (rc != VS_ERR_NOTFOUND)

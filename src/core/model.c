@@ -361,6 +361,7 @@ static void apply_usage(struct vs_model *m, struct vs_podent *pe, int sign)
 static void card_clear(struct vs_card *c)
 {
     free(c->uuid); /* type and mode are the model's (ctype_id, cmode) */
+    free(c->dra_holders);
     for (size_t i = 0; i < c->n_profiles; i++) {
         free(c->profiles[i].name);
         free(c->profiles[i].placements);
@@ -781,23 +782,35 @@ static int claim_key_cmp(const void *a, const void *b)
                   (*(struct dra_claim_ent *const *)b)->key);
 }
 
-/* Adds key to node n's holders unless it is already the last one. */
-static bool holders_add(struct vs_model *m, struct vs_node *n, const char *key)
+/* Appends key to the holder list *list (", "-joined) unless it is already the last one; *added
+ * tells whether it was. False when out of memory. */
+static bool holder_append(char **list, const char *key, bool *added)
 {
-    size_t kl = strlen(key), hl = n->dra_holders ? strlen(n->dra_holders) : 0;
-    if (hl >= kl && strcmp(n->dra_holders + hl - kl, key) == 0 &&
-        (hl == kl || n->dra_holders[hl - kl - 1] == ' '))
+    size_t kl = strlen(key), hl = *list ? strlen(*list) : 0;
+    *added = false;
+    if (hl >= kl && strcmp(*list + hl - kl, key) == 0 && (hl == kl || (*list)[hl - kl - 1] == ' '))
         return true;
-    char *g = realloc(n->dra_holders, hl + (hl ? 2 : 0) + kl + 1);
+    char *g = realloc(*list, hl + (hl ? 2 : 0) + kl + 1);
     if (!g)
         return false;
     if (hl)
         memcpy(g + hl, ", ", 2);
     memcpy(g + hl + (hl ? 2 : 0), key, kl + 1);
-    m->n_holder_nodes += !hl;
-    n->dra_holders = g;
-    n->n_dra_holders++;
+    *list = g;
+    *added = true;
     return true;
+}
+
+/* Adds key to the holders of node n and of its card with that uuid (when it has one). */
+static bool holders_add(struct vs_model *m, struct vs_node *n, const char *uuid, const char *key)
+{
+    bool had = n->dra_holders != NULL, added;
+    if (!holder_append(&n->dra_holders, key, &added))
+        return false;
+    m->n_holder_nodes += !had;
+    n->n_dra_holders += added;
+    struct vs_card *c = find_card(n, uuid);
+    return !c || holder_append(&c->dra_holders, key, &added);
 }
 
 /* Rebuilds every node's dra_holders from the claims' holdings; false when out of memory. */
@@ -805,9 +818,15 @@ static bool dra_holders_refresh(struct vs_model *m)
 {
     if (m->n_holder_nodes) {
         for (struct vs_node *n = m->nodes; n; n = n->hh.next) {
+            if (!n->dra_holders)
+                continue;
             free(n->dra_holders);
             n->dra_holders = NULL;
             n->n_dra_holders = 0;
+            for (size_t i = 0; i < n->n_cards; i++) {
+                free(n->cards[i].dra_holders);
+                n->cards[i].dra_holders = NULL;
+            }
         }
         m->n_holder_nodes = 0;
     }
@@ -826,7 +845,7 @@ static bool dra_holders_refresh(struct vs_model *m)
         for (size_t j = 0; j < v[i]->n_held; j++) {
             struct vs_node *n = node_get(m, v[i]->held[j].node, false);
             if (n)
-                ok &= holders_add(m, n, v[i]->key);
+                ok &= holders_add(m, n, v[i]->held[j].uuid, v[i]->key);
         }
     free(v);
     return ok;
@@ -2183,9 +2202,12 @@ static bool clone_card(struct vs_model *m, struct vs_card *d, const struct vs_ca
     d->custom = json_incref(c->custom);
     d->type_id = ctype_id(m, c->type);
     d->mode = cmode(m, c->mode);
+    d->dra_holders = NULL;
     if (!(d->uuid = strdup(c->uuid)) || d->type_id < 0 || !d->mode)
         return false;
     d->type = m->ctypes[d->type_id];
+    if (c->dra_holders && !(d->dra_holders = strdup(c->dra_holders)))
+        return false;
     if (c->n_profiles && !(d->profiles = calloc(c->n_profiles, sizeof(*d->profiles))))
         return false;
     for (size_t i = 0; i < c->n_profiles; i++) {

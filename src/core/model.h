@@ -67,8 +67,10 @@ struct vs_card {
     int64_t used;
     int64_t usedmem;
     int64_t usedcores;
-    /* the part of used/usedmem/usedcores that DRA claims hold (vs_model_set_claim) */
+    /* the part of used/usedmem/usedcores that DRA claims hold (vs_model_set_claim), and the
+     * claims that hold it: "ns/name" in byte order joined with ", ", NULL when none */
     int64_t dra_slots, dra_mem, dra_cores;
+    char *dra_holders;
     /* MIG occupancy, rebuilt for the node whenever one of its pods changes */
     struct vs_mig_occ *occ;
     size_t n_occ;
@@ -126,7 +128,8 @@ struct vs_node {
     json_t **dev_info;
     char *raw_cordon;
     /* The DRA claims holding some of this node's cards, "ns/name" in byte order joined with
-     * ", "; NULL when none. n_dra_holders: how many. */
+     * ", "; NULL when none (each card names its own: vs_card.dra_holders). n_dra_holders: how
+     * many. */
     char *dra_holders;
     size_t n_dra_holders;
     int64_t *topo; /* n_cards x n_cards pair scores, topo[i*n+j] = cards[i] toward cards[j];

@@ -526,27 +526,6 @@ static char *gen_reason(const size_t counts[R_COUNT], uint32_t zero_too, size_t 
     return out;
 }
 
-/* A card-level refusal of node n, followed by the DRA claims that hold some of its cards:
- * "<reasons> (held by DRA claim ns/name)" ("claims a/b, c/d" for several). Takes reason over;
- * NULL when out of memory. */
-static char *dra_named(const struct vs_node *n, char *reason)
-{
-    if (!reason || !n->dra_holders)
-        return reason;
-    size_t rl = strlen(reason), hl = strlen(n->dra_holders);
-    const char *w = n->n_dra_holders > 1 ? " (held by DRA claims " : " (held by DRA claim ";
-    size_t wl = strlen(w);
-    char *g = realloc(reason, rl + wl + hl + 2);
-    if (!g) {
-        free(reason);
-        return NULL;
-    }
-    memcpy(g + rl, w, wl);
-    memcpy(g + rl + wl, n->dra_holders, hl);
-    memcpy(g + rl + wl + hl, ")", 2);
-    return g;
-}
-
 /* ------------------------------------------------------------------ Fit (§4.4) */
 
 static bool type_ok(const struct devpod *dp, const struct vs_card *c)
@@ -1048,12 +1027,11 @@ static const struct vs_req *quick_request(const struct fit_ctx *x)
     return r;
 }
 
-/* Fit's per-card checks for x->quick on a node's own card, in fit()'s order: the reason index of
- * the first check the card fails, -1 when it passes them all. */
-static int card_verdict(const struct fit_ctx *x, const struct devpod *dp, const struct vs_card *c,
-                        int64_t cores)
+/* Fit's per-card checks for request r on a node's own card, in fit()'s order: the reason index
+ * of the first check the card fails, -1 when it passes them all. */
+static int card_check(const struct fit_ctx *x, const struct devpod *dp, const struct vs_req *r,
+                      const struct vs_card *c, int64_t cores)
 {
-    const struct vs_req *r = x->quick;
     int64_t mem = 0;
     if (r->memreq > 0)
         mem = r->memreq;
@@ -1087,6 +1065,122 @@ static int card_verdict(const struct fit_ctx *x, const struct devpod *dp, const 
 static int64_t req_cores(const struct devpod *dp, const struct vs_req *r)
 {
     return dp->d->rules.clamp_cores && r->cores > 100 ? 100 : r->cores;
+}
+
+/* card_check for x->quick. */
+static int card_verdict(const struct fit_ctx *x, const struct devpod *dp, const struct vs_card *c,
+                        int64_t cores)
+{
+    return card_check(x, dp, x->quick, c, cores);
+}
+
+static bool capacity_reason(int why)
+{
+    return why == R_SLICING || why == R_EXCLUSIVE || why == R_MEM || why == R_CORE ||
+           why == R_CU_EXHAUSTED;
+}
+
+/* Whether the DRA claims holding card c are to blame for refusing it: for some container's
+ * request of the pod on c's backend, the card is short of slots, memory or cores and would pass
+ * without what the claims hold. */
+static bool claims_blamed(const struct fit_ctx *x, const struct vs_card *c)
+{
+    const struct devpod *dp = &x->dp[c->dev];
+    if (!c->dra_holders || !c->cand || !dp->d)
+        return false;
+    struct vs_card free_of = *c;
+    free_of.used -= c->dra_slots;
+    free_of.usedmem -= c->dra_mem;
+    free_of.usedcores -= c->dra_cores;
+    const struct vs_pod_req *pr = &x->req;
+    for (size_t k = 0; k < pr->n_init + pr->n_ctrs; k++) {
+        const struct vs_ctr_req *cr = k < pr->n_init ? &pr->init[k] : &pr->ctrs[k - pr->n_init];
+        const struct vs_req *r = vs_ctr_req_get(cr, c->dev);
+        if (!r || r->nums == 0)
+            continue;
+        int64_t cores = req_cores(dp, r);
+        if (capacity_reason(card_check(x, dp, r, c, cores)) &&
+            card_check(x, dp, r, &free_of, cores) < 0)
+            return true;
+    }
+    return false;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A card-level refusal of node n, followed by the DRA claims to blame for it (claims_blamed):
+ * "<reasons> (held by DRA claim ns/name)" ("claims a/b, c/d" for several, in byte order). Claims
+ * on cards refused for other reasons, or on cards that pass, are not named. Takes reason over;
+ * NULL when out of memory. */
+static char *dra_named(const struct fit_ctx *x, const struct vs_node *n, char *reason)
+{
+    if (!reason || !n->dra_holders)
+        return reason;
+    /* every name on a blamed card, as pointers into the cards' lists ("a/b, c/d") */
+    size_t cap = 0, nn = 0;
+    for (size_t i = 0; i < n->n_cards; i++)
+        if (n->cards[i].dra_holders)
+            for (const char *p = n->cards[i].dra_holders; p; p = strstr(p + 1, ", "))
+                cap++;
+    if (!cap)
+        return reason;
+    const char **names = malloc(cap * sizeof(*names));
+    size_t *lens = malloc(cap * sizeof(*lens));
+    if (!names || !lens) {
+        free(names);
+        free(lens);
+        free(reason);
+        return NULL;
+    }
+    for (size_t i = 0; i < n->n_cards; i++) {
+        const struct vs_card *c = &n->cards[i];
+        if (!claims_blamed(x, c))
+            continue;
+        for (const char *p = c->dra_holders; *p;) {
+            const char *q = strstr(p, ", ");
+            size_t l = q ? (size_t)(q - p) : strlen(p);
+            bool seen = false;
+            for (size_t k = 0; k < nn && !seen; k++)
+                seen = lens[k] == l && strncmp(names[k], p, l) == 0;
+            if (!seen) {
+                names[nn] = p;
+                lens[nn++] = l;
+            }
+            p = q ? q + 2 : p + l;
+        }
+    }
+    if (!nn) {
+        free(names);
+        free(lens);
+        return reason;
+    }
+    /* each name ends its card's list or is followed by ", ": compare them as whole strings */
+    char **own = calloc(nn, sizeof(*own));
+    bool ok = own != NULL;
+    for (size_t k = 0; ok && k < nn; k++)
+        ok = (own[k] = strndup(names[k], lens[k])) != NULL;
+    struct vs_buf b;
+    vs_buf_init(&b);
+    if (ok) {
+        qsort(own, nn, sizeof(*own), cmp_cstr);
+        ok = vs_buf_puts(&b, reason) &&
+             vs_buf_puts(&b, nn > 1 ? " (held by DRA claims " : " (held by DRA claim ");
+        for (size_t k = 0; ok && k < nn; k++)
+            ok = vs_buf_printf(&b, "%s%s", k ? ", " : "", own[k]);
+        ok = ok && vs_buf_puts(&b, ")");
+    }
+    for (size_t k = 0; own && k < nn; k++)
+        free(own[k]);
+    free(own);
+    free(names);
+    free(lens);
+    free(reason);
+    char *out = ok ? vs_buf_steal(&b) : NULL;
+    vs_buf_cleanup(&b);
+    return out;
 }
 
 /* What quick_scan saw on a node it refused: per reason, the backend's cards that failed that
@@ -1351,7 +1445,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
         if (!fits && lz)
             return lazy_keep(lz, idx, &t) ? VS_OK : VS_ERR_NOMEM;
         if (!fits) {
-            f->reason = dra_named(n, quick_reason(x, &t));
+            f->reason = dra_named(x, n, quick_reason(x, &t));
             return f->reason ? VS_OK : VS_ERR_NOMEM;
         }
     }
@@ -1437,7 +1531,7 @@ static enum vs_err eval_node(const struct fit_ctx *x, const struct vs_node *n,
     }
     if (reason) {
         f->fit = false;
-        if (!(f->reason = dra_named(n, reason)))
+        if (!(f->reason = dra_named(x, n, reason)))
             err = VS_ERR_NOMEM;
         reason = NULL;
         vs_dev_allocs_free(f->allocs, f->n_allocs);
@@ -1826,7 +1920,7 @@ enum vs_err vs_sched_filter(const struct vs_model *m, const struct vs_pod *pod,
             r->nodes[i].words = quick_words(&x, t);
             continue;
         }
-        if (!(r->nodes[i].reason = dra_named(nodes[i], quick_reason(&x, t)))) {
+        if (!(r->nodes[i].reason = dra_named(&x, nodes[i], quick_reason(&x, t)))) {
             err = VS_ERR_NOMEM;
             goto out;
         }

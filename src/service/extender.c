@@ -335,21 +335,84 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Claim names, each once. */
+struct names {
+    char **v;
+    size_t n;
+};
+
+static bool names_has(const struct names *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return true;
+    return false;
+}
+
+static void names_cleanup(struct names *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* The claim names of a node's reason note (sched.c dra_named: " (held by DRA claim a/b)" or
+ * " (held by DRA claims a/b, c/d)") appended to *names; NULL reason or no note adds nothing.
+ * False when out of memory. */
+static bool note_claims(const char *reason, struct names *names)
+{
+    static const char *const lead[] = {" (held by DRA claims ", " (held by DRA claim "};
+    const char *p = NULL;
+    for (size_t i = 0; reason && !p && i < 2; i++)
+        if ((p = strstr(reason, lead[i])))
+            p += strlen(lead[i]);
+    if (!p)
+        return true;
+    const char *end = strrchr(p, ')');
+    while (end && p < end) {
+        const char *q = strstr(p, ", ");
+        if (!q || q > end)
+            q = end;
+        char *name = strndup(p, (size_t)(q - p));
+        if (!name)
+            return false;
+        if (names_has(names, name)) {
+            free(name);
+        } else {
+            char **g = realloc(names->v, (names->n + 1) * sizeof(*g));
+            if (!g) {
+                free(name);
+                return false;
+            }
+            names->v = g;
+            names->v[names->n++] = name;
+        }
+        p = q == end ? end : q + 2;
+    }
+    return true;
+}
+
 /* FilteringFailed as HAMi emits it: one event per card reason word, `<n> nodes <Reason>(<nodes
  * sorted>)`, then `no available node, <N> nodes do not meet`. Node-level strings (node
- * unregistered, NodeInsufficientDevice, ...) only count in the last one. */
+ * unregistered, NodeInsufficientDevice, ...) only count in the last one. A word event whose
+ * nodes' reasons name DRA claims (sched.c dra_named) ends with the same note naming them all,
+ * in byte order: `1 nodes CardTimeSlicingExhausted(n1) (held by DRA claim ml/train)`. */
 static void failed_events(struct vs_app *a, const struct vs_pod *pod,
                           const struct vs_filter_result *r)
 {
     const char **nodes = calloc(r->n ? r->n : 1, sizeof(*nodes));
-    for (size_t w = 0; nodes && w < VS_REASON_COUNT; w++) {
+    size_t *idx = calloc(r->n ? r->n : 1, sizeof(*idx));
+    for (size_t w = 0; nodes && idx && w < VS_REASON_COUNT; w++) {
         size_t n = 0, wl = strlen(vs_reason_words[w]);
         for (size_t i = 0; i < r->n; i++) {
             const char *s = r->nodes[i].reason;
-            /* "<c>/<t> <Word>" items separated by ", " */
+            /* "<c>/<t> <Word>" items separated by ", ", then perhaps " (held by ...)" */
             for (const char *p = s ? strchr(s, ' ') : NULL; p; p = strchr(p + 1, ' ')) {
+                if (p[1] == '(')
+                    break;
                 if (strncmp(p + 1, vs_reason_words[w], wl) == 0 &&
-                    (p[1 + wl] == ',' || !p[1 + wl])) {
+                    (p[1 + wl] == ',' || p[1 + wl] == ' ' || !p[1 + wl])) {
+                    idx[n] = i;
                     nodes[n++] = r->nodes[i].node;
                     break;
                 }
@@ -357,6 +420,10 @@ static void failed_events(struct vs_app *a, const struct vs_pod *pod,
         }
         if (!n)
             continue;
+        struct names claims = {0};
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = note_claims(r->nodes[idx[i]].reason, &claims);
         qsort(nodes, n, sizeof(*nodes), cmp_str);
         struct vs_buf b;
         vs_buf_init(&b);
@@ -364,12 +431,22 @@ static void failed_events(struct vs_app *a, const struct vs_pod *pod,
         for (size_t i = 0; i < n; i++)
             vs_buf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
         vs_buf_puts(&b, ")");
-        char *msg = vs_buf_steal(&b);
+        if (claims.n) {
+            qsort(claims.v, claims.n, sizeof(*claims.v), cmp_str);
+            vs_buf_puts(&b, claims.n > 1 ? " (held by DRA claims " : " (held by DRA claim ");
+            for (size_t i = 0; i < claims.n; i++)
+                vs_buf_printf(&b, "%s%s", i ? ", " : "", claims.v[i]);
+            vs_buf_puts(&b, ")");
+        }
+        names_cleanup(&claims);
+        char *msg = ok ? vs_buf_steal(&b) : NULL;
+        vs_buf_cleanup(&b);
         if (msg)
             pod_event(a, pod->ns, pod->name, pod->uid, "Warning", "FilteringFailed", msg);
         free(msg);
     }
     free(nodes);
+    free(idx);
     char msg[96];
     snprintf(msg, sizeof(msg), "no available node, %zu nodes do not meet", r->n);
     pod_event(a, pod->ns, pod->name, pod->uid, "Warning", "FilteringFailed", msg);

@@ -231,3 +231,64 @@ Test(ledger, filter_avoids_held_card_and_names_the_claim)
     vs_filter_result_cleanup(&r);
     vs_pod_cleanup(&p);
 }
+
+/* Filter for pod default/p asking one card of mem MiB and 10 cores on n1; the refusal (best -1
+ * expected). New string. */
+static char *refusal(int mem)
+{
+    char ms[16];
+    snprintf(ms, sizeof(ms), "%d", mem);
+    struct vs_pod p;
+    tb_pod(&p, "default", "p", "uid-p");
+    tb_ctr(&p, 0, "c", "1", ms, NULL, "10");
+    const char *cands[] = {"n1"};
+    struct vs_filter_result r;
+    tb_filter(m, &p, "binpack", "binpack", cands, 1, &r);
+    cr_assert_eq(r.best, -1);
+    char *out = strdup(r.nodes[0].reason);
+    vs_filter_result_cleanup(&r);
+    vs_pod_cleanup(&p);
+    return out;
+}
+
+/* Each card names the claims that hold it; a refusal names only the claims on the cards it
+ * refused for slots, memory or cores that the card would have without them. */
+Test(ledger, refusal_names_only_the_claims_to_blame)
+{
+    two_cards("n1", 8000);
+    slice("n1-gpu", "n1", "n1");
+    claim("whole", "u1", "n1", "gpu-0", "");
+    claim("part", "u2", "n1", "gpu-1",
+          ",\"shareID\":\"s1\",\"consumedCapacity\":{\"memory\":\"500Mi\"}");
+    cr_assert_str_eq(card(m, "n1", 0)->dra_holders, "ml/whole");
+    cr_assert_str_eq(card(m, "n1", 1)->dra_holders, "ml/part");
+    cr_assert_str_eq(vs_model_node(m, "n1")->dra_holders, "ml/part, ml/whole");
+    /* both claims keep the pod off: named, in byte order */
+    char *why = refusal(7600);
+    cr_assert_str_eq(why, "1/2 CardInsufficientMemory, 1/2 CardTimeSlicingExhausted (held by DRA "
+                          "claims ml/part, ml/whole)");
+    free(why);
+    /* B is short even without ml/part's 500 MiB: only ml/whole is to blame */
+    tb_use(m, "pod-1", "n1", "GPU-B", 1, 7000, 10);
+    why = refusal(4000);
+    cr_assert_str_eq(why, "1/2 CardInsufficientMemory, 1/2 CardTimeSlicingExhausted (held by DRA "
+                          "claim ml/whole)");
+    free(why);
+    /* more than any card has: no claim is to blame */
+    why = refusal(9000);
+    cr_assert_str_eq(why, "1/2 CardInsufficientMemory, 1/2 CardTimeSlicingExhausted");
+    free(why);
+    /* a clone keeps each card's holders */
+    struct vs_model *c = vs_model_clone(m);
+    cr_assert_not_null(c);
+    cr_assert_str_eq(card(c, "n1", 0)->dra_holders, "ml/whole");
+    cr_assert_str_eq(card(c, "n1", 1)->dra_holders, "ml/part");
+    vs_model_free(c);
+    /* ml/whole gone: A takes 4000, nothing is refused; its holders are cleared */
+    vs_model_remove_claim(m, "u1");
+    cr_assert_null(card(m, "n1", 0)->dra_holders);
+    cr_assert_str_eq(card(m, "n1", 1)->dra_holders, "ml/part");
+    vs_model_remove_claim(m, "u2");
+    cr_assert_null(card(m, "n1", 1)->dra_holders);
+    cr_assert_null(vs_model_node(m, "n1")->dra_holders);
+}

@@ -307,6 +307,33 @@ static void wait_filter(const char *want)
     free(out);
 }
 
+/* Waits (10 s at most) for a FilteringFailed Event of pod default/p with this message. */
+static void wait_failed_event(const char *message)
+{
+    bool found = false;
+    for (int i = 0; i < 500 && !found; i++) {
+        struct vs_harness plain = h;
+        plain.scheme = "http";
+        char *out;
+        long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
+                                  "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
+        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
+        json_t *it;
+        size_t k;
+        json_array_foreach(json_object_get(list, "items"), k, it)
+        {
+            const char *m = json_string_value(json_object_get(it, "message"));
+            const char *r = json_string_value(json_object_get(it, "reason"));
+            found |= m && r && strcmp(m, message) == 0 && strcmp(r, "FilteringFailed") == 0;
+        }
+        json_decref(list);
+        free(out);
+        if (!found)
+            usleep(20 * 1000);
+    }
+    cr_assert(found, "no FilteringFailed event \"%s\"", message);
+}
+
 #define FILTER_OK                                                                                  \
     "{\"Nodes\":null,\"NodeNames\":[\"n1\"],\"FailedNodes\":null,"                                 \
     "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}"
@@ -328,6 +355,9 @@ Test(dra_guard, ledger_claim_holds_the_card)
     wait_filter("{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
                 "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
                 "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
+    /* HAMi's per-word event keeps the refusal and the claim's name. */
+    wait_failed_event("1 nodes CardTimeSlicingExhausted(n1) (held by DRA claim ml/train)");
+    wait_failed_event("no available node, 1 nodes do not meet");
     cr_assert_eq(vs_fakeapi_delete(api, "ResourceClaim", "ml", "train"), 0);
     wait_filter(FILTER_OK);
     char *l = log_lines("optional_api");
@@ -349,4 +379,79 @@ Test(dra_guard, ledger_not_served_is_said_once)
                         "are not counted\" retry_s=60");
     free(l);
     wait_filter(FILTER_OK);
+}
+
+/* Embedded mode (serve --cluster FILE): the file's ResourceSlices, ResourceClaims and
+ * DeviceClasses are loaded like its nodes and pods: the claim holds the card, the class is
+ * reported. */
+Test(dra_guard, embedded_cluster_file_has_the_ledger_and_the_guard)
+{
+    put(vs_harness_pod("p", "uid-p", "1000", "10")); /* the Filter request's copy */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/cluster.json", h.dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    char *node = vs_harness_node("n1", 1, 15360), *pod = vs_harness_pod("p", "uid-p", "1000", "10");
+    fprintf(f,
+            "{\"kind\":\"List\",\"items\":[%s,%s,"
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{"
+            "\"name\":\"n1-gpu\"},\"spec\":{\"nodeName\":\"n1\",\"driver\":\"gpu.nvidia.com\","
+            "\"pool\":{\"name\":\"n1\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":"
+            "[{\"name\":\"gpu-0\",\"attributes\":{\"uuid\":{\"string\":\"n1-gpu0\"}}}]}},"
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+            "\"name\":\"train\",\"namespace\":\"ml\",\"uid\":\"uid-claim\"},\"spec\":{},"
+            "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+            "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}},"
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+            "\"name\":\"gpu.nvidia.com\"},\"spec\":{\"extendedResourceName\":"
+            "\"nvidia.com/gpu\"}}]}",
+            node, pod);
+    free(node);
+    free(pod);
+    fclose(f);
+    struct vs_service_config c;
+    vs_harness_service_config(&h, &c);
+    c.kubeconfig = NULL;
+    c.cluster = path;
+    int rc = 0;
+    struct vs_errbuf eb;
+    svc = vs_service_start(&c, &rc, &eb);
+    cr_assert_not_null(svc, "%s", eb.msg);
+    wait_filter("{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
+                "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
+                "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
+    wait_lines("event=dra_extended_resource_conflict ", 1);
+    char *l = readyz();
+    cr_assert_str_eq(l, "{\"status\":\"ok\",\"degraded\":[],\"draConflicts\":[{\"deviceclass\":"
+                        "\"gpu.nvidia.com\",\"resource\":\"nvidia.com/gpu\",\"effect\":"
+                        "\"kube-scheduler refuses every pod asking nvidia.com/gpu before "
+                        "vgpu-sched sees it\"}]}");
+    free(l);
+    l = log_lines("cluster_file");
+    cr_assert_str_eq(l, "");
+    free(l);
+}
+
+/* A DeviceClass the guard cannot read stops the embedded start, naming the file and field. */
+Test(dra_guard, embedded_cluster_file_bad_class_is_an_error)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/cluster.json", h.dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+               "\"DeviceClass\",\"metadata\":{\"name\":\"gpu.nvidia.com\"},\"spec\":{"
+               "\"extendedResourceName\":5}}]}");
+    fclose(f);
+    struct vs_service_config c;
+    vs_harness_service_config(&h, &c);
+    c.kubeconfig = NULL;
+    c.cluster = path;
+    int rc = 0;
+    struct vs_errbuf eb;
+    cr_assert_null(vs_service_start(&c, &rc, &eb));
+    char want[400];
+    snprintf(want, sizeof(want),
+             "%s: DeviceClass gpu.nvidia.com: spec.extendedResourceName is not a string", path);
+    cr_assert_str_eq(eb.msg, want);
 }
