@@ -203,7 +203,7 @@ Test(mirrors, share_mode_consumes_the_pods_memory_and_cores)
 Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
 {
     put(vs_harness_pod("p", UID, "1000", "10"));
-    put(vs_harness_pod("q", "uid-q", "15000", "10"));
+    put(vs_harness_pod("q", "uid-q", "14000", "10"));
     start("fence");
     char *out = filter("p");
     cr_assert_str_eq(out, FILTER_OK);
@@ -212,7 +212,8 @@ Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
                "\"name\":\"train\",\"namespace\":\"ml\",\"uid\":\"uid-claim\"},\"spec\":{},"
                "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
                "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}"));
-    /* the ledger has the claim once another pod's refusal names it */
+    /* the ledger has the claim once another pod's refusal names it (q fits beside p on the
+     * 15360 MiB card, so only the claim is to blame) */
     const char *want = "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
                        "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
                        "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}";
