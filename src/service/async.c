@@ -40,8 +40,9 @@
  * and repeated Warnings start at most every 500 ms and catch up once the burst is over. */
 #define EVENT_BUSY_PACE_US 500000
 /* While Binds are active (vs_async_set_busy: a Bind waits for a node lock or holds one), Events
- * are held so the allocation chain has the API server to itself; an Event still goes once it
- * waited EVENT_HOLD_MS, then at most every EVENT_BUSY_PACE_US, and the queue drains at the usual
+ * are held so the allocation chain has the API server to itself, except new Warnings (a refused
+ * pod's first FilteringFailed: its user, and a settle check, wait for it); an Event still goes once
+ * it waited EVENT_HOLD_MS, then at most every EVENT_BUSY_PACE_US, and the queue drains at the usual
  * pace once EVENT_HOLD_MAX are queued (so none is dropped for a full queue) or the Binds end. */
 #define EVENT_HOLD_MS  1000
 #define EVENT_HOLD_MAX 256
@@ -378,7 +379,7 @@ static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
         a->flushing = true;
     else if (queued == 0)
         a->flushing = false;
-    if (queued && !a->flushing && a->busy && a->busy(a->busy_ctx)) {
+    if (queued && !a->flushing && !a->q[Q_EV_NEW_WARNING].head && a->busy && a->busy(a->busy_ctx)) {
         double now = mono_us(), rest = oldest_event_us(a) + a->hold_ms * 1000.0 - now;
         if (rest <= 0) /* held long enough: at the burst's pace while the Binds go on */
             rest = a->last_event_us + EVENT_BUSY_PACE_US - now;

@@ -62,9 +62,9 @@ void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), voi
 
 /* Events wait while busy(ctx) says Binds are active (bindq.h vs_bindq_active: a Bind waits for
  * a node lock or holds one), so a burst's allocation chain does not share the API server with
- * them; bounded: an Event goes once it waited 1 s (then one every 500 ms while the Binds go on),
- * and the queue drains at the usual pace once 256 are queued (until it is empty) or the Binds
- * end (vs_async_kick). busy is
+ * them; not new Warnings (a refused pod's first FilteringFailed keeps its pace); bounded: an Event
+ * goes once it waited 1 s (then one every 500 ms while the Binds go on), and the queue drains at
+ * the usual pace once 256 are queued (until it is empty) or the Binds end (vs_async_kick). busy is
  * called with the queue's mutex held: it must not block or call into this module. Set before
  * the first event. */
 void vs_async_set_busy(struct vs_async *a, bool (*busy)(void *ctx), void *ctx);

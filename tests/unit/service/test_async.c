@@ -469,6 +469,8 @@ Test(async_order, events_wait_while_binds_are_active_and_go_when_they_end)
     vs_async_set_event_hold(as, 600000, 100); /* no bound reached during the test */
     post("n1", "uid-a", "Normal", "FilteringSucceed");
     post("w1", "uid-b", "Warning", "FilteringFailed");
+    /* A refused pod's first Warning is not held: it goes while the Binds are active. */
+    cr_assert_gt(posted_rv("w1"), 0);
     wait_holding();
     /* A patch is not held: it is written while the Events wait. */
     cr_assert(
@@ -479,15 +481,21 @@ Test(async_order, events_wait_while_binds_are_active_and_go_when_they_end)
     cr_assert_eq(vs_async_wait(as, "u0", 20000, &(struct vs_errbuf){0}), VS_OK);
     post("n2", "uid-c", "Normal", "BindingSucceed"); /* wakes the worker: it holds again */
     wait_holding();
-    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 1);
+    cr_assert_eq(vs_async_events_pending(as, NULL), 2);
+    /* uid-b's other wording of its refusal is a repeated Warning: held too. */
+    post_msg("w1-again", "uid-b", "Warning", "FilteringFailed", "no available node");
+    wait_holding();
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 1);
     cr_assert_eq(vs_async_events_pending(as, NULL), 3);
-    /* The Binds end: all three go, new Warning first, then the Normal ones in their order. */
+    /* The Binds end: the Normal ones go in their order, then the repeated Warning. */
     atomic_store(&binds, false);
     vs_async_kick(as);
-    cr_assert_gt(posted_rv("n2"), 0);
+    cr_assert_gt(posted_rv("w1-again"), 0);
     cr_assert_lt(posted_rv("w1"), posted_rv("n1"));
+    cr_assert_lt(posted_rv("n2"), posted_rv("w1-again"));
     cr_assert_lt(posted_rv("n1"), posted_rv("n2"));
-    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 3);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 4);
     cr_assert(!vs_async_events_holding(as));
 }
 
