@@ -176,7 +176,7 @@ func cmdAgent(args []string) error {
 
 // node: the API client of one emulated node. A real node's kubelet and device plugin have
 // their own clients and rate limits; one shared limiter for all nodes would make the e2e
-// measure this tool (about 8 requests per pod) instead of the scheduler.
+// measure this tool (5–6 requests per GPU pod) instead of the scheduler.
 func (a *agent) node(name string) kubernetes.Interface {
 	a.mu.Lock()
 	defer a.mu.Unlock()
