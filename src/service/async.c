@@ -39,7 +39,14 @@
  * serves Filter, Bind and the device plugins), only new Warnings keep that pace; Normal Events
  * and repeated Warnings start at most every 500 ms and catch up once the burst is over. */
 #define EVENT_BUSY_PACE_US 500000
-#define EVENT_NICE         10
+/* While Binds are active (vs_async_set_busy: a Bind waits for a node lock or holds one), Events
+ * are held so the allocation chain has the API server to itself, except new Warnings (a refused
+ * pod's first FilteringFailed: its user, and a settle check, wait for it); an Event still goes once
+ * it waited EVENT_HOLD_MS, then at most every EVENT_BUSY_PACE_US, and the queue drains at the usual
+ * pace once EVENT_HOLD_MAX are queued (so none is dropped for a full queue) or the Binds end. */
+#define EVENT_HOLD_MS  1000
+#define EVENT_HOLD_MAX 256
+#define EVENT_NICE     10
 /* Pod patches in flight at once: Filter answers at once and queues its patch; a burst's Binds
  * wait for them, so one patch per API round trip would pace the whole burst. */
 #define PATCH_WORKERS 8
@@ -92,6 +99,7 @@ struct job {
     char *key;    /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     bool forgotten;    /* events: the pod was deleted since: its key is not remembered as posted */
     bool waited;       /* patches: a Bind waits for it (promote) */
+    double queued_us;  /* events: when it was queued (mono_us), for the hold's bound */
     UT_hash_handle hh; /* events: in vs_async.pending_events by key while queued */
     size_t bytes;      /* events: message size (or its lazy context's), for the budget */
     char *(*build)(void *ctx); /* events: writes the message when posted (NULL: it is set) */
@@ -124,6 +132,12 @@ struct vs_async {
     bool (*superseded)(void *ctx, const char *uid, uint64_t reservation);
     void *superseded_ctx;
     void *events_ctx;
+    bool (*busy)(void *ctx); /* vs_async_set_busy; set before any event; called under mu */
+    void *busy_ctx;
+    int hold_ms;     /* EVENT_HOLD_MS unless a test set it */
+    size_t hold_max; /* EVENT_HOLD_MAX unless a test set it */
+    bool holding;    /* the Event worker holds queued Events for the Binds (tests) */
+    bool flushing;   /* hold_max were queued: none is held until the queue is empty */
     pthread_mutex_t mu;
     pthread_cond_t patch_cv; /* an idle patch worker: a patch was queued or may go now */
     pthread_cond_t event_cv; /* the Event worker: an Event was queued or the burst is over */
@@ -344,11 +358,40 @@ static double mono_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* Caller holds mu. When the longest-queued Event was queued (a scan: demoted Warnings join
+ * their class's tail, so a class is not ordered by age). */
+static double oldest_event_us(const struct vs_async *a)
+{
+    double oldest = 0;
+    for (int c = Q_EVENT_FIRST; c < Q_COUNT; c++)
+        for (const struct job *j = a->q[c].head; j; j = j->next)
+            if (oldest == 0 || j->queued_us < oldest)
+                oldest = j->queued_us;
+    return oldest;
+}
+
 /* Caller holds mu. The next Event, unless it has to wait: then *wait_us is how long. */
 static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
 {
     *wait_us = 0;
+    *left = 0;
     demote_posted(a);
+    size_t queued = events_queued(a);
+    a->holding = false;
+    if (queued >= a->hold_max)
+        a->flushing = true;
+    else if (queued == 0)
+        a->flushing = false;
+    if (queued && !a->flushing && !a->q[Q_EV_NEW_WARNING].head && a->busy && a->busy(a->busy_ctx)) {
+        double now = mono_us(), rest = oldest_event_us(a) + a->hold_ms * 1000.0 - now;
+        if (rest <= 0) /* held long enough: at the burst's pace while the Binds go on */
+            rest = a->last_event_us + EVENT_BUSY_PACE_US - now;
+        if (rest > 0) {
+            a->holding = true;
+            *wait_us = rest;
+            return NULL;
+        }
+    }
     if (!a->q[Q_EV_NEW_WARNING].head && patches_busy(a)) {
         double rest = a->last_event_us + EVENT_BUSY_PACE_US - mono_us();
         if (rest > 0 && (a->q[Q_EV_NORMAL].head || a->q[Q_EV_WARNING_AGAIN].head)) {
@@ -533,6 +576,8 @@ vs_async_new(struct vs_kube *k,
     a->on_failed = on_patch_failed;
     a->ctx = ctx;
     a->idle_ms = WORKER_IDLE_MS;
+    a->hold_ms = EVENT_HOLD_MS;
+    a->hold_max = EVENT_HOLD_MAX;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->patch_cv, NULL);
     pthread_cond_init(&a->event_cv, NULL);
@@ -804,6 +849,39 @@ void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), voi
     a->events_ctx = ctx;
 }
 
+void vs_async_set_busy(struct vs_async *a, bool (*busy)(void *ctx), void *ctx)
+{
+    a->busy = busy;
+    a->busy_ctx = ctx;
+}
+
+void vs_async_kick(struct vs_async *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    if (a->holding)
+        pthread_cond_signal(&a->event_cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max)
+{
+    pthread_mutex_lock(&a->mu);
+    a->hold_ms = ms;
+    a->hold_max = max;
+    pthread_cond_signal(&a->event_cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+bool vs_async_events_holding(struct vs_async *a)
+{
+    pthread_mutex_lock(&a->mu);
+    bool h = a->holding;
+    pthread_mutex_unlock(&a->mu);
+    return h;
+}
+
 void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, const char *shape,
                          size_t ctx_bytes, char *(*build)(void *ctx), void *ctx,
                          void (*ctx_free)(void *ctx))
@@ -878,6 +956,7 @@ void vs_async_event_lazy(struct vs_async *a, const char *ns, json_t *event, cons
     }
     HASH_ADD_KEYPTR(hh, a->pending_events, j->key, strlen(j->key), j);
     a->event_bytes += j->bytes;
+    j->queued_us = mono_us();
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);
 }

@@ -1,8 +1,8 @@
 /* async: the API writes that Filter does not wait for. Filter commits its reservation, queues the
  * pod patch here and answers kube-scheduler at once; Bind waits for that patch (by pod UID)
  * before it creates the binding, so a binding never precedes the device annotations. Events
- * are queued here too (best effort). Patches of different pods go out in parallel, those of one
- * pod in order. */
+ * are queued here too (best effort; held while Binds are active). Patches of different pods go out
+ * in parallel, those of one pod in order. */
 #ifndef VS_ASYNC_H
 #define VS_ASYNC_H
 
@@ -67,6 +67,21 @@ void vs_async_set_patch_gate(struct vs_async *a,
 /* Events are queued only while allowed(ctx) says so (the events API may be forbidden:
  * access.h); the others are dropped as a full queue drops them. Set before the first event. */
 void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), void *ctx);
+
+/* Events wait while busy(ctx) says Binds are active (bindq.h vs_bindq_active: a Bind waits for
+ * a node lock or holds one), so a burst's allocation chain does not share the API server with
+ * them; not new Warnings (a refused pod's first FilteringFailed keeps its pace); bounded: an Event
+ * goes once it waited 1 s (then one every 500 ms while the Binds go on), and the queue drains at
+ * the usual pace once 256 are queued (until it is empty) or the Binds end (vs_async_kick). busy is
+ * called with the queue's mutex held: it must not block or call into this module. Set before
+ * the first event. */
+void vs_async_set_busy(struct vs_async *a, bool (*busy)(void *ctx), void *ctx);
+/* busy(ctx) became false: held Events may go now (any thread; NULL is ignored). */
+void vs_async_kick(struct vs_async *a);
+/* The hold's bounds: ms per Event and the queued Events that end it (tests). */
+void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max);
+/* Whether the Event worker is holding queued Events for active Binds now (tests). */
+bool vs_async_events_holding(struct vs_async *a);
 
 /* Events queued and not yet taken by the worker, and their bytes (see vs_async_event_lazy). */
 size_t vs_async_events_pending(struct vs_async *a, size_t *bytes);

@@ -86,6 +86,7 @@ struct vs_bindq {
     char close_msg[VS_ERRBUF_SIZE];
     double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
     atomic_size_t waiting, nexpect, nwhole;
+    atomic_size_t held; /* nodes whose holder_uid is set (vs_bindq_active) */
 };
 
 static double mono(void)
@@ -352,6 +353,13 @@ static void fail_waiter(struct waiter *w, enum vs_err err, const char *msg)
     snprintf(w->msg, sizeof(w->msg), "%s", msg);
 }
 
+/* Caller holds mu: a waiter left or a holder was cleared. */
+static void active_dropped(struct vs_bindq *q)
+{
+    if (q->o.on_idle && atomic_load(&q->waiting) == 0 && atomic_load(&q->held) == 0)
+        q->o.on_idle(q->o.idle_ctx);
+}
+
 static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
 {
     if (!n->holder_uid)
@@ -368,6 +376,8 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
     n->holder_seen = false;
     n->done_at = 0;
     locked_update(q, n);
+    atomic_fetch_sub(&q->held, 1);
+    active_dropped(q);
 }
 
 /* Go's time.Duration.String() of a whole number of milliseconds ("28s", "1m30s", "500ms",
@@ -503,6 +513,8 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
                 free(n->holder_uid);
                 free(n->holder_key);
                 n->holder_uid = strdup(r->uid ? r->uid : "");
+                if (n->holder_uid)
+                    atomic_fetch_add(&q->held, 1);
                 size_t kl = strlen(r->ns) + strlen(r->name) + 2;
                 n->holder_key = malloc(kl);
                 if (n->holder_key)
@@ -541,6 +553,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
     bool was_head = n->head == &w;
     unlink_waiter(n, &w);
     atomic_fetch_sub(&q->waiting, 1);
+    active_dropped(q);
     if (err) {
         struct expect *x = NULL;
         HASH_FIND_STR(q->expects, r->uid && *r->uid ? r->uid : "", x);
@@ -908,6 +921,11 @@ size_t vs_bindq_load(struct vs_bindq *q, const char *node)
 size_t vs_bindq_waiting(struct vs_bindq *q)
 {
     return atomic_load(&q->waiting);
+}
+
+size_t vs_bindq_active(struct vs_bindq *q)
+{
+    return atomic_load(&q->waiting) + atomic_load(&q->held);
 }
 
 static int view_cmp(const void *a, const void *b)

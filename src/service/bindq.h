@@ -39,6 +39,11 @@ struct vs_bindq_opts {
      * node's queue tries the lock anyway, and the owner rules (owner allocated or failed:
      * broken) free the node. */
     int64_t handoff_grace_ms;
+    /* May be NULL. Called when vs_bindq_active drops to 0 (the last waiting or holding Bind is
+     * done), with the queue's mutex held: it must not call into the queue (async.h
+     * vs_async_kick does not). */
+    void (*on_idle)(void *ctx);
+    void *idle_ctx;
 };
 
 struct vs_bindq;
@@ -130,6 +135,10 @@ void vs_bindq_service_sample(struct vs_bindq *q, double seconds);
 size_t vs_bindq_load(struct vs_bindq *q, const char *node);
 /* Binds waiting in any queue now. */
 size_t vs_bindq_waiting(struct vs_bindq *q);
+/* Binds waiting in a queue plus node locks taken here whose release (or the holder's failure)
+ * has not been seen yet: the allocations under way. Lock-free (atomics): safe from any thread
+ * and under other modules' locks. */
+size_t vs_bindq_active(struct vs_bindq *q);
 
 /* One node's lock and queue as the dashboard shows them. */
 struct vs_bindq_node_view {

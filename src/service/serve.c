@@ -608,6 +608,19 @@ static bool events_allowed(void *ctx)
     return vs_access_available(s->access, VS_API_EVENTS);
 }
 
+/* Events wait while allocations are under way (async.h vs_async_set_busy). */
+static bool binds_active(void *ctx)
+{
+    struct vs_service *s = ctx;
+    return vs_bindq_active(s->bindq) > 0;
+}
+
+static void binds_idle(void *ctx)
+{
+    struct vs_service *s = ctx;
+    vs_async_kick(s->async);
+}
+
 static uint64_t api_requests(void *ctx)
 {
     struct vs_service *s = ctx;
@@ -784,7 +797,9 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                .saturation = c->bind_queue_saturation,
                                .expect_ttl_s = c->reservation_ttl_ms / 1000,
                                .metrics = s->metrics,
-                               .handoff_grace_ms = VS_HANDOFF_GRACE_MS};
+                               .handoff_grace_ms = VS_HANDOFF_GRACE_MS,
+                               .on_idle = binds_idle,
+                               .idle_ctx = s};
     if (!s->metrics || !(s->bindq = vs_bindq_new(&bo))) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;
@@ -823,6 +838,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     if (s->async) {
         vs_async_set_event_gate(s->async, events_allowed, s);
         vs_async_set_patch_gate(s->async, vs_ext_patch_superseded, &s->app);
+        vs_async_set_busy(s->async, binds_active, s);
     }
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;

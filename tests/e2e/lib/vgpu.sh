@@ -134,6 +134,29 @@ vs_api_requests() {
         awk '/^apiserver_request_total\{/ { n += $NF } END { printf "%d\n", n }'
 }
 
+# vs_api_requests_by_kind : the same by kind, one "VERB RESOURCE[/SUBRESOURCE] COUNT" line each,
+# sorted (WATCH counts a watch when it starts).
+vs_api_requests_by_kind() {
+    e2e_kubectl get --raw /metrics 2>/dev/null |
+        awk '/^apiserver_request_total\{/ {
+            v = $0; sub(/.*verb="/, "", v); sub(/".*/, "", v)
+            r = $0; sub(/.*[{,]resource="/, "", r); sub(/".*/, "", r)
+            u = $0; sub(/.*subresource="/, "", u); sub(/".*/, "", u)
+            n[v " " r (u != "" ? "/" u : "")] += $NF
+        } END { for (k in n) printf "%s %d\n", k, n[k] }' | LC_ALL=C sort
+}
+
+# vs_api_requests_delta BEFORE AFTER N : per kind, (AFTER - BEFORE) / N from two
+# vs_api_requests_by_kind outputs, "VERB RESOURCE PER-N" lines with a change, then "reads R
+# writes W" (reads: GET, LIST, WATCH; writes: every other verb), each per N.
+vs_api_requests_delta() {
+    awk -v n="$3" 'FNR == NR { b[$1 " " $2] = $3; next }
+        { d = $3 - b[$1 " " $2]; if (d <= 0) next
+          printf "%s %s %.2f\n", $1, $2, d / n
+          if ($1 == "GET" || $1 == "LIST" || $1 == "WATCH") r += d; else w += d }
+        END { printf "reads %.2f writes %.2f\n", r / n, w / n }' "$1" "$2"
+}
+
 # shellcheck disable=SC2120  # the flags are optional
 # vs_start [EXTRA FLAGS] : start vgpu-sched serve, wait for "listening on port N" and /readyz.
 # VS_PROC names the process and its log (default vgpu-sched; a second replica needs its own, and

@@ -7,7 +7,8 @@
 # then the same 200 asking nvidia.com/gpu 1, gpumem 700, gpucores 4 (all fit). The emulated device
 # plugin holds each node lock VS_E2E_HOLD (20ms). Every round prints both settle times and their
 # ratio (GPU / CPU-only), and per burst the CPU seconds of kube-apiserver, etcd, kube-scheduler,
-# vgpu-sched and the agent and the API requests; VS_E2E_BASELINE_ROUNDS rounds (5). Reported, not
+# vgpu-sched and the agent and the API requests (per pod by verb and resource in
+# baseline-KIND-requests.txt); VS_E2E_BASELINE_ROUNDS rounds (5). Reported, not
 # asserted (a benchmark on a shared machine); asserted are: every pod bound, no Bind failed for
 # node lock contention, no card over-committed, vgpu-sched's metrics equal to the allocations.
 
@@ -57,6 +58,7 @@ baseline_burst() {
     local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
     req0="$(vs_api_requests)"
+    vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req0.txt"
     conn0="$(vs_metric vgpu_sched_api_connections_total)"
     cpu0="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
     t0="$(date +%s.%N)"
@@ -64,6 +66,12 @@ baseline_burst() {
         "$E2E_CLUSTER/baseline-$kind.yaml" 2>/dev/null
     out="$(vs_settle "$ns" 5m --started "$t0")"
     cpu1="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
+    # Requests per pod by kind, appended round after round (baseline-KIND-requests.txt).
+    vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req1.txt"
+    {
+        printf '# burst of %s %s pods\n' "$n" "$kind"
+        vs_api_requests_delta "$E2E_CLUSTER/baseline-$kind-req0.txt" "$E2E_CLUSTER/baseline-$kind-req1.txt" "$n"
+    } >>"$E2E_CLUSTER/baseline-$kind-requests.txt"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     [[ "$bound" == "$n" ]] || {
         e2e_fail "$kind burst: $bound of $n bound: $out"
@@ -105,6 +113,7 @@ scenario_baseline() {
         e2e_log "baseline round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
         table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
     done
+    e2e_log "API requests per GPU pod (reads / writes), round after round: $(grep '^reads' "$E2E_CLUSTER/baseline-gpu-requests.txt" | awk '{ printf "%s%s / %s", (NR > 1 ? ", " : ""), $2, $4 }'); by kind in baseline-gpu-requests.txt"
     e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened"
     printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' >&2
     printf '%s' "$table" >"$E2E_CLUSTER/baseline.txt"

@@ -7,9 +7,11 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct vs_fakeapi *api;
@@ -470,6 +472,96 @@ Test(async_order, normal_events_slow_down_while_patches_are_pending)
         posted_rv(name);
     }
     cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 7);
+}
+
+/* ---- Events held while Binds are active (vs_async_set_busy). */
+
+static atomic_bool binds;
+
+static bool binds_active(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&binds);
+}
+
+/* Waits until the Event worker holds what is queued (it looked at the queue since). */
+static void wait_holding(void)
+{
+    for (int i = 0; i < 3000 && !vs_async_events_holding(as); i++)
+        usleep(1000);
+    cr_assert(vs_async_events_holding(as), "the Event worker does not hold the queued Events");
+}
+
+Test(async_order, events_wait_while_binds_are_active_and_go_when_they_end)
+{
+    const char *ev = "/api/v1/namespaces/default/events";
+    atomic_store(&binds, true);
+    vs_async_set_busy(as, binds_active, NULL);
+    vs_async_set_event_hold(as, 600000, 100); /* no bound reached during the test */
+    post("n1", "uid-a", "Normal", "FilteringSucceed");
+    post("w1", "uid-b", "Warning", "FilteringFailed");
+    /* A refused pod's first Warning is not held: it goes while the Binds are active. */
+    cr_assert_gt(posted_rv("w1"), 0);
+    wait_holding();
+    /* A patch is not held: it is written while the Events wait. */
+    cr_assert(
+        vs_fakeapi_put(api, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"uid\":\"u0\"}}"));
+    cr_assert_eq(
+        vs_async_patch_pod(as, "u0", "/api/v1/namespaces/default/pods/p0", annot_patch("v"), 1),
+        VS_OK);
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &(struct vs_errbuf){0}), VS_OK);
+    post("n2", "uid-c", "Normal", "BindingSucceed"); /* wakes the worker: it holds again */
+    wait_holding();
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 1);
+    cr_assert_eq(vs_async_events_pending(as, NULL), 2);
+    /* uid-b's other wording of its refusal is a repeated Warning: held too. */
+    post_msg("w1-again", "uid-b", "Warning", "FilteringFailed", "no available node");
+    wait_holding();
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 1);
+    cr_assert_eq(vs_async_events_pending(as, NULL), 3);
+    /* The Binds end: the Normal ones go in their order, then the repeated Warning. */
+    atomic_store(&binds, false);
+    vs_async_kick(as);
+    cr_assert_gt(posted_rv("w1-again"), 0);
+    cr_assert_lt(posted_rv("w1"), posted_rv("n1"));
+    cr_assert_lt(posted_rv("n2"), posted_rv("w1-again"));
+    cr_assert_lt(posted_rv("n1"), posted_rv("n2"));
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 4);
+    cr_assert(!vs_async_events_holding(as));
+}
+
+Test(async_order, a_held_event_goes_once_it_waited_the_hold)
+{
+    /* The Binds never end: the Event still goes, not before it waited the hold (200 ms). */
+    atomic_store(&binds, true);
+    vs_async_set_busy(as, binds_active, NULL);
+    vs_async_set_event_hold(as, 200, 100);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    post("n1", "uid-a", "Normal", "FilteringSucceed");
+    cr_assert_gt(posted_rv("n1"), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    cr_assert_geq(ms, 200.0, "posted after %.1f ms", ms);
+    cr_assert(atomic_load(&binds));
+    cr_assert_eq(vs_async_events_pending(as, NULL), 0);
+}
+
+Test(async_order, a_backlog_at_the_cap_is_not_held)
+{
+    /* Hold capped at 3 queued Events: two wait, the third makes all three go, Binds active. */
+    atomic_store(&binds, true);
+    vs_async_set_busy(as, binds_active, NULL);
+    vs_async_set_event_hold(as, 600000, 3);
+    post("n1", "uid-a", "Normal", "FilteringSucceed");
+    post("n2", "uid-b", "Normal", "FilteringSucceed");
+    wait_holding();
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 0);
+    post("n3", "uid-c", "Normal", "FilteringSucceed");
+    cr_assert_gt(posted_rv("n3"), 0);
+    cr_assert_lt(posted_rv("n1"), posted_rv("n2"));
+    cr_assert_lt(posted_rv("n2"), posted_rv("n3"));
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 3);
 }
 
 Test(async_order, a_patchs_answer_is_given_out_once)

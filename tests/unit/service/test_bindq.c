@@ -769,3 +769,47 @@ Test(bindq, allocation_time_is_measured_between_back_to_back_takes)
     cr_assert_eq(c.err, VS_OK, "%s", c.msg);
     cr_assert_float_eq(vs_bindq_service_s(q), s, 1e-12);
 }
+
+static atomic_int idles; /* on_idle calls */
+
+static void count_idle(void *ctx)
+{
+    cr_assert_eq(ctx, &idles);
+    atomic_fetch_add(&idles, 1);
+}
+
+Test(bindq, active_counts_waiting_and_holding_binds_and_reports_idle)
+{
+    vs_bindq_free(q);
+    atomic_store(&idles, 0);
+    struct vs_bindq_opts o = {.wait_ms = 600000,
+                              .depth = 2,
+                              .expect_ttl_s = 300,
+                              .on_idle = count_idle,
+                              .idle_ctx = &idles};
+    q = vs_bindq_new(&o);
+    cr_assert_not_null(q);
+    cr_assert_eq(vs_bindq_active(q), 0);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a); /* a holds n0 */
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    cr_assert_eq(vs_bindq_active(q), 1);
+    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    cr_assert_eq(vs_bindq_active(q), 2); /* a holds, b waits */
+    watch(0);
+    release(0); /* a's release seen: b takes the lock */
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_eq(vs_bindq_active(q), 1);
+    cr_assert_eq(atomic_load(&idles), 0); /* never idle on the way */
+    pthread_mutex_lock(&api_mu);
+    owner[0][0] = '\0'; /* b's Bind failed and released the lock itself */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_released(q, "n0", "u-b");
+    cr_assert_eq(vs_bindq_active(q), 0);
+    cr_assert_eq(atomic_load(&idles), 1);
+    vs_bindq_released(q, "n0", "u-b"); /* again: nothing held, no second report */
+    cr_assert_eq(atomic_load(&idles), 1);
+}

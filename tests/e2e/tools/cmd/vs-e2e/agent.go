@@ -176,7 +176,7 @@ func cmdAgent(args []string) error {
 
 // node: the API client of one emulated node. A real node's kubelet and device plugin have
 // their own clients and rate limits; one shared limiter for all nodes would make the e2e
-// measure this tool (about 8 requests per pod) instead of the scheduler.
+// measure this tool (5–6 requests per GPU pod) instead of the scheduler.
 func (a *agent) node(name string) kubernetes.Interface {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -257,23 +257,20 @@ func (a *agent) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	cached, err := a.pods.Pods(ns).Get(name)
+	// Decide on the informer's copy, as a kubelet and a device plugin watch their pods: every
+	// change of the pod syncs it again, and each write below reads what it acts on (the plugin
+	// reads the lock owner's pod, the kubelet's status manager the pod it updates), so a stale
+	// copy costs at most one read, not a wrong write. No read per event or per resync.
+	pod, err := a.pods.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if !a.isFake(cached.Spec.NodeName) {
+	if !a.isFake(pod.Spec.NodeName) {
 		return nil
 	}
-	cs := a.node(cached.Spec.NodeName)
-	// Decide on the live object, not the possibly stale cache.
-	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
+	cs := a.node(pod.Spec.NodeName)
 	if pod.DeletionTimestamp != nil {
 		if wait := a.terminating(pod); wait > 0 {
 			a.queue.AddAfter(key, wait)
@@ -313,6 +310,18 @@ func (a *agent) allocate(ctx context.Context, pod *corev1.Pod) error {
 	mode := pod.Annotations[annoHandoff]
 	if mode == "hold" {
 		return nil
+	}
+	// HAMi's plugin finds the pod to allocate as the node lock's owner and reads it (GET); the
+	// cached copy may be older than the handoff this agent already wrote.
+	pod, err := a.node(pod.Spec.NodeName).CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if pod.DeletionTimestamp != nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") ||
+		pod.Annotations[annoBindPhase] != "allocating" {
+		return nil // handed off already, or no longer pending: its update syncs it again
 	}
 	wait := a.hold // Allocate takes this long on the node; the lock stays held meanwhile
 	if mode == "" {
