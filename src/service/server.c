@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #define DEFAULT_MAX_BODY (8u << 20)
-#define PREALLOC_MAX (1u << 20) /* request bytes allocated up front from Content-Length */
+#define PREALLOC_MAX     (1u << 20) /* request bytes allocated up front from Content-Length */
 /* Each connection's memory: over 32 KiB libmicrohttpd maps it (see vs_server_start). */
 #define CONN_POOL_BYTES (36u << 10)
 
