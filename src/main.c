@@ -1,6 +1,7 @@
 /* main: the vgpu-sched command line — subcommands `serve` (the default when the first argument
- * is a flag), `simulate` and `version`. Each command's flags and --help come from its own flag
- * table (serve.c, simulate.c); `vgpu-sched --help` prints all of them. */
+ * is a flag), `simulate`, `version` and `dra-mirror-sweep`. Each command's flags and --help come
+ * from its own flag table (serve.c, simulate.c); `vgpu-sched --help` prints all of them. */
+#include "mirrors.h"
 #include "mtune.h"
 #include "serve.h"
 #include "simulate.h"
@@ -26,6 +27,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: vgpu-sched [serve] [flags]\n"
                "       vgpu-sched simulate --cluster FILE [flags]\n"
                "       vgpu-sched version\n"
+               "       vgpu-sched dra-mirror-sweep [flags]\n"
                "\n"
                "A GPU-sharing scheduler extender for Kubernetes, a drop-in for HAMi's\n"
                "hami-scheduler. Commands:\n"
@@ -33,6 +35,7 @@ static void usage(FILE *f)
                "            argument is a flag)\n"
                "  simulate  what-if scheduling of pods from files, with the same code as serve\n"
                "  version   print the version\n"
+               "  dra-mirror-sweep  delete the mirror ResourceClaims of one namespace\n"
                "`vgpu-sched COMMAND --help` prints one command's part of what follows.\n"
                "\n");
     vs_serve_usage(f);
@@ -40,6 +43,8 @@ static void usage(FILE *f)
     vs_simulate_usage(f);
     fprintf(f, "\n");
     version_usage(f);
+    fprintf(f, "\n");
+    vs_mirrors_sweep_usage(f);
 }
 
 static bool is_help(const char *a)
@@ -76,6 +81,8 @@ int main(int argc, char **argv)
         printf("vgpu-sched %s (HAMi protocol %s)\n", VS_VERSION, VS_HAMI_PROTOCOL);
         return 0;
     }
+    if (strcmp(cmd, "dra-mirror-sweep") == 0)
+        return vs_mirrors_sweep_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "simulate") == 0)
         return vs_simulate_main(argc - 2, argv + 2, stdout, stderr);
     fprintf(stderr, "vgpu-sched: unknown command \"%s\"\n", cmd);

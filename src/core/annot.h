@@ -18,6 +18,12 @@
 #define VS_ANNO_HANDSHAKE "hami.io/node-handshake"
 #define VS_ANNO_LOCK      "hami.io/mutex.lock"
 #define VS_ANNO_CORDON    "hami.io/device-cordon"
+/* vgpu-sched's own, on a mirror ResourceClaim (mirror.h): the label (value: the pod uid) and
+ * the annotations naming the pod, node and card it mirrors. */
+#define VS_LABEL_MIRROR_OF  "vgpu-sched.io/mirror-of"
+#define VS_ANNO_MIRROR_POD  "vgpu-sched.io/mirror-pod"
+#define VS_ANNO_MIRROR_NODE "vgpu-sched.io/mirror-node"
+#define VS_ANNO_MIRROR_CARD "vgpu-sched.io/mirror-card"
 /* Pod annotations written by the scheduler */
 #define VS_ANNO_VGPU_NODE   "hami.io/vgpu-node"
 #define VS_ANNO_VGPU_TIME   "hami.io/vgpu-time"

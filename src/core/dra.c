@@ -1,6 +1,7 @@
 /* dra: the DeviceClass decoder and the guard's set of conflicting classes. */
 #include "dra.h"
 
+#include "annot.h"
 #include "device.h"
 #include "quantity.h"
 
@@ -309,6 +310,12 @@ enum vs_err vs_dra_slice_from_json(const json_t *obj, struct vs_dra_slice *out,
         if (json_is_object(attrs) && (slice_attr(name, i, attrs, "uuid", &u, eb) ||
                                       slice_attr(name, i, attrs, "parentUUID", &u, eb)))
             return VS_ERR_PARSE;
+        const json_t *mu = json_object_get(d, "allowMultipleAllocations");
+        if (mu && !json_is_null(mu) && !json_is_boolean(mu))
+            return vs_err_set(eb, VS_ERR_PARSE,
+                              "ResourceSlice %s: spec.devices[%zu].allowMultipleAllocations is not "
+                              "a boolean",
+                              name, i);
     }
     bool ok =
         dup_into(&out->name, name) &&
@@ -325,6 +332,7 @@ enum vs_err vs_dra_slice_from_json(const json_t *obj, struct vs_dra_slice *out,
             slice_attr(name, i, attrs, "parentUUID", &p, NULL);
         }
         out->n++;
+        out->devs[i].multi = json_is_true(json_object_get(d, "allowMultipleAllocations"));
         ok = dup_into(&out->devs[i].name, str_field(d, "name")) &&
              dup_into(&out->devs[i].uuid, u) && dup_into(&out->devs[i].parent, p);
     }
@@ -367,6 +375,7 @@ void vs_dra_claim_cleanup(struct vs_dra_claim *c)
     free(c->ns);
     free(c->name);
     free(c->uid);
+    free(c->mirror_of);
     memset(c, 0, sizeof(*c));
 }
 
@@ -452,6 +461,16 @@ enum vs_err vs_dra_claim_from_json(const json_t *obj, struct vs_dra_claim *out,
                               "ResourceClaim: metadata.%s is missing, empty or not a string",
                               mf[f]);
     const char *ns = str_field(meta, "namespace"), *name = str_field(meta, "name");
+    const json_t *labels;
+    if (!opt_obj(meta, "labels", &labels))
+        return vs_err_set(eb, VS_ERR_PARSE, "ResourceClaim %s/%s: metadata.labels is not an object",
+                          ns, name);
+    const json_t *mo = labels ? json_object_get(labels, VS_LABEL_MIRROR_OF) : NULL;
+    if (mo && !json_is_string(mo))
+        return vs_err_set(eb, VS_ERR_PARSE,
+                          "ResourceClaim %s/%s: metadata.labels[" VS_LABEL_MIRROR_OF
+                          "] is not a string",
+                          ns, name);
     const json_t *st, *al = NULL, *dv = NULL;
     if (!opt_obj(obj, "status", &st))
         return vs_err_set(eb, VS_ERR_PARSE, "ResourceClaim %s/%s: status is not an object", ns,
@@ -475,6 +494,7 @@ enum vs_err vs_dra_claim_from_json(const json_t *obj, struct vs_dra_claim *out,
             return VS_ERR_PARSE;
     bool ok = dup_into(&out->ns, ns) && dup_into(&out->name, name) &&
               dup_into(&out->uid, str_field(meta, "uid")) &&
+              dup_into(&out->mirror_of, mo ? json_string_value(mo) : NULL) &&
               (!nr || (out->res = calloc(nr, sizeof(*out->res))));
     for (size_t i = 0; ok && i < nr; i++) {
         const json_t *r = json_array_get(rs, i);

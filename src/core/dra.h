@@ -72,6 +72,7 @@ struct vs_dra_slice_dev {
     char *name;   /* devices[].name, never empty */
     char *uuid;   /* attributes uuid.string; NULL when absent */
     char *parent; /* attributes parentUUID.string; NULL when absent */
+    bool multi;   /* allowMultipleAllocations: true (shares with a shareID are possible) */
 };
 struct vs_dra_slice {
     char *name;   /* metadata.name */
@@ -84,7 +85,8 @@ struct vs_dra_slice {
 void vs_dra_slice_cleanup(struct vs_dra_slice *s);
 /* Decodes a ResourceSlice. VS_ERR_PARSE naming the field when metadata.name, spec.driver,
  * spec.pool.name or a device's name is missing, empty or not a string, or spec.nodeName,
- * spec.devices, a device's attributes or a uuid/parentUUID attribute has the wrong type;
+ * spec.devices, a device's attributes, a uuid/parentUUID attribute or allowMultipleAllocations
+ * (not a boolean) has the wrong type;
  * nothing is set then. VS_ERR_NOMEM. */
 enum vs_err vs_dra_slice_from_json(const json_t *obj, struct vs_dra_slice *out,
                                    struct vs_errbuf *eb);
@@ -103,12 +105,15 @@ struct vs_dra_result {
 };
 struct vs_dra_claim {
     char *ns, *name, *uid;     /* metadata */
+    char *mirror_of;           /* label vgpu-sched.io/mirror-of (a mirror claim, mirror.h);
+                                * NULL when absent */
     struct vs_dra_result *res; /* none when the claim is not allocated */
     size_t n;
 };
 void vs_dra_claim_cleanup(struct vs_dra_claim *c);
 /* Decodes a ResourceClaim. VS_ERR_PARSE naming the field when metadata.namespace, .name or .uid
- * is missing, empty or not a string, or status, status.allocation, .devices, .results, a
+ * is missing, empty or not a string, metadata.labels is not an object or its mirror-of label
+ * not a string, or status, status.allocation, .devices, .results, a
  * result's request/driver/pool/device (missing, empty or not a string), adminAccess (not a
  * boolean), shareID (not a string), consumedCapacity (not an object of quantity strings) or a
  * memory/cores quantity (not a quantity) is wrong; nothing is set then. VS_ERR_NOMEM. */

@@ -889,6 +889,11 @@ void vs_model_remove_slice(struct vs_model *m, const char *name)
 
 enum vs_err vs_model_set_claim(struct vs_model *m, struct vs_dra_claim *c)
 {
+    if (c->mirror_of) { /* HAMi usage already counted: never a ledger entry */
+        vs_model_remove_claim(m, c->uid);
+        vs_dra_claim_cleanup(c);
+        return VS_OK;
+    }
     size_t kl = strlen(c->ns) + 1 + strlen(c->name) + 1;
     char *key = malloc(kl);
     if (!key)
@@ -925,6 +930,25 @@ void vs_model_remove_claim(struct vs_model *m, const char *uid)
     (void)dra_holders_refresh(m); /* out of memory: the names are missing until the next event */
 }
 
+void vs_model_dra_devices(const struct vs_model *m, const char *node, const char *uuid,
+                          void (*fn)(void *ctx, const struct vs_dra_slice *s,
+                                     const struct vs_dra_slice_dev *d, bool by_parent),
+                          void *ctx)
+{
+    for (const struct dra_slice_ent *se = m->slices; se; se = se->hh.next) {
+        const struct vs_dra_slice *s = &se->s;
+        if (!s->node || strcmp(s->node, node) != 0)
+            continue;
+        for (size_t i = 0; i < s->n; i++) {
+            const struct vs_dra_slice_dev *d = &s->devs[i];
+            if (d->uuid && strcmp(d->uuid, uuid) == 0)
+                fn(ctx, s, d, false);
+            else if (d->parent && strcmp(d->parent, uuid) == 0)
+                fn(ctx, s, d, true);
+        }
+    }
+}
+
 void vs_model_each_dra(const struct vs_model *m, void (*slice)(void *ctx, const char *name),
                        void (*claim)(void *ctx, const char *uid), void *ctx)
 {
@@ -957,6 +981,7 @@ static bool dra_clone(struct vs_model *m, const struct vs_model *src)
         for (size_t i = 0; ok && i < s->n; i++) {
             const struct vs_dra_slice_dev *sd = &s->devs[i];
             struct vs_dra_slice_dev *dd = &d->s.devs[d->s.n++];
+            dd->multi = sd->multi;
             ok = (dd->name = strdup(sd->name)) && (!sd->uuid || (dd->uuid = strdup(sd->uuid))) &&
                  (!sd->parent || (dd->parent = strdup(sd->parent)));
         }

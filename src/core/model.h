@@ -228,6 +228,14 @@ void vs_model_remove_claim(struct vs_model *m, const char *uid);
  * model. */
 void vs_model_each_dra(const struct vs_model *m, void (*slice)(void *ctx, const char *name),
                        void (*claim)(void *ctx, const char *uid), void *ctx);
+/* Visits every device of a node-local slice on `node` whose uuid (by_parent false) or, failing
+ * that, parentUUID (by_parent true) is `uuid`, in no particular order. fn must not change the
+ * model. Claims labelled as mirrors (vs_dra_claim.mirror_of) are never in the ledger:
+ * vs_model_set_claim drops them (and what an earlier version of the claim held). */
+void vs_model_dra_devices(const struct vs_model *m, const char *node, const char *uuid,
+                          void (*fn)(void *ctx, const struct vs_dra_slice *s,
+                                     const struct vs_dra_slice_dev *d, bool by_parent),
+                          void *ctx);
 /* How many slices and claims the ledger has, and how many claim results hold a card. */
 void vs_model_dra_counts(const struct vs_model *m, size_t *slices, size_t *claims, size_t *held);
 

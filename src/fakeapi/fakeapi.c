@@ -995,8 +995,10 @@ out:
     json_decref(b);
 }
 
+/* PUT of the object, or (status) of its status subresource: only .status is taken from the
+ * body, as kube-apiserver's status strategies do. */
 static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
-                   struct reply *rp)
+                   struct reply *rp, bool status)
 {
     const struct kinddef *kd = &KINDS[rt->kind];
     json_t *b = parse_body(r, rp);
@@ -1023,7 +1025,17 @@ static void do_put(struct vs_fakeapi *api, const struct route *rt, const struct 
                      kd->qualified, rt->name);
         goto out;
     }
-    json_t *o = json_deep_copy(b);
+    json_t *o;
+    if (status) {
+        o = json_deep_copy(e->o);
+        json_t *st = json_object_get(b, "status");
+        if (o && st)
+            json_object_set_new(o, "status", json_deep_copy(st));
+        else if (o)
+            json_object_del(o, "status");
+    } else {
+        o = json_deep_copy(b);
+    }
     keep_identity(o, e->o, rt->kind);
     json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
     if (stored)
@@ -1793,8 +1805,8 @@ static enum MHD_Result dispatch(struct vs_fakeapi *api, struct MHD_Connection *c
         do_get(api, &rt, &rp);
     } else if (strcmp(method, "PATCH") == 0) {
         do_patch(api, c, &rt, r, &rp);
-    } else if (strcmp(method, "PUT") == 0 && !rt.sub[0]) {
-        do_put(api, &rt, r, &rp);
+    } else if (strcmp(method, "PUT") == 0) {
+        do_put(api, &rt, r, &rp, rt.sub[0] != 0);
     } else if (strcmp(method, "DELETE") == 0 && !rt.sub[0]) {
         do_delete(api, &rt, &rp);
     } else {

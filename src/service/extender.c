@@ -11,6 +11,7 @@
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
+#include "mirrors.h"
 #include "frag.h"
 #include "podres.h"
 #include "preempt.h"
@@ -1275,8 +1276,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     double t0 = mono();
     json_t *pod = NULL;
     char *path = NULL;
-    bool locked = false, ok = false;
-    double waited = 0;
+    bool locked = false, ok = false, mirrored = false;
+    size_t n_mirrors = 0;
+    double waited = 0, t_mirror = 0;
     /* Step ends (debug line bind_steps): Filter's patch sent, pod read, bind-phase written, lock
      * taken, binding posted. */
     double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
@@ -1352,6 +1354,25 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
+    /* --dra-mirror: the pod's mirror claims exist (allocated) before anything of the binding
+     * is written, so kube-scheduler's DRA allocator no longer hands out its cards; a claim that
+     * took one of them after Filter fails this Bind (kube-scheduler filters the pod again). */
+    if (managed && *uid && a->mirrors) {
+        char why[512];
+        size_t made = 0;
+        mirrored = true;
+        err = vs_mirrors_bind(a->mirrors, uid, &made, why, sizeof(why), &eb);
+        if (err == VS_ERR_CONFLICT) {
+            snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, why);
+            goto fail;
+        }
+        if (err) {
+            snprintf(msg, sizeof(msg), "mirror claims of pod %s/%s: %s", ns, name, eb.msg);
+            goto fail;
+        }
+        t_mirror = mono();
+        n_mirrors = made;
+    }
     /* bind-phase=allocating and bind-time go first, so a queued Bind has them written while it
      * waits and only the lock and the binding follow the previous holder's release. Nothing
      * acts on them before the binding (the device plugin looks at pods bound to its node); a
@@ -1390,6 +1411,15 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
         goto fail;
     }
+    /* Once more just before the binding: kube-scheduler may have allocated a card of the pod
+     * from a cache that did not have the mirror yet, and its claim arrived meanwhile. */
+    if (mirrored) {
+        char why[512];
+        if (vs_mirrors_taken(a->mirrors, uid, why, sizeof(why))) {
+            snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, why);
+            goto fail;
+        }
+    }
     char bpath[1200];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
     json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
@@ -1418,8 +1448,13 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         if (held >= 0)
             vs_metrics_preemptor_bound(a->metrics, held);
     }
-    vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d wait_s=%.3f", ns, name, node, locked,
-           waited);
+    if (a->mirrors)
+        vs_log(VS_LOG_INFO, "bind",
+               "pod=%s/%s node=%s locked=%d wait_s=%.3f mirrors=%zu mirror_s=%.3f", ns, name, node,
+               locked, waited, n_mirrors, t_mirror > 0 ? t_mirror - t_get : 0.0);
+    else
+        vs_log(VS_LOG_INFO, "bind", "pod=%s/%s node=%s locked=%d wait_s=%.3f", ns, name, node,
+               locked, waited);
     if (!locked && a->bindq)
         vs_bindq_forget(a->bindq, uid);
     set_json(resp, 200, bind_result(NULL));
@@ -1446,6 +1481,10 @@ fail:
     }
     if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
         revert_phase(a, path, ns, name, before, phase_rv);
+    /* The pod's mirrors go with the failed Bind, unless the pod is bound already (an earlier
+     * Bind of it succeeded: they are its mirrors). */
+    if (mirrored && vs_store_reservation(a->store, uid) != VS_RES_BOUND)
+        vs_mirrors_release(a->mirrors, uid);
     {
         char q[sizeof(msg) + 8];
         vs_log(VS_LOG_WARN, "bind_failed", "pod=%s/%s node=%s wait_s=%.3f error=%s", ns, name, node,

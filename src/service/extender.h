@@ -31,6 +31,7 @@ struct vs_frag_stats;
 
 struct vs_requeue;
 struct vs_pending;
+struct vs_mirrors;
 
 struct vs_app {
     struct vs_store *store;
@@ -55,6 +56,7 @@ struct vs_app {
     struct vs_pending *pending;       /* refused pods the dashboard lists (NULL: none) */
     struct vs_access *access;         /* optional APIs' state (NULL: all available): filter-mode
                                        * preemption needs pods/eviction; /readyz and /metrics report */
+    struct vs_mirrors *mirrors;       /* --dra-mirror (mirrors.h); NULL when off */
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */

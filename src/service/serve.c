@@ -20,6 +20,7 @@
 #include "memapi.h"
 #include "memtrim.h"
 #include "metrics.h"
+#include "mirrors.h"
 #include "nodelock.h"
 #include "policy.h"
 #include "server.h"
@@ -191,6 +192,17 @@ static const struct vs_flag flags[] = {
      .type = F_STR,
      .off = O(c.gpu_preemption),
      .help = "auto | verb | filter | off; auto: verb from API server v1.38 on, else filter"},
+    {.name = "dra-mirror",
+     .type = F_STR,
+     .off = O(c.dra_mirror),
+     .help = "off | fence | share: keep an allocated ResourceClaim per HAMi pod and card a DRA "
+             "driver publishes (docs/dra.md)",
+     .def = "off"},
+    {.name = "dra-mirror-namespace",
+     .type = F_STR,
+     .off = O(c.dra_mirror_ns),
+     .help = "namespace of those mirror ResourceClaims",
+     .def = "$POD_NAMESPACE, the kubeconfig's, default"},
     {.name = "optional-api-retry",
      .type = F_DUR,
      .off = O(c.optional_retry_ms),
@@ -410,6 +422,7 @@ void vs_service_config_defaults(struct vs_service_config *c)
     c->bind_queue_depth = 1;
     c->force_overwrite = true;
     c->gpu_preemption = "auto";
+    c->dra_mirror = "off";
     c->dashboard = true;
     c->optional_retry_ms = 60 * 1000;
 }
@@ -446,6 +459,7 @@ struct vs_service {
     struct vs_access *access;
     struct vs_store *store;
     struct vs_leader *leader;
+    struct vs_mirrors *mirrors; /* --dra-mirror: NULL when off */
     struct vs_nodelock *lock;
     struct vs_bindq *bindq;
     struct vs_requeue *requeue;
@@ -520,8 +534,10 @@ void vs_service_stop(struct vs_service *s)
     vs_memtrim_free(s->trim);
     vs_requeue_stop(s->requeue); /* its nudges write through async */
     vs_async_stop(s->async);     /* a failed patch unreserves in the store */
+    vs_mirrors_stop(s->mirrors); /* after the servers: Binds use it; before the store it reads */
     vs_leader_free(s->leader);
     vs_store_free(s->store);
+    vs_mirrors_free(s->mirrors); /* after the store: its hooks kick it */
     vs_access_free(s->access);   /* after the store and the leader: their informers report to it */
     vs_async_free(s->async);     /* after the store: its pod hook forgets patch states */
     vs_requeue_free(s->requeue); /* after the store: its informers report to it */
@@ -559,6 +575,7 @@ static void hook_pod(void *ctx, const char *uid, const char *ns, const char *nam
     struct vs_service *s = ctx;
     vs_bindq_pod_event(s->bindq, uid, ns, name, deleted);
     vs_pending_forget(s->pending, uid); /* deleted or ended: no longer pending */
+    vs_mirrors_kick(s->mirrors);        /* its mirrors are orphans now */
     if (deleted) {
         vs_requeue_forget(s->requeue, uid);
         vs_async_forget(s->async, uid);
@@ -575,12 +592,14 @@ static void hook_expired(void *ctx)
 {
     struct vs_service *s = ctx;
     vs_bindq_recheck(s->bindq);
+    vs_mirrors_kick(s->mirrors);
 }
 
 static void hook_freed(void *ctx)
 {
     struct vs_service *s = ctx;
     vs_requeue_freed(s->requeue, mono_s());
+    vs_mirrors_kick(s->mirrors); /* a slice or claim changed, or usage left */
 }
 
 static bool events_allowed(void *ctx)
@@ -685,6 +704,9 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                    c->kube_qps);
         return NULL;
     }
+    enum vs_mirror_mode mmode;
+    if (vs_mirror_mode_parse(c->dra_mirror ? c->dra_mirror : "off", &mmode, eb))
+        return NULL;
     if (c->optional_retry_ms <= 0) {
         vs_err_set(eb, VS_ERR_INVAL, "invalid --optional-api-retry (want a positive duration)");
         return NULL;
@@ -802,6 +824,23 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
         vs_async_set_event_gate(s->async, events_allowed, s);
     if (!(s->store = vs_store_new(s->kube, &so, eb)))
         goto fail;
+    if (mmode != VS_MIRROR_OFF) {
+        const char *mns = c->dra_mirror_ns && *c->dra_mirror_ns ? c->dra_mirror_ns
+                          : c->pod_ns && *c->pod_ns             ? c->pod_ns
+                          : s->kc.namespace && *s->kc.namespace ? s->kc.namespace
+                                                                : "default";
+        struct vs_mirrors_opts mo2 = {.kube = s->kube,
+                                      .store = s->store,
+                                      .mode = mmode,
+                                      .ns = mns,
+                                      .period_s = 60.0,
+                                      .min_gap_s = 1.0};
+        if (!(s->mirrors = vs_mirrors_new(&mo2))) {
+            vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        vs_log(VS_LOG_INFO, "dra_mirror", "mode=%s namespace=%s", vs_mirror_mode_name(mmode), mns);
+    }
     struct vs_store_hooks hooks = {.node = hook_node,
                                    .pod = hook_pod,
                                    .pod_allocated = hook_pod_allocated,
@@ -832,6 +871,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     vs_leader_set_hooks(s->leader, &lhooks);
     if (!s->lock || vs_leader_start(s->leader, eb))
         goto fail;
+    if (s->mirrors && !vs_mirrors_start(s->mirrors, s->leader)) {
+        vs_err_set(eb, VS_ERR_NOMEM, "cannot start the mirror claims' thread");
+        goto fail;
+    }
     s->app = (struct vs_app){.store = s->store,
                              .kube = s->kube,
                              .lock = s->lock,
@@ -850,7 +893,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .frag_stats = s->frag,
                              .requeue = s->requeue,
                              .pending = s->pending,
-                             .access = s->access};
+                             .access = s->access,
+                             .mirrors = s->mirrors};
     if (!s->lock || !s->metrics || !s->frag || !s->async || !s->holds) {
         vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
         goto fail;

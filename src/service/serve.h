@@ -19,6 +19,8 @@ struct vs_service_config {
     const char *pod_name, *pod_ns; /* from $POD_NAME / $POD_NAMESPACE */
     const char *tls_min_version, *tls_cipher_suites;
     const char *gpu_preemption; /* auto | verb | filter | off */
+    const char *dra_mirror;     /* --dra-mirror: off | fence | share (mirror.h) */
+    const char *dra_mirror_ns;  /* --dra-mirror-namespace; NULL or "": the service's namespace */
     double kube_qps;
     double bind_queue_saturation; /* --bind-queue-saturation (0 = off) */
     long long kube_burst, kube_timeout_ms, lock_timeout_ms, lock_retry_ms;

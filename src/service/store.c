@@ -486,6 +486,10 @@ static enum vs_err apply_claim(struct vs_store *s, const char *type, const json_
     enum vs_err err = vs_dra_claim_from_json(obj, &c, eb);
     if (err)
         return err;
+    /* When an allocation reaches the ledger (the DRA race windows in docs/dra.md). */
+    if (vs_log_enabled(VS_LOG_DEBUG))
+        vs_log(VS_LOG_DEBUG, "dra_claim_applied", "claim=%s/%s results=%zu mirror=%d", c.ns, c.name,
+               c.n, c.mirror_of != NULL);
     err = vs_model_set_claim(s->model, &c);
     vs_dra_claim_cleanup(&c);
     s->nominee_freed = true; /* a changed claim may hold less */
@@ -981,6 +985,12 @@ bool vs_store_synced(const struct vs_store *s)
         if (!atomic_load(&((struct vs_store *)s)->inf[i].synced))
             return false;
     return true;
+}
+
+bool vs_store_dra_synced(const struct vs_store *s)
+{
+    return s->o.watch_dra_ledger && atomic_load(&((struct vs_store *)s)->inf[INF_SLICES].synced) &&
+           atomic_load(&((struct vs_store *)s)->inf[INF_CLAIMS].synced);
 }
 
 /* ------------------------------------------------------------------ Filter */

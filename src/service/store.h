@@ -77,6 +77,9 @@ void vs_store_free(struct vs_store *s); /* stops threads first */
 /* True once the informers Filter needs (Nodes, Pods, ResourceQuotas) applied their initial list
  * and none is relisting. The optional PodDisruptionBudget informer is not waited for. */
 bool vs_store_synced(const struct vs_store *s);
+/* True when the ResourceSlice and ResourceClaim informers are on and have applied their lists
+ * (since the last relist began): the model's slices can tell which mirrors should exist. */
+bool vs_store_dra_synced(const struct vs_store *s);
 
 /* Filter: evaluates under the read lock, commits the chosen node under the write lock if the
  * node and quota are unchanged (else re-evaluates). r must be cleaned up by the caller. */

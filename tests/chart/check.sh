@@ -197,5 +197,23 @@ render prio --set extender.prioritizeCpuPods=true --set extender.prioritizeWeigh
 has prio '^    percentageOfNodesToScore: 100$' '^        prioritizeVerb: prioritize$' \
   '^        weight: 150$' '^        ignorable: true$'
 
+# HAMi allocations in DRA (scheduler.draMirror): off by default, nothing of it rendered but the
+# flag; fence/share add the flags, the mirror namespace's Role, resourceclaims/binding and the
+# post-delete sweep with its own RBAC.
+has default '- --dra-mirror=off$'
+hasnt default 'dra-mirror-namespace' 'resourceclaims/binding' 'resourceclaims/status' \
+  'dra-mirror-sweep' 'post-delete'
+render mirror --set scheduler.draMirror.mode=fence
+has mirror '- --dra-mirror=fence$' '- --dra-mirror-namespace=gpu-system$' \
+  'resources: \["resourceclaims/binding"\]$' 'resources: \["resourceclaims/status"\]$' \
+  'verbs: \["get", "list", "watch", "create", "delete"\]$' 'name: rel-vgpu-sched-dra-mirror$' \
+  'helm.sh/hook: post-delete$' '^kind: Job$' '- dra-mirror-sweep$' '- --namespace=gpu-system$' \
+  'serviceAccountName: rel-vgpu-sched-dra-mirror-sweep$' 'verbs: \["get", "list", "delete"\]$'
+render mirrorns --set scheduler.draMirror.mode=share --set scheduler.draMirror.namespace=gpu-mirrors
+has mirrorns '- --dra-mirror=share$' '- --dra-mirror-namespace=gpu-mirrors$' \
+  '^  namespace: gpu-mirrors$' '- --namespace=gpu-mirrors$'
+refuses bad-mirror 'scheduler.draMirror.mode "on": want off, fence or share' \
+  --set scheduler.draMirror.mode=on
+
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

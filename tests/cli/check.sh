@@ -43,7 +43,7 @@ done
 
 # --- -h / --help of each command ---------------------------------------------------------------
 for args in "-h" "help" "serve -h" "serve --help" "--kube-qps 5 --help" "simulate -h" \
-            "simulate --help" "version -h" "version --help"; do
+            "simulate --help" "version -h" "version --help" "dra-mirror-sweep -h"; do
     read -r -a a <<< "$args"
     out=$("$bin" "${a[@]}" 2>&1); rc=$?
     [ $rc -eq 0 ] && [[ "$out" == usage:* ]] && ok || bad "vgpu-sched $args: exit $rc, want 0 and usage"
@@ -71,12 +71,14 @@ check_bad 'vgpu-sched: invalid value "1.5" for flag --bind-queue-saturation: wan
 check_bad 'vgpu-sched: invalid value "0" for flag --http-threads: want a whole number from 1 to 1024' serve --http-threads 0
 check_bad 'vgpu-sched: invalid value "-1" for flag --v: want a whole number from 0 to 2147483647' serve -v=-1
 check_bad 'vgpu-sched: invalid value "yes" for flag --leader-elect: want true or false' serve --leader-elect=yes
+check_bad 'vgpu-sched: invalid --dra-mirror "on" (want off, fence or share)' serve --dra-mirror on
 check_bad 'vgpu-sched: unknown flag --kube-qbs' serve --kube-qbs 5
 check_bad 'vgpu-sched: flag --kube-qps needs a value' serve --kube-qps
 check_bad 'vgpu-sched: unexpected argument "extra"' serve extra
 check_bad 'vgpu-sched: version takes no arguments ("--short")' version --short
 check_bad 'simulate: unknown flag --kube-qps' simulate --cluster x --kube-qps 5
 check_bad 'simulate: --cluster FILE is required' simulate
+check_bad 'dra-mirror-sweep: unknown flag --ns' dra-mirror-sweep --ns x
 
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

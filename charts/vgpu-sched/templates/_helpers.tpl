@@ -164,3 +164,19 @@ enabled (spec/hami-vendors.md §0); kube-scheduler ignores them and leaves them 
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/* scheduler.draMirror.mode as --dra-mirror takes it (an unquoted YAML off is false); fails on
+     anything but off, fence or share. */}}
+{{- define "vgpu-sched.draMirrorMode" -}}
+{{- $m := toString .Values.scheduler.draMirror.mode | lower -}}
+{{- if eq $m "false" -}}{{- $m = "off" -}}{{- end -}}
+{{- if not (has $m (list "off" "fence" "share")) -}}
+{{- fail (printf "scheduler.draMirror.mode %q: want off, fence or share" (toString .Values.scheduler.draMirror.mode)) -}}
+{{- end -}}
+{{- $m -}}
+{{- end -}}
+
+{{/* Where the mirror ResourceClaims live: scheduler.draMirror.namespace or the release's. */}}
+{{- define "vgpu-sched.draMirrorNamespace" -}}
+{{- default .Release.Namespace .Values.scheduler.draMirror.namespace -}}
+{{- end -}}

@@ -200,7 +200,7 @@ Test(dra, slice_decodes_uuid_and_parent_uuid_plain_or_qualified)
               "\"int\":0}}},"
               "{\"name\":\"mig-1\",\"attributes\":{\"gpu.nvidia.com/uuid\":{\"string\":\"MIG-1\"},"
               "\"parentUUID\":{\"string\":\"GPU-1\"}}},"
-              "{\"name\":\"other\"}]}}",
+              "{\"name\":\"other\",\"allowMultipleAllocations\":true}]}}",
               &s, &eb),
         VS_OK, "%s", eb.msg);
     cr_assert_str_eq(s.name, "a-gpu");
@@ -214,6 +214,8 @@ Test(dra, slice_decodes_uuid_and_parent_uuid_plain_or_qualified)
     cr_assert_str_eq(s.devs[1].uuid, "MIG-1");
     cr_assert_str_eq(s.devs[1].parent, "GPU-1");
     cr_assert_null(s.devs[2].uuid);
+    cr_assert_not(s.devs[0].multi);
+    cr_assert(s.devs[2].multi);
     vs_dra_slice_cleanup(&s);
 }
 
@@ -247,6 +249,9 @@ Test(dra, slice_errors_name_the_field)
          "\"devices\":[{\"name\":\"x\"},{\"name\":\"y\",\"attributes\":{\"parentUUID\":{"
          "\"string\":1}}}]}}",
          "ResourceSlice s: spec.devices[1].attributes[parentUUID].string is not a string"},
+        {"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\"},"
+         "\"devices\":[{\"name\":\"x\",\"allowMultipleAllocations\":\"yes\"}]}}",
+         "ResourceSlice s: spec.devices[0].allowMultipleAllocations is not a boolean"},
         {"{", "ResourceSlice: invalid JSON: string or '}' expected near end of file at line 1 "
               "column 1"},
     };
@@ -288,6 +293,7 @@ Test(dra, claim_decodes_results)
     cr_assert_str_eq(c.ns, "ml");
     cr_assert_str_eq(c.name, "train");
     cr_assert_str_eq(c.uid, "u-1");
+    cr_assert_null(c.mirror_of);
     cr_assert_eq(c.n, 4);
     cr_assert_str_eq(c.res[0].device, "gpu-0");
     cr_assert_null(c.res[0].share);
@@ -307,6 +313,13 @@ Test(dra, claim_decodes_results)
                  VS_OK);
     cr_assert_eq(c.n, 0); /* not allocated */
     vs_dra_claim_cleanup(&c);
+
+    cr_assert_eq(claim("{\"metadata\":{\"namespace\":\"vgpu\",\"name\":\"m\",\"uid\":\"u\","
+                       "\"labels\":{\"app\":\"x\",\"vgpu-sched.io/mirror-of\":\"pod-uid\"}}}",
+                       &c, &eb),
+                 VS_OK);
+    cr_assert_str_eq(c.mirror_of, "pod-uid");
+    vs_dra_claim_cleanup(&c);
 }
 
 Test(dra, claim_errors_name_the_field)
@@ -325,6 +338,11 @@ Test(dra, claim_errors_name_the_field)
         {"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"c\"}}",
          "ResourceClaim: metadata.uid is missing, empty or not a string"},
         {M "\"status\":[]}", "ResourceClaim ml/c: status is not an object"},
+        {"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"c\",\"uid\":\"u\",\"labels\":[]}}",
+         "ResourceClaim ml/c: metadata.labels is not an object"},
+        {"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"c\",\"uid\":\"u\",\"labels\":{"
+         "\"vgpu-sched.io/mirror-of\":1}}}",
+         "ResourceClaim ml/c: metadata.labels[vgpu-sched.io/mirror-of] is not a string"},
         {M "\"status\":{\"allocation\":1}}",
          "ResourceClaim ml/c: status.allocation is not an object"},
         {M "\"status\":{\"allocation\":{\"devices\":\"\"}}}",
