@@ -115,3 +115,11 @@ bool vs_buf_put_fixed2(struct vs_buf *b, double v)
         *--p = '-';
     return vs_buf_append(b, p, (size_t)(e - p));
 }
+
+void vs_buf_truncate(struct vs_buf *b, size_t len)
+{
+    if (len >= b->len)
+        return;
+    b->len = len;
+    b->data[len] = '\0';
+}

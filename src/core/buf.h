@@ -19,6 +19,8 @@ bool vs_buf_puts(struct vs_buf *b, const char *s);
 bool vs_buf_printf(struct vs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends v as printf("%.2f", v) would (fast path for finite values below 1e15). */
 bool vs_buf_put_fixed2(struct vs_buf *b, double v);
+/* Shortens the content to len bytes (no-op when it is not longer). */
+void vs_buf_truncate(struct vs_buf *b, size_t len);
 /* Takes the content out: returns it (free with free()) and resets b; NULL if b.oom. */
 char *vs_buf_steal(struct vs_buf *b);
 

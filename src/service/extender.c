@@ -7,6 +7,7 @@
 #include "access.h"
 #include "annot.h"
 #include "buf.h"
+#include "evmsg.h"
 #include "extargs.h"
 #include "k8s_codec.h"
 #include "log.h"
@@ -234,9 +235,9 @@ static double holds_take(struct vs_holds *h, const char *uid)
 
 /* ------------------------------------------------------------------ Filter */
 
-/* FilteringSucceed as HAMi words it: every fitting node with its score. With thousands of
- * candidates the message is written by the event worker, from a copy of the candidates' names
- * (one block) and their scores. */
+/* FilteringSucceed as HAMi words it: every fitting node with its score, the list capped as
+ * evmsg.h says. With thousands of candidates the message is written by the event worker, from a
+ * copy of the candidates' names (one block) and their scores. */
 struct succeed_msg {
     size_t n, n_fit;
     char *names;   /* the candidates' names, NUL-separated, in candidate order */
@@ -264,21 +265,16 @@ static char *succeed_msg_build(void *ctx)
     vs_buf_init(&b);
     vs_buf_printf(&b, "find fit node(%s), %zu nodes not fit, %zu nodes fit(", best, s->n - s->n_fit,
                   s->n_fit);
+    struct vs_evlist l;
+    vs_evlist_begin(&l, &b, s->n_fit, VS_EVMSG_LIST_CAP);
     const char *p = s->names;
-    bool first = true;
     for (size_t i = 0; i < s->n; i++) {
         size_t len = strlen(p);
-        if (!isnan(s->scores[i])) {
-            if (!first)
-                vs_buf_append(&b, ",", 1);
-            vs_buf_append(&b, p, len);
-            vs_buf_append(&b, ":", 1);
-            vs_buf_put_fixed2(&b, (double)s->scores[i]); /* "%.2f" without printf */
-            first = false;
-        }
+        if (!isnan(s->scores[i]))
+            vs_evlist_add_scored(&l, p, len, (double)s->scores[i]);
         p += len + 1;
     }
-    vs_buf_puts(&b, ")");
+    vs_evlist_end(&l);
     return vs_buf_steal(&b);
 }
 
@@ -393,10 +389,11 @@ static bool note_claims(const char *reason, struct names *names)
 }
 
 /* FilteringFailed as HAMi emits it: one event per card reason word, `<n> nodes <Reason>(<nodes
- * sorted>)`, then `no available node, <N> nodes do not meet`. Node-level strings (node
- * unregistered, NodeInsufficientDevice, ...) only count in the last one. A word event whose
- * nodes' reasons name DRA claims (sched.c dra_named) ends with the same note naming them all,
- * in byte order: `1 nodes CardTimeSlicingExhausted(n1) (held by DRA claim ml/train)`. */
+ * sorted>)` (the list capped as evmsg.h says), then `no available node, <N> nodes do not meet`.
+ * Node-level strings (node unregistered, NodeInsufficientDevice, ...) only count in the last one.
+ * A word event whose nodes' reasons name DRA claims (sched.c dra_named) ends with the same note
+ * naming them all, in byte order: `1 nodes CardTimeSlicingExhausted(n1) (held by DRA claim
+ * ml/train)`. */
 static void failed_events(struct vs_app *a, const struct vs_pod *pod,
                           const struct vs_filter_result *r)
 {
@@ -428,9 +425,11 @@ static void failed_events(struct vs_app *a, const struct vs_pod *pod,
         struct vs_buf b;
         vs_buf_init(&b);
         vs_buf_printf(&b, "%zu nodes %s(", n, vs_reason_words[w]);
+        struct vs_evlist l;
+        vs_evlist_begin(&l, &b, n, VS_EVMSG_LIST_CAP);
         for (size_t i = 0; i < n; i++)
-            vs_buf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
-        vs_buf_puts(&b, ")");
+            vs_evlist_add(&l, nodes[i], strlen(nodes[i]));
+        vs_evlist_end(&l);
         if (claims.n) {
             qsort(claims.v, claims.n, sizeof(*claims.v), cmp_str);
             vs_buf_puts(&b, claims.n > 1 ? " (held by DRA claims " : " (held by DRA claim ");

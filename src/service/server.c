@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #define DEFAULT_MAX_BODY (8u << 20)
+#define PREALLOC_MAX     (1u << 20) /* request bytes allocated up front from Content-Length */
 /* Each connection's memory: over 32 KiB libmicrohttpd maps it (see vs_server_start). */
 #define CONN_POOL_BYTES (36u << 10)
 
@@ -398,9 +399,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = rc;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
+        unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+        if (want > s->o.max_body) {
             rc->too_large = true;
             return send_error(c, 413, "request body too large");
+        }
+        /* One allocation for the announced body (up to PREALLOC_MAX: a larger announcement
+         * still grows as it arrives, so a header alone cannot pin megabytes). */
+        if (want && want <= PREALLOC_MAX) {
+            rc->body = malloc((size_t)want + 1);
+            if (!rc->body)
+                return MHD_NO;
+            rc->cap = (size_t)want + 1;
         }
         return MHD_YES;
     }

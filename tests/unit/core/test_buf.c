@@ -49,3 +49,18 @@ Test(buf, fixed2_matches_printf_on_random_floats)
         expect_fixed2(f);
     }
 }
+
+Test(buf, truncate)
+{
+    struct vs_buf b;
+    vs_buf_init(&b);
+    vs_buf_puts(&b, "abcdef");
+    vs_buf_truncate(&b, 10); /* longer than the content: unchanged */
+    cr_assert_str_eq(b.data, "abcdef");
+    vs_buf_truncate(&b, 3);
+    cr_assert_eq(b.len, 3);
+    cr_assert_str_eq(b.data, "abc");
+    vs_buf_puts(&b, "Z");
+    cr_assert_str_eq(b.data, "abcZ");
+    vs_buf_cleanup(&b);
+}
