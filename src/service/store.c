@@ -1178,14 +1178,18 @@ static enum vs_reservation_state held_state(struct vs_store *s, const struct bin
     return st;
 }
 
-/* When a Bind holds (or bound) the pod, fills r with that instead of a decision (see
- * vs_filter_result.bind_node): 1, or -1 out of memory; 0 when no Bind holds it. evaluated: r
+/* When a Bind holds (or bound) the pod, or the watch has shown it bound, fills r with that
+ * instead of a decision (see vs_filter_result.bind_node): 1, or -1 out of memory; 0 when neither.
+ * A bound pod is never reserved again: a Filter that reaches us after the pod's binding (kube-
+ * scheduler retried a Bind that outlasted its timeout, from a cache without the binding yet)
+ * would otherwise replace its usage and rewrite its annotations for another node. evaluated: r
  * holds an evaluation (cleaned up), else it is not initialized. Lock held. */
 static int filter_binding(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                           size_t n, bool evaluated, struct vs_filter_result *r)
 {
     const struct binding *b = binding_find(s, pod->uid);
-    if (!b)
+    const struct vs_podent *pe = b ? NULL : vs_model_pod(s->model, pod->uid);
+    if (!b && !(pe && pe->bound && !pe->expired))
         return 0;
     if (evaluated) {
         vs_filter_result_cleanup(r);
@@ -1194,10 +1198,10 @@ static int filter_binding(struct vs_store *s, const struct vs_pod *pod, const ch
         r->best = -1;
     }
     r->managed = true;
-    r->bind_posted = b->posted;
-    if (!(r->bind_node = strdup(b->node)))
+    r->bind_posted = !b || b->posted;
+    if (!(r->bind_node = strdup(b ? b->node : pe->node ? pe->node : "")))
         return -1;
-    if (held_state(s, b) == VS_RES_OK)
+    if (b && held_state(s, b) == VS_RES_OK)
         for (size_t i = 0; i < n && !r->bind_keep; i++)
             r->bind_keep = strcmp(cands[i], b->node) == 0;
     return 1;

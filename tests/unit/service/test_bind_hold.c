@@ -197,6 +197,17 @@ Test(bind_hold, posted_binding_pins_until_the_watch_shows_it)
     cr_assert_eq(vs_store_reservation_on(s, "p", "n0"), VS_RES_BOUND); /* from the model now */
     cr_assert_eq(vs_store_bind_check(s, "p", "n0", t), VS_RES_BOUND);
     cr_assert_eq(usedmem("n0"), 8000);
+    /* A Filter that arrives after the watch showed the binding (kube-scheduler's retry from a
+     * cache without it) does not reserve the bound pod again. */
+    filter("p", both, 2, &r);
+    cr_assert_str_eq(r.bind_node, "n0");
+    cr_assert(r.bind_posted);
+    cr_assert_not(r.bind_keep);
+    cr_assert_eq(r.best, -1);
+    vs_filter_result_cleanup(&r);
+    cr_assert_eq(usedmem("n0"), 8000);
+    cr_assert_eq(usedmem("n1"), 0);
+    cr_assert_eq(vs_store_reservation_on(s, "p", "n0"), VS_RES_BOUND);
 
     /* Another pod whose posted binding the watch shows as a deletion: unpinned, gone. */
     const char *only1[] = {"n1"};
