@@ -11,9 +11,22 @@
 # (kube-scheduler at -v=5, vgpu-sched at --debug): DRA's Reserve to its PreBind status write,
 # Reserve to vgpu-sched's ledger applying the allocation, and, for each card's mirror a Bind
 # made, the last Filter that chose the card to the mirror being allocated.
+#
+# VS_E2E_DRA_BURST_KILL=1 adds a crash mid-burst (issue 32): at the first HAMi pod bound (seen by
+# a watch known to be open before the apply) vgpu-sched gets SIGKILL and is started again with the
+# same flags (as dra-mirror does); the scenario fails if the burst had settled before the kill.
+# Once the burst settles, besides the over-commit check, the mirror claims (label
+# vgpu-sched.io/mirror-of) must become, within 60 s, one allocated mirror per card that a bound HAMi
+# pod holds (every card here is a published device) and no other, except on a card an allocated
+# DRA claim holds (the "Overlap" rule of docs/dra.md: a claim allocated in the race beside a
+# mirror keeps it; the over-commit check has ensured no HAMi pod is there): no orphan, none
+# missing, none without status.allocation. Printed: the pods bound at the kill and the mirrors
+# then, and at the end the mirror and HAMi card counts and the restart's reconcile line.
 
-# shellcheck source=dra-mirror.sh
-. "$E2E_DIR/scenarios/dra-mirror.sh"
+# shellcheck source=../lib/vgpu.sh
+. "$E2E_DIR/lib/vgpu.sh"
+# shellcheck source=../lib/dra-mirror.sh
+. "$E2E_DIR/lib/dra-mirror.sh"
 
 scenario_dra_mirror_burst_pre_up() {
     [[ "${VS_E2E_DRA_BURST:-}" == 1 ]] || e2e_skip "dra-mirror-burst is opt-in (VS_E2E_DRA_BURST=1)"
@@ -87,7 +100,7 @@ YAML
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: h$i, namespace: default, labels: {db: hami}}
+metadata: {name: h$i, namespace: default, labels: {db: hami, db-watch: hami}}
 spec:
   containers:
     - name: main
@@ -165,7 +178,11 @@ scenario_dra_mirror_burst() {
     VS_E2E_SERVE_FLAGS="--dra-mirror=fence --debug" vs_setup
     db_pods "$n" "$seed" >"$E2E_CLUSTER/burst.yaml"
     t0=$EPOCHREALTIME
-    e2e_kubectl apply -f "$E2E_CLUSTER/burst.yaml" >/dev/null
+    if [[ "${VS_E2E_DRA_BURST_KILL:-}" == 1 ]]; then
+        db_apply_and_kill || return 1
+    else
+        e2e_kubectl apply -f "$E2E_CLUSTER/burst.yaml" >/dev/null
+    fi
     e2e_wait 240 "every pod bound or refused" db_settled || return 1
     e2e_log "settled in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s: $(e2e_kubectl get pods -l db=hami -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true) HAMi and $(e2e_kubectl get pods -l db=dra -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true) DRA pods bound"
     both="$(comm -12 <(db_cards_hami) <(db_cards_dra) | paste -sd, -)"
@@ -173,4 +190,78 @@ scenario_dra_mirror_burst() {
     e2e_log "dra-mirror-burst seed=$seed pods=$n: cards with HAMi pods: $(db_cards_hami | wc -l), with DRA claims: $(db_cards_dra | wc -l), both: ${both:-none}; Binds refused (claim after Filter): $refused"
     e2e_log "windows: $(db_windows)"
     [[ -z "$both" ]] || e2e_fail "cards held by a HAMi pod and a DRA claim: $both"
+    [[ "${VS_E2E_DRA_BURST_KILL:-}" != 1 ]] || db_mirrors_exact
+}
+
+# db_bound_count : pods of the burst with a node.
+db_bound_count() {
+    e2e_kubectl get pods -l db -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
+}
+
+# db_apply_and_kill : apply the burst with a watch on its HAMi pods open; at the first one bound,
+# SIGKILL vgpu-sched, fail if the burst had already settled, and start it again with the same
+# flags. The whole burst binds within a couple of seconds and a kubectl started after the apply
+# saw it late: the watch is known to be open once it reports a sentinel pod (label db-watch,
+# never scheduled), deleted before the apply.
+db_apply_and_kill() {
+    local fd watch pid name node bound
+    exec {fd}< <(exec "$E2E_BIN/kubectl" --kubeconfig="$KUBECONFIG" get pods --watch \
+        -l 'db-watch in (hami, sentinel)' -o jsonpath='{.metadata.name} {.spec.nodeName}{"\n"}')
+    watch=$!
+    e2e_kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: db-sentinel, namespace: default, labels: {db-watch: sentinel, hami.io/webhook: ignore}}
+spec:
+  schedulerName: vs-e2e-nobody
+  containers: [{name: main, image: vs-e2e.invalid/none:1}]
+YAML
+    while read -r -t 120 -u "$fd" name _; do [[ "$name" != db-sentinel ]] || break; done
+    e2e_kubectl delete pod db-sentinel --wait=false >/dev/null
+    e2e_kubectl apply -f "$E2E_CLUSTER/burst.yaml" >/dev/null
+    node=""
+    while read -r -t 120 -u "$fd" name node; do [[ -z "$node" ]] || break; done
+    kill "$watch" 2>/dev/null || true
+    exec {fd}<&-
+    [[ -n "$node" ]] || {
+        e2e_fail "no HAMi pod of the burst seen bound (watch ended or silent for 120 s)"
+        return 1
+    }
+    pid="$(vs_pid)"
+    kill -KILL "$pid"
+    bound="$(db_bound_count)"
+    if db_settled; then
+        e2e_fail "the burst settled before the kill ($bound pods bound): not mid-burst"
+        return 1
+    fi
+    e2e_log "vgpu-sched (pid $pid) killed with SIGKILL mid-burst: $bound pods bound, mirrors: $(dm_mirrors | paste -sd' ')"
+    vs_start --dra-mirror=fence --debug
+}
+
+# db_dra_overlap : "card/gpu-k" of the cards allocated DRA claims hold; a mirror may stay on
+# them ("Overlap" in docs/dra.md: a claim allocated in the race beside a mirror keeps it).
+db_dra_overlap() { db_cards_dra | awk '{ k = $1; sub(/.*-/, "", k); print $1 "/gpu-" k }'; }
+
+# db_mirror_diff : "orphan=... missing=..." (space-separated "card/device"; an unallocated
+# mirror has no device, so it is an orphan here): orphans are mirrors of cards that neither a
+# bound HAMi pod nor a DRA claim holds, missing the bound HAMi pods' cards without one.
+db_mirror_diff() {
+    local got want allowed
+    got="$(dm_mirrors)"
+    want="$(dm_want db=hami)"
+    allowed="$( { printf '%s\n' "$want"; db_dra_overlap; } | grep . | sort -u)"
+    printf 'orphan=%s missing=%s' \
+        "$(comm -23 <(printf '%s\n' "$got" | grep .) <(printf '%s\n' "$allowed") | paste -sd' ')" \
+        "$(comm -13 <(printf '%s\n' "$got" | grep .) <(printf '%s\n' "$want" | grep .) | paste -sd' ')"
+}
+db_mirrors_ok() { [[ "$(db_mirror_diff)" == "orphan= missing=" ]]; }
+
+# db_mirrors_exact : after the kill, the mirrors converge (60 s at most) to the bound HAMi pods'
+# cards, plus at most the cards of the overlap.
+db_mirrors_exact() {
+    if ! e2e_wait 60 "mirrors = the bound HAMi pods' cards (+ overlap)" db_mirrors_ok; then
+        e2e_log "mirrors: $(dm_mirrors | paste -sd' '); $(db_mirror_diff)"
+        return 1
+    fi
+    e2e_log "mirrors after the kill: $(dm_mirrors | grep -c . || true), all allocated: $(dm_want db=hami | grep -c . || true) on the cards of bound HAMi pods (as many cards), $(comm -12 <(dm_mirrors) <(db_dra_overlap) | grep -c . || true) beside a DRA claim (overlap), no orphan, none missing; restart: $(vs_log_since_start 'event=dra_mirror_reconcile ' | head -n 1)"
 }

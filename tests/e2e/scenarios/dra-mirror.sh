@@ -17,14 +17,14 @@
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
+# shellcheck source=../lib/dra-mirror.sh
+. "$E2E_DIR/lib/dra-mirror.sh"
 
 scenario_dra_mirror_pre_up() {
     vs_pre_up
     # The mirror namespace's Role and resourceclaims/binding come from the chart.
     export VS_E2E_HELM_FLAGS="--set scheduler.draMirror.mode=fence"
 }
-
-DM_NS=vgpu-sched # the mirrors' namespace: the one of vgpu-sched's kubeconfig
 
 dm_dra_objects() {
     e2e_kubectl apply -f - >/dev/null <<'YAML'
@@ -99,24 +99,6 @@ dm_drop_dra() {
     e2e_kubectl delete resourceclaim "$1" --wait=true >/dev/null
 }
 
-# dm_mirrors : "card/device" of every mirror claim (fence: one per card, whichever pods use it;
-# the device empty while not allocated), sorted, one per line.
-dm_mirrors() {
-    e2e_kubectl get resourceclaims -n "$DM_NS" -l vgpu-sched.io/mirror-of -o \
-        jsonpath='{range .items[*]}{.metadata.annotations.vgpu-sched\.io/mirror-card}/{.status.allocation.devices.results[0].device}{"\n"}{end}' |
-        sort
-}
-
-# dm_want : the same, as it should be: every card a HAMi pod (label dm=hami) is placed on.
-dm_want() {
-    e2e_kubectl get pods -l dm=hami -o \
-        jsonpath='{range .items[*]}{.metadata.uid} {.metadata.annotations.hami\.io/vgpu-devices-allocated}{"\n"}{end}' |
-        awk '$2 != "" { split($2, d, ","); dev = d[1] == "GPU-dm-a-0" ? "gpu-0" : "gpu-1"; print d[1] "/" dev }' |
-        sort -u
-}
-
-dm_mirrors_match() { [[ "$(dm_mirrors)" == "$(dm_want)" ]]; }
-
 # dm_hami NAME CARD : a HAMi pod (label dm=hami) pinned to CARD.
 dm_hami() {
     vs_pod_yaml "$1" '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: 10}' \
@@ -142,7 +124,7 @@ scenario_dra_mirror() {
     # 2. mirrors on: the start-up reconcile mirrors h0; DRA gets B, then nothing
     vs_stop
     vs_start --dra-mirror=fence
-    e2e_wait 30 "h0's mirror" dm_mirrors_match || return 1
+    e2e_wait 30 "h0's mirror" dm_mirrors_match dm=hami || return 1
     e2e_expect_eq "the mirror of h0's card" "$(dm_mirrors)" "GPU-dm-a-0/gpu-0"
     e2e_expect_eq "start-up reconcile" "$(vs_log_since_start 'event=dra_mirror_reconcile ')" \
         "level=info event=dra_mirror_reconcile kept=0 created=1 deleted=0 failed=0"
@@ -157,7 +139,7 @@ scenario_dra_mirror() {
     # 3. release: h0 leaves, its mirror goes, c2 gets A
     local t0=$EPOCHREALTIME
     e2e_kubectl delete pod h0 --wait=false >/dev/null
-    e2e_wait 60 "h0's card's mirror gone" dm_mirrors_match || return 1
+    e2e_wait 60 "h0's card's mirror gone" dm_mirrors_match dm=hami || return 1
     e2e_expect_eq "no mirror left" "$(dm_mirrors)" ""
     e2e_wait 120 "claim c2 allocated after the release" dm_allocated c2 || return 1
     e2e_expect_eq "c2 gets A" "$(dm_device c2)" gpu-0
@@ -197,7 +179,7 @@ YAML
     e2e_expect_eq "the mirrors the kill left" "$(dm_mirrors | paste -sd' ')" "GPU-dm-a-1/ GPU-gone/"
     vs_start --dra-mirror=fence
     for i in 2 3 4 5; do vs_wait_running "k$i" || return 1; done
-    e2e_wait 60 "mirrors = the placed HAMi pods' cards after the restart" dm_mirrors_match || return 1
+    e2e_wait 60 "mirrors = the placed HAMi pods' cards after the restart" dm_mirrors_match dm=hami || return 1
     e2e_expect_eq "mirrors after the crash" "$(dm_mirrors | paste -sd' ')" "GPU-dm-a-0/gpu-0 GPU-dm-a-1/gpu-1"
     e2e_expect_eq "reconcile after the crash" "$(vs_log_since_start 'event=dra_mirror_reconcile ')" \
         "level=info event=dra_mirror_reconcile kept=0 created=2 deleted=1 failed=0"
