@@ -24,3 +24,13 @@ dm_want() {
 
 # dm_mirrors_match SELECTOR : the mirrors are exactly dm_want SELECTOR.
 dm_mirrors_match() { [[ "$(dm_mirrors)" == "$(dm_want "$1")" ]]; }
+
+# dm_drop_dra NAME : the DRA pod and its claim gone (no kubelet, no kube-controller-manager:
+# the pod is force-deleted, the claim's reservation and finalizer removed by hand).
+dm_drop_dra() {
+    e2e_kubectl delete pod "$1" --grace-period=0 --force >/dev/null 2>&1 || true
+    e2e_kubectl patch resourceclaim "$1" --subresource=status --type=merge \
+        -p '{"status":{"reservedFor":null,"allocation":null}}' >/dev/null 2>&1 || true
+    e2e_kubectl patch resourceclaim "$1" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+    e2e_kubectl delete resourceclaim "$1" --wait=true >/dev/null
+}

@@ -12,16 +12,19 @@
 # Reserve to vgpu-sched's ledger applying the allocation, and, for each card's mirror a Bind
 # made, the last Filter that chose the card to the mirror being allocated.
 #
-# VS_E2E_DRA_BURST_KILL=1 adds a crash mid-burst (issue 32): at the first HAMi pod bound (seen by
-# a watch known to be open before the apply) vgpu-sched gets SIGKILL and is started again with the
-# same flags (as dra-mirror does); the scenario fails if the burst had settled before the kill.
-# Once the burst settles, besides the over-commit check, the mirror claims (label
-# vgpu-sched.io/mirror-of) must become, within 60 s, one allocated mirror per card that a bound HAMi
-# pod holds (every card here is a published device) and no other, except on a card an allocated
-# DRA claim holds (the "Overlap" rule of docs/dra.md: a claim allocated in the race beside a
-# mirror keeps it; the over-commit check has ensured no HAMi pod is there): no orphan, none
-# missing, none without status.allocation. Printed: the pods bound at the kill and the mirrors
-# then, and at the end the mirror and HAMi card counts and the restart's reconcile line.
+# VS_E2E_DRA_BURST_KILL=1 adds a crash mid-burst (issue 32). The agent holds every node lock 1 s
+# (--hold), so HAMi Binds queue on every node, each with its mirror made before it waits; at the
+# first HAMi pod bound (seen by a watch known to be open before the apply) vgpu-sched gets SIGKILL
+# and is started again with the same flags (as dra-mirror does); the scenario fails if the burst
+# had settled before the kill. Once the burst settles, besides the over-commit check, the mirror
+# claims (label vgpu-sched.io/mirror-of) must become, within 60 s, one allocated mirror per card
+# that a bound HAMi pod holds (every card here is a published device) and no other, except on a
+# card an allocated DRA claim holds (the "Overlap" rule of docs/dra.md: a claim allocated in the
+# race beside a mirror keeps it; the over-commit check has ensured no HAMi pod is there): no
+# orphan, none missing, none without status.allocation. Printed: the pods bound at the kill and
+# the mirrors then, and at the end the mirror and HAMi card counts and the restart's reconcile
+# line. Then every DRA pod and claim is deleted and the mirrors must become exactly the bound HAMi
+# pods' cards (the overlap mirrors go too).
 
 # shellcheck source=../lib/vgpu.sh
 . "$E2E_DIR/lib/vgpu.sh"
@@ -175,7 +178,11 @@ scenario_dra_mirror_burst() {
     # shellcheck disable=SC2086  # words on purpose
     e2e_fake_nodes --cards 2 --devmem 16384 $DB_NODES
     db_objects
-    VS_E2E_SERVE_FLAGS="--dra-mirror=fence --debug" vs_setup
+    # The kill variant: the agent holds every node lock 1 s, so Binds queue on every node (with
+    # their mirrors made) and are still in flight once the apply has returned.
+    local hold=()
+    [[ "${VS_E2E_DRA_BURST_KILL:-}" != 1 ]] || hold=(--hold 1s)
+    VS_E2E_SERVE_FLAGS="--dra-mirror=fence --debug" vs_setup "${hold[@]}"
     db_pods "$n" "$seed" >"$E2E_CLUSTER/burst.yaml"
     t0=$EPOCHREALTIME
     if [[ "${VS_E2E_DRA_BURST_KILL:-}" == 1 ]]; then
@@ -263,5 +270,16 @@ db_mirrors_exact() {
         e2e_log "mirrors: $(dm_mirrors | paste -sd' '); $(db_mirror_diff)"
         return 1
     fi
-    e2e_log "mirrors after the kill: $(dm_mirrors | grep -c . || true), all allocated: $(dm_want db=hami | grep -c . || true) on the cards of bound HAMi pods (as many cards), $(comm -12 <(dm_mirrors) <(db_dra_overlap) | grep -c . || true) beside a DRA claim (overlap), no orphan, none missing; restart: $(vs_log_since_start 'event=dra_mirror_reconcile ' | head -n 1)"
+    local overlap
+    overlap="$(comm -12 <(dm_mirrors) <(db_dra_overlap) | grep -c . || true)"
+    e2e_log "mirrors after the kill: $(dm_mirrors | grep -c . || true), all allocated: $(dm_want db=hami | grep -c . || true) on the cards of bound HAMi pods (as many cards), $overlap beside a DRA claim (overlap), no orphan, none missing; restart: $(vs_log_since_start 'event=dra_mirror_reconcile ' | head -n 1)"
+    # The overlap mirrors are no orphans for good: once the DRA pods and claims are gone, the
+    # mirrors are exactly the bound HAMi pods' cards.
+    local p
+    for p in $(e2e_kubectl get pods -l db=dra -o jsonpath='{.items[*].metadata.name}'); do dm_drop_dra "$p"; done
+    e2e_wait 60 "mirrors = the bound HAMi pods' cards once the DRA claims are gone" dm_mirrors_match db=hami || {
+        e2e_log "mirrors: $(dm_mirrors | paste -sd' '); want: $(dm_want db=hami | paste -sd' ')"
+        return 1
+    }
+    e2e_log "DRA pods and claims deleted: mirrors $(dm_mirrors | grep -c . || true) = the cards of bound HAMi pods $(dm_want db=hami | grep -c . || true)"
 }

@@ -89,16 +89,6 @@ dm_device() { e2e_jsonpath resourceclaim "$1" '{.status.allocation.devices.resul
 dm_allocated() { [[ -n "$(dm_device "$1")" ]]; }
 dm_bound() { [[ -n "$(e2e_jsonpath pod "$1" '{.spec.nodeName}')" ]]; }
 
-# dm_drop_dra NAME : the DRA pod and its claim gone (no kubelet, no kube-controller-manager:
-# the pod is force-deleted, the claim's reservation and finalizer removed by hand).
-dm_drop_dra() {
-    e2e_kubectl delete pod "$1" --grace-period=0 --force >/dev/null 2>&1 || true
-    e2e_kubectl patch resourceclaim "$1" --subresource=status --type=merge \
-        -p '{"status":{"reservedFor":null,"allocation":null}}' >/dev/null 2>&1 || true
-    e2e_kubectl patch resourceclaim "$1" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
-    e2e_kubectl delete resourceclaim "$1" --wait=true >/dev/null
-}
-
 # dm_hami NAME CARD : a HAMi pod (label dm=hami) pinned to CARD.
 dm_hami() {
     vs_pod_yaml "$1" '{nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: 10}' \
