@@ -207,9 +207,9 @@ db_bound_count() {
 
 # db_apply_and_kill : apply the burst with a watch on its HAMi pods open; at the first one bound,
 # SIGKILL vgpu-sched, fail if the burst had already settled, and start it again with the same
-# flags. The whole burst binds within a couple of seconds and a kubectl started after the apply
-# saw it late: the watch is known to be open once it reports a sentinel pod (label db-watch,
-# never scheduled), deleted before the apply.
+# flags. A kubectl started after the apply (seconds under load) saw the first Binds late: the
+# watch is known to be open once it reports a sentinel pod (label db-watch, never scheduled),
+# deleted before the apply.
 db_apply_and_kill() {
     local fd watch pid name node bound
     exec {fd}< <(exec "$E2E_BIN/kubectl" --kubeconfig="$KUBECONFIG" get pods --watch \
