@@ -100,8 +100,9 @@ static char *mirror_text(void)
     if (!c)
         return strdup("none");
     json_t *md = json_object_get(c, "metadata");
+    /* "O?": a claim caught between its create and its status update has no status yet */
     json_t *v =
-        json_pack("{s:O,s:O,s:O}", "labels", json_object_get(md, "labels"), "annotations",
+        json_pack("{s:O?,s:O?,s:O?}", "labels", json_object_get(md, "labels"), "annotations",
                   json_object_get(md, "annotations"), "status", json_object_get(c, "status"));
     char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(v);
