@@ -45,6 +45,28 @@ vs_pre_up() {
     fi
 }
 
+# vs_use_verb_control_plane: this scenario runs kube-apiserver and kube-scheduler
+# K8S_VERSION_VERB (built by `tests/e2e/build.sh verb`; etcd stays the pinned one). For a
+# scenario's _pre_up, after its own pre-up; skips the scenario when they are not built.
+vs_use_verb_control_plane() {
+    local b
+    for b in kube-apiserver kube-scheduler; do
+        [[ -x "$E2E_BIN_VERB/$b" ]] || e2e_skip "$E2E_BIN_VERB/$b missing (tests/e2e/build.sh verb)"
+    done
+    export VS_E2E_KUBE_APISERVER="$E2E_BIN_VERB/kube-apiserver"
+    export VS_E2E_KUBE_SCHEDULER="$E2E_BIN_VERB/kube-scheduler"
+    E2E_KUBE_APISERVER=$VS_E2E_KUBE_APISERVER
+    E2E_KUBE_SCHEDULER=$VS_E2E_KUBE_SCHEDULER
+}
+
+# vs_expect_verb_control_plane: fails unless the running binaries report K8S_VERSION_VERB.
+vs_expect_verb_control_plane() {
+    "$E2E_KUBE_APISERVER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
+        e2e_fail "kube-apiserver is not $K8S_VERSION_VERB: $("$E2E_KUBE_APISERVER" --version)"
+    "$E2E_KUBE_SCHEDULER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
+        e2e_fail "kube-scheduler is not $K8S_VERSION_VERB: $("$E2E_KUBE_SCHEDULER" --version)"
+}
+
 vs_url() { printf 'https://127.0.0.1:%s%s' "$VS_EXTENDER_PORT" "${1:-}"; }
 vs_metrics_url() { printf 'http://127.0.0.1:%s/metrics' "$VS_METRICS_PORT"; }
 

@@ -9,21 +9,11 @@
 LEDGER_TAIL="preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 
 scenario_dra_ledger_v138_pre_up() {
-    local b
-    for b in kube-apiserver kube-scheduler; do
-        [[ -x "$E2E_BIN_VERB/$b" ]] || e2e_skip "$E2E_BIN_VERB/$b missing (tests/e2e/build.sh verb)"
-    done
     vs_pre_up
-    export VS_E2E_KUBE_APISERVER="$E2E_BIN_VERB/kube-apiserver"
-    export VS_E2E_KUBE_SCHEDULER="$E2E_BIN_VERB/kube-scheduler"
-    E2E_KUBE_APISERVER=$VS_E2E_KUBE_APISERVER
-    E2E_KUBE_SCHEDULER=$VS_E2E_KUBE_SCHEDULER
+    vs_use_verb_control_plane
 }
 
 scenario_dra_ledger_v138() {
-    "$E2E_KUBE_APISERVER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
-        e2e_fail "kube-apiserver is not $K8S_VERSION_VERB: $("$E2E_KUBE_APISERVER" --version)"
-    "$E2E_KUBE_SCHEDULER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
-        e2e_fail "kube-scheduler is not $K8S_VERSION_VERB: $("$E2E_KUBE_SCHEDULER" --version)"
+    vs_expect_verb_control_plane
     scenario_dra_ledger
 }

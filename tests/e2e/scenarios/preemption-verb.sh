@@ -23,15 +23,8 @@
 
 scenario_preemption_verb_pre_up() {
     [[ "${VS_E2E_PREEMPT_VERB:-1}" != 0 ]] || e2e_skip "VS_E2E_PREEMPT_VERB=0"
-    local b
-    for b in kube-apiserver kube-scheduler; do
-        [[ -x "$E2E_BIN_VERB/$b" ]] || e2e_skip "$E2E_BIN_VERB/$b missing (tests/e2e/build.sh verb)"
-    done
     vs_pre_up
-    export VS_E2E_KUBE_APISERVER="$E2E_BIN_VERB/kube-apiserver"
-    export VS_E2E_KUBE_SCHEDULER="$E2E_BIN_VERB/kube-scheduler"
-    E2E_KUBE_APISERVER=$VS_E2E_KUBE_APISERVER
-    E2E_KUBE_SCHEDULER=$VS_E2E_KUBE_SCHEDULER
+    vs_use_verb_control_plane
     # -v=5: the preemption dry run and the candidates are logged (what tests/e2e/README.md reports).
     export VS_E2E_SCHEDULER_V="${VS_E2E_SCHEDULER_V:-5}"
 }
@@ -49,10 +42,7 @@ prv_deleted() {
 
 scenario_preemption_verb() {
     local t0 t1 i
-    "$E2E_KUBE_SCHEDULER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
-        e2e_fail "kube-scheduler is not $K8S_VERSION_VERB: $("$E2E_KUBE_SCHEDULER" --version)"
-    "$E2E_KUBE_APISERVER" --version | grep -qx "Kubernetes $K8S_VERSION_VERB" ||
-        e2e_fail "kube-apiserver is not $K8S_VERSION_VERB: $("$E2E_KUBE_APISERVER" --version)"
+    vs_expect_verb_control_plane
     pre_cluster
     # --gpu-preemption=auto (the default) read the API server's version and chose verb.
     grep -q 'event=gpu_preemption mode=verb apiserver=1.38' "$E2E_CLUSTER/vgpu-sched.log" ||
