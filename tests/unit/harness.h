@@ -167,6 +167,19 @@ static inline char *vs_harness_log_lines(const char *path, const char *what)
     return out;
 }
 
+/* vs_harness_log_lines once they equal `want`, or after 10 s whatever they are then: for lines
+ * a service thread logs after the effect a test waited for. New string. */
+static inline char *vs_harness_wait_log_lines(const char *path, const char *what, const char *want)
+{
+    char *l = vs_harness_log_lines(path, what);
+    for (int i = 0; i < 500 && strcmp(l, want) != 0; i++) {
+        usleep(20 * 1000);
+        free(l);
+        l = vs_harness_log_lines(path, what);
+    }
+    return l;
+}
+
 /* A Node with `cards` T4-like cards named <name>-gpu<i>, `mem` MiB each. New string. */
 static inline char *vs_harness_node(const char *name, int cards, int mem)
 {

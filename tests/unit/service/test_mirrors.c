@@ -165,9 +165,11 @@ Test(mirrors, bind_makes_the_mirror_and_the_pod_leaving_deletes_it)
     wait_mirror("none");
     /* deallocated before the delete (kube-scheduler requeues its DRA pods on that) */
     cr_assert_eq(vs_fakeapi_count(api, "PUT", st), 2);
-    char *l = vs_harness_log_lines(logpath, "dra_mirror_deleted");
-    cr_assert_str_eq(l, "level=info event=dra_mirror_deleted claim=vgpu/" MIRROR
-                        " pod_uid=- reason=orphan");
+    /* logged after the delete the wait saw */
+    const char *want =
+        "level=info event=dra_mirror_deleted claim=vgpu/" MIRROR " pod_uid=- reason=orphan";
+    char *l = vs_harness_wait_log_lines(logpath, "dra_mirror_deleted", want);
+    cr_assert_str_eq(l, want);
     free(l);
 }
 
@@ -271,9 +273,11 @@ Test(mirrors, start_up_reconcile_deletes_orphans_and_creates_missing)
     }
     cr_assert_null(gone);
     /* the mirror never counted as a DRA claim: the card holds only the pod */
-    char *l = vs_harness_log_lines(logpath, "dra_mirror_created");
-    cr_assert_str_eq(l, "level=info event=dra_mirror_created claim=vgpu/" MIRROR
-                        " pod=- node=n1 card=n1-gpu0 source=reconcile new=1");
+    /* logged after the status write the wait saw */
+    const char *want = "level=info event=dra_mirror_created claim=vgpu/" MIRROR
+                       " pod=- node=n1 card=n1-gpu0 source=reconcile new=1";
+    char *l = vs_harness_wait_log_lines(logpath, "dra_mirror_created", want);
+    cr_assert_str_eq(l, want);
     free(l);
 }
 
