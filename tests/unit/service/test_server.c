@@ -120,19 +120,27 @@ static const char *anno(json_t *obj, const char *key)
         json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
 }
 
-/* Waits until the pod carries annotation key (the async patch landed). */
-static json_t *wait_anno_ms(const char *kind, const char *ns, const char *name, const char *key,
-                            int timeout_ms)
+/* Waits until the object carries annotation key, with value `want` unless that is NULL (the
+ * async patch landed). */
+static json_t *wait_anno_value(const char *kind, const char *ns, const char *name, const char *key,
+                               const char *want, int timeout_ms)
 {
     for (int waited = 0; waited <= timeout_ms; waited += 20) {
         json_t *o = vs_fakeapi_get(api, kind, ns, name);
-        if (o && anno(o, key))
+        const char *v = o ? anno(o, key) : NULL;
+        if (v && (!want || strcmp(v, want) == 0))
             return o;
         json_decref(o);
         usleep(20 * 1000);
     }
-    cr_assert_fail("%s %s never got %s", kind, name, key);
+    cr_assert_fail("%s %s never got %s=%s", kind, name, key, want ? want : "*");
     return NULL;
+}
+
+static json_t *wait_anno_ms(const char *kind, const char *ns, const char *name, const char *key,
+                            int timeout_ms)
+{
+    return wait_anno_value(kind, ns, name, key, NULL, timeout_ms);
 }
 
 static json_t *wait_anno(const char *kind, const char *ns, const char *name, const char *key)
@@ -787,7 +795,8 @@ Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
         filter("m2", only1, 1); /* the first answer got lost; kube-scheduler filters again */
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
     json_decref(r);
-    json_decref(wait_anno("Pod", "default", "m2", VS_ANNO_ALLOCATED));
+    /* the second Filter's patch: the first one's may land before it, never after */
+    json_decref(wait_anno_value("Pod", "default", "m2", VS_ANNO_VGPU_NODE, "n1", 2000));
     vs_fakeapi_reset_counts(api);
     char err[512];
     cr_assert_str_eq(bind_pod("m2", "uid-m2", "n2", err, sizeof(err)),
