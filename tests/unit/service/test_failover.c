@@ -616,7 +616,17 @@ Test(failover_api, two_replicas_hand_over)
     out = filter_when_serving(&h, b, "p3");
     cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
     free(out);
-    /* A refuses at once; B binds p2 after filtering it again (its entry replaced, not added). */
+    /* A refuses once its own Lease watch has shown the change (B serving says only that B's
+     * did); B binds p2 after filtering it again (its entry replaced, not added). */
+    bool follower = false;
+    for (int i = 0; i < 500 && !follower; i++) {
+        long st = vs_harness_call(&h, vs_service_port(a), "GET", "/readyz", NULL, NULL, 0, &out);
+        follower = st == 503 && strcmp(out, "{\"error\":\"not the leader\"}") == 0;
+        free(out);
+        if (!follower)
+            usleep(20 * 1000);
+    }
+    cr_assert(follower, "replica A never saw the Lease move");
     out = bind_on(&h, a, "p2");
     cr_assert_str_eq(out, "{\"Error\":\"this vgpu-sched replica is not the leader and does not "
                           "bind\"}");
