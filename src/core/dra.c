@@ -4,6 +4,7 @@
 #include "annot.h"
 #include "device.h"
 #include "quantity.h"
+#include "sorted.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,21 +92,8 @@ void vs_dra_warning(const char *cls, const char *resource, char *out, size_t n)
 /* Index of cls, or where it goes (*found false). */
 static size_t guard_find(const struct vs_dra_guard *g, const char *cls, bool *found)
 {
-    size_t lo = 0, hi = g->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(g->items[mid].cls, cls);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    return vs_sorted_find(g->items, g->n, sizeof(*g->items), offsetof(struct vs_dra_conflict, cls),
+                          cls, found);
 }
 
 static bool guard_grow(struct vs_dra_guard *g)

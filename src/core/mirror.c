@@ -5,6 +5,7 @@
 #include "annot.h"
 #include "dra.h"
 #include "model.h"
+#include "sorted.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -58,21 +59,8 @@ void vs_mirror_set_cleanup(struct vs_mirror_set *s)
 /* Index of name in s, or where it would go (*found false). */
 static size_t set_find(const struct vs_mirror_set *s, const char *name, bool *found)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->items[mid].name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    return vs_sorted_find(s->items, s->n, sizeof(*s->items), offsetof(struct vs_mirror, name), name,
+                          found);
 }
 
 const struct vs_mirror *vs_mirror_set_find(const struct vs_mirror_set *s, const char *name)

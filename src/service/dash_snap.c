@@ -5,6 +5,7 @@
 #include "dash_snap.h"
 
 #include "annot.h"
+#include "sorted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -372,18 +373,10 @@ enum vs_err vs_dash_snap_copy(const struct vs_model *m, const struct vs_dash_cop
 
 long vs_dash_snap_find(const struct vs_dash_snap *s, const char *name)
 {
-    size_t lo = 0, hi = s->n_nodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->nodes[mid].name, name);
-        if (c == 0)
-            return (long)mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    bool found;
+    size_t i = vs_sorted_find(s->nodes, s->n_nodes, sizeof(*s->nodes),
+                              offsetof(struct vs_dash_node, name), name, &found);
+    return found ? (long)i : -1;
 }
 
 bool vs_dash_card_usable(const struct vs_dash_card *c)
