@@ -167,17 +167,35 @@ static inline char *vs_harness_log_lines(const char *path, const char *what)
     return out;
 }
 
+/* get(ctx), a new string each call, polled every 20 ms until it equals `want` (10 s at most);
+ * the last one, for the caller to assert on. New string. */
+static inline char *vs_harness_poll(char *(*get)(void *ctx), void *ctx, const char *want)
+{
+    char *got = get(ctx);
+    for (int i = 0; i < 500 && strcmp(got, want) != 0; i++) {
+        usleep(20 * 1000);
+        free(got);
+        got = get(ctx);
+    }
+    return got;
+}
+
+struct vs_harness_log_query {
+    const char *path, *what;
+};
+
+static inline char *vs_harness_log_query_get(void *ctx)
+{
+    const struct vs_harness_log_query *q = ctx;
+    return vs_harness_log_lines(q->path, q->what);
+}
+
 /* vs_harness_log_lines once they equal `want`, or after 10 s whatever they are then: for lines
  * a service thread logs after the effect a test waited for. New string. */
 static inline char *vs_harness_wait_log_lines(const char *path, const char *what, const char *want)
 {
-    char *l = vs_harness_log_lines(path, what);
-    for (int i = 0; i < 500 && strcmp(l, want) != 0; i++) {
-        usleep(20 * 1000);
-        free(l);
-        l = vs_harness_log_lines(path, what);
-    }
-    return l;
+    struct vs_harness_log_query q = {.path = path, .what = what};
+    return vs_harness_poll(vs_harness_log_query_get, &q, want);
 }
 
 /* A Node with `cards` T4-like cards named <name>-gpu<i>, `mem` MiB each. New string. */

@@ -292,17 +292,16 @@ static char *filter_n1(void)
     return out;
 }
 
+static char *filter_n1_get(void *ctx)
+{
+    (void)ctx;
+    return filter_n1();
+}
+
 /* Filters until the answer is `want` (10 s at most: the informers apply events on their own). */
 static void wait_filter(const char *want)
 {
-    char *out = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(out);
-        out = filter_n1();
-        if (strcmp(out, want) == 0)
-            break;
-        usleep(20 * 1000);
-    }
+    char *out = vs_harness_poll(filter_n1_get, NULL, want);
     cr_assert_str_eq(out, want);
     free(out);
 }

@@ -93,6 +93,11 @@ static char *filter(const char *pod_name)
     return out;
 }
 
+static char *filter_get(void *pod_name)
+{
+    return filter(pod_name);
+}
+
 static char *bind_p(void)
 {
     const char *b = "{\"PodName\":\"p\",\"PodNamespace\":\"default\",\"PodUID\":\"" UID "\","
@@ -125,17 +130,16 @@ static char *mirror_text(void)
     return s;
 }
 
+static char *mirror_text_get(void *ctx)
+{
+    (void)ctx;
+    return mirror_text();
+}
+
 /* Waits (10 s at most) until the mirror's text is `want`. */
 static void wait_mirror(const char *want)
 {
-    char *got = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(got);
-        got = mirror_text();
-        if (strcmp(got, want) == 0)
-            break;
-        usleep(20 * 1000);
-    }
+    char *got = vs_harness_poll(mirror_text_get, NULL, want);
     cr_assert_str_eq(got, want);
     free(got);
 }
@@ -235,14 +239,8 @@ Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
     const char *want = "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
                        "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
                        "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}";
-    out = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(out);
-        out = filter("q");
-        if (strcmp(out, want) == 0)
-            break;
-        usleep(20 * 1000);
-    }
+    char q[] = "q";
+    out = vs_harness_poll(filter_get, q, want);
     cr_assert_str_eq(out, want);
     free(out);
     out = bind_p();
