@@ -175,11 +175,16 @@ static json_t *profile_table(const json_t *profiles, int64_t max_slice)
         vs_enflame_parse_profile(name, &s, &m);
         if (s <= 0 || m <= 0)
             continue;
+        /* s of max_slice slices, as a core share rounded up; past 2^53 the double quotient
+         * can round above 100 (s == max_slice), so it is clamped to the card */
+        int64_t core = (int64_t)ceil((double)s * 100 / (double)max_slice);
         p[k++] = (struct profile){.name = name,
                                   .id = json_is_string(v) ? json_string_value(v) : "",
                                   .size = s,
                                   .mem = m,
-                                  .core = (int64_t)ceil((double)s * 100 / (double)max_slice)};
+                                  .core = core < 1     ? 1
+                                          : core > 100 ? 100
+                                                       : core};
     }
     if (ok)
         qsort(p, k, sizeof(*p), profile_cmp);
