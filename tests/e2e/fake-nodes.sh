@@ -10,7 +10,9 @@
 #       cards × split), a Ready condition, and without the not-ready taint new nodes get.
 #       FLAGS (see `vs-e2e nodes -h`): --cards 2 --split 10 --devmem 16384 --devcore 100
 #       --type 'NVIDIA-Tesla T4' --numa 1 --mode hami-core --unhealthy 1,3 --no-gpu
-#       --register RAW_JSON --label k=v --annotation k=v; other vendors' cards with
+#       --register RAW_JSON --label k=v --annotation k=v; --concurrency 16 writes that many
+#       nodes at once (default 1) and --timeout 10m bounds the whole set (default 60s), for
+#       clusters of hundreds of nodes; other vendors' cards with
 #       --vendor nvidia|ascend|dcu (a comma list for a node with several; each gets the card
 #       flags): ascend registers hami.io/node-register-<--word, Ascend910B3> as the Ascend plugin
 #       does (custominfo.NetworkID 0 for NPUs 0-3, 1 above; node annotation hami-vnpu-core from
@@ -51,8 +53,13 @@ e2e_need_bins vs-e2e
 case $cmd in
 create)
     (($#)) || usage
-    "$E2E_BIN/vs-e2e" nodes --kubeconfig="$DIR/kubeconfig" --kubelet-version="$K8S_VERSION" "$@" >/dev/null
-    e2e_log "fake nodes ready: $*"
+    n="$("$E2E_BIN/vs-e2e" nodes --kubeconfig="$DIR/kubeconfig" --kubelet-version="$K8S_VERSION" "$@" | wc -l)"
+    # Hundreds of names would make one very long line: the count and the last name instead.
+    if (($# <= 40)); then
+        e2e_log "fake nodes ready: $*"
+    else
+        e2e_log "fake nodes ready: $n nodes (${*:1:12} ... ${!#})"
+    fi
     ;;
 agent)
     "$E2E_DIR/cluster.sh" spawn "$DIR" agent "$E2E_BIN/vs-e2e" agent --kubeconfig="$DIR/kubeconfig" "$@"

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,8 @@ func cmdNodes(args []string) error {
 	fs.StringVar(&o.word, "word", "Ascend910B3", "--vendor ascend: the chip word (register key, card type, resource huawei.com/<word>)")
 	fs.BoolVar(&o.vnpuCore, "vnpu-core", false, "--vendor ascend: the node runs hami-vnpu-core (annotation hami-vnpu-core)")
 	fs.StringVar(&o.dcuType, "dcu-type", "DCU-K100_AI", "--vendor dcu: the card model (must contain DCU)")
+	conc := fs.Int("concurrency", 1, "nodes created at once (e.g. 16 for a cluster of 1,000 nodes)")
+	timeout := fs.Duration("timeout", 60*time.Second, "give up on the whole set after this long")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: vs-e2e nodes [flags] NAME...")
 		fs.PrintDefaults()
@@ -97,15 +100,43 @@ func cmdNodes(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, name := range fs.Args() {
-		if err := applyNode(ctx, cs, name, &o); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		fmt.Println(name)
+	if *conc < 1 {
+		return fmt.Errorf("--concurrency must be at least 1")
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	// Each node is written by one worker (create, then update and status update with retries on
+	// conflict); the first error stops the others. Names are printed as their node is ready.
+	work := make(chan string)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for i := 0; i < min(*conc, fs.NArg()); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				err := applyNode(ctx, cs, name, &o)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = fmt.Errorf("node %s: %w", name, err)
+					cancel()
+				} else if err == nil {
+					fmt.Println(name)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, name := range fs.Args() {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+	return first
 }
 
 func registerValue(name string, o *nodeOpts) (string, error) {
