@@ -19,7 +19,8 @@
 #
 # Per wave: the settle time from the first create (and how long the creates alone took), the
 # CPU seconds of kube-apiserver, etcd, kube-scheduler, vgpu-sched and the agent over the wave
-# (vs_cpu_seconds: from before the creates to the settled state), the API requests answered; for
+# (vs_cpu_seconds: from before the creates until vs_settle returns, its 3 s stable window
+# included), the API requests answered (the same span); for
 # the pair of waves w the ratio GPU / CPU-only settle time, vgpu-sched's CPU ms per GPU pod
 # placed and its CPU as a share of kube-apiserver's in the GPU wave. Printed after each GPU wave
 # and at the end, and written to scale-waves.txt. Reported, not asserted (a benchmark on a shared
