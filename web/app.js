@@ -760,6 +760,7 @@
 
   async function poll() {
     if (state.paused) return;
+    document.body.dataset.polling = '1'; // a poll under way (its render may still replace the view)
     try {
       const changed = await refreshSnapshot();
       state.lastError = null;
@@ -770,6 +771,8 @@
     } catch (err) {
       state.lastError = err.message || String(err);
       renderStatus();
+    } finally {
+      delete document.body.dataset.polling;
     }
   }
 

@@ -202,31 +202,39 @@ describe('dashboard', () => {
   });
 
   test('the keyboard reaches every control of every view', async () => {
+    // Updates paused (the page's own button), and no poll still under way: a poll re-renders
+    // the pending, health and fragmentation views, which would move the focus back to the top
+    // while the test tabs through them (on a slow machine one walk outlasts the 2 s poll).
+    await page.click('#pause');
+    assert.equal(await page.getAttribute('#pause', 'aria-pressed'), 'true');
+    await page.waitForSelector('body:not([data-polling])', { state: 'attached' });
+    // Every control in document order, keyed by its position (the heat grid's squares are one
+    // tab stop); a radio group is one tab stop (arrow keys move within it): its members share a
+    // key. Returns the keys and the focused control's.
+    const kb = () => {
+      const sel = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';
+      const els = Array.from(document.querySelectorAll(sel))
+        .filter((el) => !el.disabled && el.getClientRects().length && !el.closest('[hidden]'));
+      const keys = els.map((el, i) => (el.type === 'radio' ? 'radio:' + el.name : String(i)));
+      const at = els.indexOf(document.activeElement);
+      return { keys: keys.filter((k, i, all) => all.indexOf(k) === i), active: at >= 0 ? keys[at] : undefined };
+    };
     for (const [route, view] of VIEWS) {
       await openView(page, svc.url, route, view);
-      // every control, in document order (the heat grid's squares are one tab stop)
-      const controls = await page.evaluate(() => {
-        const sel = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';
-        // a radio group is one tab stop (arrow keys move within it): its members share a key
-        return Array.from(document.querySelectorAll(sel))
-          .filter((el) => !el.disabled && el.getClientRects().length && !el.closest('[hidden]'))
-          .map((el, i) => {
-            el.dataset.kb = el.type === 'radio' ? 'radio:' + el.name : String(i);
-            return el.dataset.kb;
-          })
-          .filter((k, i, all) => all.indexOf(k) === i);
-      });
+      const controls = (await page.evaluate(kb)).keys;
       await page.evaluate(() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); });
       await page.focus('body');
       const reached = new Set();
       for (let i = 0; i < controls.length + 5; i++) {
         await page.keyboard.press('Tab');
-        const k = await page.evaluate(() => document.activeElement && document.activeElement.dataset.kb);
+        const k = (await page.evaluate(kb)).active;
         if (k !== undefined) reached.add(k);
       }
       const missed = controls.filter((k) => !reached.has(k));
       assert.deepEqual(missed, [], `${route}: ${missed.length} of ${controls.length} controls not reached by Tab`);
     }
+    await page.click('#pause');
+    assert.equal(await page.getAttribute('#pause', 'aria-pressed'), 'false');
     // the what-if radio group: arrow keys switch between shape and pod
     await openView(page, svc.url, 'whatif', 'whatif');
     await page.focus('#wi-kind-shape');
