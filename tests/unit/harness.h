@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,35 @@ static inline long vs_harness_call(const struct vs_harness *h, int port, const c
     }
     *out = b.data ? b.data : strdup("");
     return status;
+}
+
+/* Waits (10 s at most) until the fake API server on api_port (plain HTTP) holds an Event in
+ * namespace default with this reason and message; whether it came. */
+static inline bool vs_harness_wait_event(const struct vs_harness *h, int api_port,
+                                         const char *reason, const char *message)
+{
+    struct vs_harness plain = *h;
+    plain.scheme = "http";
+    bool found = false;
+    for (int i = 0; i < 500 && !found; i++) {
+        char *out;
+        long st = vs_harness_call(&plain, api_port, "GET", "/api/v1/namespaces/default/events",
+                                  NULL, NULL, 0, &out);
+        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
+        json_t *it;
+        size_t k;
+        json_array_foreach(json_object_get(list, "items"), k, it)
+        {
+            const char *m = json_string_value(json_object_get(it, "message"));
+            const char *r = json_string_value(json_object_get(it, "reason"));
+            found |= m && r && strcmp(m, message) == 0 && strcmp(r, reason) == 0;
+        }
+        json_decref(list);
+        free(out);
+        if (!found)
+            usleep(20 * 1000);
+    }
+    return found;
 }
 
 #endif

@@ -309,28 +309,8 @@ static void wait_filter(const char *want)
 /* Waits (10 s at most) for a FilteringFailed Event of pod default/p with this message. */
 static void wait_failed_event(const char *message)
 {
-    bool found = false;
-    for (int i = 0; i < 500 && !found; i++) {
-        struct vs_harness plain = h;
-        plain.scheme = "http";
-        char *out;
-        long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
-                                  "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
-        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
-        json_t *it;
-        size_t k;
-        json_array_foreach(json_object_get(list, "items"), k, it)
-        {
-            const char *m = json_string_value(json_object_get(it, "message"));
-            const char *r = json_string_value(json_object_get(it, "reason"));
-            found |= m && r && strcmp(m, message) == 0 && strcmp(r, "FilteringFailed") == 0;
-        }
-        json_decref(list);
-        free(out);
-        if (!found)
-            usleep(20 * 1000);
-    }
-    cr_assert(found, "no FilteringFailed event \"%s\"", message);
+    cr_assert(vs_harness_wait_event(&h, vs_fakeapi_port(api), "FilteringFailed", message),
+              "no FilteringFailed event \"%s\"", message);
 }
 
 #define FILTER_OK                                                                                  \

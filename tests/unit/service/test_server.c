@@ -148,31 +148,11 @@ static json_t *wait_anno(const char *kind, const char *ns, const char *name, con
     return wait_anno_ms(kind, ns, name, key, 2000);
 }
 
-/* Waits (2 s at most) for an Event in namespace default with this reason and message. */
+/* Waits (10 s at most) for an Event in namespace default with this reason and message. */
 static void wait_event(const char *reason, const char *message)
 {
-    bool found = false;
-    for (int i = 0; i < 100 && !found; i++) {
-        struct vs_harness plain = h;
-        plain.scheme = "http";
-        char *out;
-        long st = vs_harness_call(&plain, vs_fakeapi_port(api), "GET",
-                                  "/api/v1/namespaces/default/events", NULL, NULL, 0, &out);
-        json_t *list = st == 200 ? json_loads(out, 0, NULL) : NULL;
-        json_t *it;
-        size_t k;
-        json_array_foreach(json_object_get(list, "items"), k, it)
-        {
-            const char *m = json_string_value(json_object_get(it, "message"));
-            const char *r = json_string_value(json_object_get(it, "reason"));
-            found |= m && r && strcmp(m, message) == 0 && strcmp(r, reason) == 0;
-        }
-        json_decref(list);
-        free(out);
-        if (!found)
-            usleep(20 * 1000);
-    }
-    cr_assert(found, "no %s event \"%s\"", reason, message);
+    cr_assert(vs_harness_wait_event(&h, vs_fakeapi_port(api), reason, message),
+              "no %s event \"%s\"", reason, message);
 }
 
 Test(server, filter_writes_decision_and_bind_takes_lock)
