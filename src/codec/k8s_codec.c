@@ -723,6 +723,21 @@ const struct vs_json_keep vs_codec_pod_keep[] = {{.key = "metadata", .members = 
                                                  {.key = "status", .members = keep_pod_status},
                                                  {.key = NULL}};
 
+/* What vs_codec_node_from_json reads (taints whole). */
+static const struct vs_json_keep keep_node_meta[] = {{.key = "name"},
+                                                     {.key = "resourceVersion"},
+                                                     {.key = "annotations", .all = true},
+                                                     {.key = "labels", .all = true},
+                                                     {.key = NULL}};
+static const struct vs_json_keep keep_node_spec[] = {
+    {.key = "unschedulable"}, {.key = "taints"}, {.key = NULL}};
+static const struct vs_json_keep keep_node_status[] = {
+    {.key = "allocatable", .all = true}, {.key = "capacity", .all = true}, {.key = NULL}};
+const struct vs_json_keep vs_codec_node_keep[] = {{.key = "metadata", .members = keep_node_meta},
+                                                  {.key = "spec", .members = keep_node_spec},
+                                                  {.key = "status", .members = keep_node_status},
+                                                  {.key = NULL}};
+
 json_t *vs_codec_pod_res_load(const char *text, size_t len)
 {
     return vs_json_load_pruned(text, len, keep_pod_res);

@@ -31,6 +31,9 @@ json_t *vs_codec_pod_res_load(const char *text, size_t len);
  * Whoever makes the decoder read another member adds it here. */
 extern const struct vs_json_keep vs_codec_pod_keep[];
 enum vs_err vs_codec_node_from_json(const json_t *obj, struct vs_knode *out, struct vs_errbuf *eb);
+/* The members of a Node vs_codec_node_from_json reads, as vs_codec_pod_keep is for Pods
+ * (fuzz_podres checks both). */
+extern const struct vs_json_keep vs_codec_node_keep[];
 /* A policy/v1 PodDisruptionBudget: spec.selector (matchLabels, matchExpressions with In, NotIn,
  * Exists, DoesNotExist), status.disruptionsAllowed and the names of status.disruptedPods. */
 enum vs_err vs_codec_pdb_from_json(const json_t *obj, struct vs_pdb *out, struct vs_errbuf *eb);

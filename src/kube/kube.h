@@ -127,7 +127,7 @@ struct vs_informer_handlers {
     void (*synced)(void *ctx);
     void (*error)(void *ctx, enum vs_err err, const char *msg);
     /* LIST items whose text lacks this string may be skipped undecoded (vs_kube_list_matching);
-     * NULL: every item reaches object(). Watch events always do. */
+     * NULL: every item reaches object(). Watch events always do (watch_keep may cut them). */
     const char *list_needle;
     /* LIST items list_needle skipped, as raw JSON text (NULL: they are dropped). */
     void (*list_other)(void *ctx, const char *text, size_t len);
@@ -137,8 +137,11 @@ struct vs_informer_handlers {
      * slowly in case they are granted. error() still sees each refusal. */
     double denied_retry_s;
     /* The members object() reads of the LIST items list_needle selects: those items arrive cut
-     * down to them (vs_json_load_pruned); NULL: whole. Watch events always arrive whole. */
+     * down to them (vs_json_load_pruned); NULL: whole. */
     const struct vs_json_keep *list_keep;
+    /* The members object() reads of watch events' objects: they arrive cut down to them
+     * (vs_json_load_pruned); NULL: whole. */
+    const struct vs_json_keep *watch_keep;
 };
 void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label_selector,
                           const struct vs_informer_handlers *h, void *ctx, volatile int *stop);

@@ -144,6 +144,8 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
                             struct vs_errbuf *eb);
 
 /* vs_kube_watch that also counts the events decoded (bookmarks included) into *events_out,
+ * hands on_event objects cut down to the members keep names (vs_watch_decoder_keep; NULL:
+ * whole),
  * and runs on the caller's curl multi handle *multi (made on first use; the caller frees it
  * with curl_multi_cleanup and uses it from one thread at a time). A watch that ends cleanly
  * leaves its connection in that multi for the next watch; a multi made per watch (multi NULL)
@@ -153,7 +155,8 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, volatile int *stop, CURLM **multi,
-                                  uint64_t *events_out, struct vs_errbuf *eb);
+                                  void *ctx, const struct vs_json_keep *keep,
+                                  volatile int *stop, CURLM **multi, uint64_t *events_out,
+                                  struct vs_errbuf *eb);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "json_prune.h"
 
 /* Token bucket shared by every thread of one client. Reservations may drive `tokens`
  * negative: each caller takes its token at once and then waits out its own debt, so callers
@@ -46,6 +47,10 @@ struct vs_watch_decoder {
     uint64_t events;  /* events decoded, bookmarks included */
     int (*on_event)(void *ctx, const char *type, json_t *obj);
     void *ctx;
+    /* Events cut down to "type" and these members of "object" (vs_json_load_pruned); an ERROR
+     * event, and an event the pruned reader refuses, are decoded whole. ev_keep[0].key NULL:
+     * whole events. Set with vs_watch_decoder_keep. */
+    struct vs_json_keep ev_keep[3];
 };
 
 /* on_event may be NULL; max_event 0 means VS_WATCH_MAX_EVENT. */
@@ -53,6 +58,10 @@ void vs_watch_decoder_init(struct vs_watch_decoder *d,
                            int (*on_event)(void *ctx, const char *type, json_t *obj), void *ctx,
                            size_t max_event);
 void vs_watch_decoder_cleanup(struct vs_watch_decoder *d);
+/* The members of each event's object on_event reads (NULL: whole objects, the default). keep
+ * must outlive the decoder and name metadata.resourceVersion, which the decoder tracks; a
+ * table without it is ignored (whole objects). */
+void vs_watch_decoder_keep(struct vs_watch_decoder *d, const struct vs_json_keep *keep);
 
 /* Feeds len bytes. Returns VS_OK, or the first error: VS_ERR_PARSE (bad JSON, unknown type,
  * line over max_event), VS_ERR_GONE and the other Status mappings for an ERROR event,

@@ -3,6 +3,7 @@
  * watch request run on a multi handle so a stop flag ends even an idle stream. */
 #include <curl/curl.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,30 @@ void vs_watch_decoder_init(struct vs_watch_decoder *d,
     d->on_event = on_event;
     d->ctx = ctx;
     d->max_event = max_event ? max_event : VS_WATCH_MAX_EVENT;
+}
+
+/* Whether keep names metadata.resourceVersion, which the decoder tracks (note_rv). */
+static bool keeps_rv(const struct vs_json_keep *keep)
+{
+    for (const struct vs_json_keep *e = keep; e && e->key; e++) {
+        if (strcmp(e->key, "metadata") != 0)
+            continue;
+        if (!e->members)
+            return true; /* kept whole */
+        for (const struct vs_json_keep *m = e->members; m->key; m++)
+            if (strcmp(m->key, "resourceVersion") == 0)
+                return true;
+    }
+    return false;
+}
+
+void vs_watch_decoder_keep(struct vs_watch_decoder *d, const struct vs_json_keep *keep)
+{
+    memset(d->ev_keep, 0, sizeof(d->ev_keep));
+    if (keeps_rv(keep)) {
+        d->ev_keep[0] = (struct vs_json_keep){.key = "type"};
+        d->ev_keep[1] = (struct vs_json_keep){.key = "object", .members = keep};
+    }
 }
 
 void vs_watch_decoder_cleanup(struct vs_watch_decoder *d)
@@ -64,11 +89,18 @@ static enum vs_err decode_line(struct vs_watch_decoder *d, const char *line, siz
         n--;
     if (n == 0)
         return VS_OK;
-    json_t *ev = json_loadb(line, n, 0, &je);
-    if (!ev)
+    /* Cut down when the handler says what it reads; whole when the pruned reader refuses the
+     * text (for jansson's error) and for an ERROR event (its Status is read here). */
+    json_t *ev = d->ev_keep[0].key ? vs_json_load_pruned(line, n, d->ev_keep) : NULL;
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    if (ev && type && strcmp(type, "ERROR") == 0) {
+        json_decref(ev);
+        ev = NULL;
+    }
+    if (!ev && !(ev = json_loadb(line, n, 0, &je)))
         return vs_err_set(eb, VS_ERR_PARSE, "invalid watch event at byte %d: %s", je.position,
                           je.text);
-    const char *type = json_string_value(json_object_get(ev, "type"));
+    type = json_string_value(json_object_get(ev, "type"));
     json_t *obj = json_object_get(ev, "object");
     if (!type || !json_is_object(obj)) {
         rc = vs_err_set(eb, VS_ERR_PARSE, "watch event without a type and an object");
@@ -242,8 +274,9 @@ static CURLcode run_stoppable(CURL *h, CURLM **keep, volatile int *stop, bool *w
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, volatile int *stop, CURLM **multi,
-                                  uint64_t *events_out, struct vs_errbuf *eb)
+                                  void *ctx, const struct vs_json_keep *keep,
+                                  volatile int *stop, CURLM **multi, uint64_t *events_out,
+                                  struct vs_errbuf *eb)
 {
     char who[320];
     bool auth_retried = false;
@@ -302,6 +335,7 @@ enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const cha
             break;
         }
         vs_watch_decoder_init(&w.dec, on_event, ctx, 0);
+        vs_watch_decoder_keep(&w.dec, keep);
         if (rv_io && *rv_io && **rv_io)
             w.dec.rv = strdup(*rv_io);
         curl_easy_setopt(w.h, CURLOPT_HTTPGET, 1L);
@@ -366,6 +400,6 @@ enum vs_err vs_kube_watch(struct vs_kube *k, const char *path, const char *label
                           int (*on_event)(void *ctx, const char *type, json_t *obj), void *ctx,
                           volatile int *stop, struct vs_errbuf *eb)
 {
-    return vs_kube_watch_counted(k, path, label_selector, rv_io, timeout_s, on_event, ctx, stop,
+    return vs_kube_watch_counted(k, path, label_selector, rv_io, timeout_s, on_event, ctx, NULL, stop,
                                  NULL, NULL, eb);
 }

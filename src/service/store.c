@@ -903,18 +903,28 @@ static void *informer_main(void *arg)
     struct informer *inf = arg;
     static const struct vs_informer_handlers h = {
         .begin = on_begin, .object = on_object, .synced = on_synced, .error = on_error};
+    /* Nodes: watch events hold only what on_object and the node hook read (vs_codec_node_keep:
+     * the lock annotation and resourceVersion are among them); a lock's take and release each
+     * send the whole node. */
+    static const struct vs_informer_handlers hn = {.begin = on_begin,
+                                                   .object = on_object,
+                                                   .synced = on_synced,
+                                                   .error = on_error,
+                                                   .watch_keep = vs_codec_node_keep};
     /* Pods: only pods with hami.io/vgpu-node are tracked whole, and the relist sweep of tracked
      * pods only drops those (which all carry it), so LIST pages need not decode the others in
      * full: their text goes to on_other, which reads just their requests (the accounting's
      * sweep runs on epochs, not on `seen`). "vgpu-node" also matches the key written with an
-     * escaped slash. The decoded ones hold only what on_object reads: vs_codec_pod_from_json's
-     * members (uid, namespace, name, annotations and phase are among them). */
+     * escaped slash. The decoded ones, and every watch event's pod, hold only what on_object
+     * reads: vs_codec_pod_from_json's members (uid, namespace, name, annotations, phase and the
+     * requests account_only and the hooks read are among them). */
     static const struct vs_informer_handlers hp = {.begin = on_begin,
                                                    .object = on_object,
                                                    .synced = on_synced,
                                                    .error = on_error,
                                                    .list_needle = "vgpu-node",
                                                    .list_keep = vs_codec_pod_keep,
+                                                   .watch_keep = vs_codec_pod_keep,
                                                    .list_other = on_other};
     const char *path = inf->which == INF_NODES    ? "/api/v1/nodes"
                        : inf->which == INF_PODS   ? "/api/v1/pods"
@@ -930,7 +940,8 @@ static void *informer_main(void *arg)
                                               .error = on_error,
                                               .denied_retry_s =
                                                   vs_access_retry_s(inf->s->o.access)};
-    const struct vs_informer_handlers *hh = inf->which == INF_PODS ? &hp
+    const struct vs_informer_handlers *hh = inf->which == INF_PODS    ? &hp
+                                            : inf->which == INF_NODES ? &hn
                                             : inf->which == INF_PDBS || inf->which >= INF_CLASSES
                                                 ? &hpdb
                                                 : &h;

@@ -6,7 +6,9 @@
  * requests, limits and overhead, and the same status.nominatedNodeName. And the generic reader
  * with a table of every kind of entry (members, each, all) must give exactly the whole tree cut
  * down to that table. And the pod cut down to vs_codec_pod_keep must decode with
- * vs_codec_pod_from_json to what the whole pod decodes to (every field, or the same error).
+ * vs_codec_pod_from_json to what the whole pod decodes to (every field, or the same error),
+ * and the bytes read as a Node cut down to vs_codec_node_keep must decode with
+ * vs_codec_node_from_json to what the whole node decodes to.
  * Text the reader skips is not validated, so the pruned side may accept
  * bytes json_loadb refuses; the reverse is a failure. */
 #include <jansson.h>
@@ -148,6 +150,31 @@ static void full_equal(const json_t *whole, const json_t *kept)
     vs_pod_cleanup(&b);
 }
 
+/* vs_codec_node_from_json of the whole node and of the node cut to vs_codec_node_keep agree. */
+static void node_equal(const json_t *whole, const json_t *kept)
+{
+    struct vs_knode a, b;
+    struct vs_errbuf ea = {0}, eb = {0};
+    enum vs_err ra = vs_codec_node_from_json(whole, &a, &ea);
+    enum vs_err rb = vs_codec_node_from_json(kept, &b, &eb);
+    if (ra != rb || strcmp(ea.msg, eb.msg) != 0)
+        abort();
+    if (ra == VS_OK) {
+        int same = same_str(a.name, b.name) && same_str(a.resource_version, b.resource_version) &&
+                   a.unschedulable == b.unschedulable && same_kv(&a.annotations, &b.annotations) &&
+                   same_kv(&a.labels, &b.labels) && same_kv(&a.allocatable, &b.allocatable) &&
+                   same_kv(&a.capacity, &b.capacity) && a.n_taints == b.n_taints;
+        for (size_t i = 0; same && i < a.n_taints; i++)
+            same = same_str(a.taints[i].key, b.taints[i].key) &&
+                   same_str(a.taints[i].value, b.taints[i].value) &&
+                   same_str(a.taints[i].effect, b.taints[i].effect);
+        if (!same)
+            abort();
+    }
+    vs_knode_cleanup(&a);
+    vs_knode_cleanup(&b);
+}
+
 static const char *nominated(const json_t *pod)
 {
     return json_string_value(json_object_get(json_object_get(pod, "status"), "nominatedNodeName"));
@@ -196,6 +223,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!kept)
             abort();
         full_equal(whole, kept);
+        json_decref(kept);
+        if (!(kept = vs_json_load_pruned(text, size, vs_codec_node_keep)))
+            abort();
+        node_equal(whole, kept);
         json_decref(kept);
     }
     json_decref(whole);

@@ -155,7 +155,7 @@ Test(watch, the_next_watch_reuses_the_connection, .timeout = 30)
     unsigned before = vs_fakeapi_connections(api);
     for (int i = 0; i < 3; i++) {
         char *rvs = NULL;
-        cr_assert_eq(vs_kube_watch_counted(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL,
+        cr_assert_eq(vs_kube_watch_counted(k, "/api/v1/pods", NULL, &rvs, 1, NULL, NULL, NULL, NULL,
                                            &multi, NULL, &eb),
                      VS_OK, "%s", eb.msg);
         free(rvs);
@@ -371,15 +371,72 @@ ParameterizedTestParameters(decoder, errors)
     return cr_make_param_array(struct deccase, shared, n, free_deccases);
 }
 
+static const struct vs_json_keep KEEP_META[] = {
+    {.key = "name"}, {.key = "resourceVersion"}, {.key = NULL}};
+static const struct vs_json_keep KEEP_NO_RV[] = {{.key = "kind"}, {.key = NULL}};
+static const struct vs_json_keep KEEP[] = {{.key = "metadata", .members = KEEP_META},
+                                           {.key = NULL}};
+
+/* The same errors whether the objects are cut down (vs_watch_decoder_keep) or not. */
 ParameterizedTest(struct deccase *tc, decoder, errors)
+{
+    for (int pruned = 0; pruned < 2; pruned++) {
+        struct vs_watch_decoder d;
+        struct dec_log l = {{0}};
+        struct vs_errbuf eb = {{0}};
+        vs_watch_decoder_init(&d, dec_event, &l, 160);
+        vs_watch_decoder_keep(&d, pruned ? KEEP : NULL);
+        cr_assert_eq(vs_watch_decoder_feed(&d, tc->input, strlen(tc->input), &eb), tc->code,
+                     "pruned %d: %s", pruned, eb.msg);
+        cr_assert_str_eq(eb.msg, tc->msg, "pruned %d", pruned);
+        vs_watch_decoder_cleanup(&d);
+    }
+}
+
+static int dump_event(void *ctx, const char *type, json_t *obj)
+{
+    struct dec_log *l = ctx;
+    char *j = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+    size_t n = strlen(l->text);
+    snprintf(l->text + n, sizeof(l->text) - n, "%s%s %s", n ? "\n" : "", type, j ? j : "?");
+    free(j);
+    return 0;
+}
+
+/* With a keep table on_event sees the object cut down to it; the resourceVersion advances and
+ * a bookmark counts. */
+Test(decoder, kept_members_only)
 {
     struct vs_watch_decoder d;
     struct dec_log l = {{0}};
     struct vs_errbuf eb = {{0}};
-    vs_watch_decoder_init(&d, dec_event, &l, 160);
-    cr_assert_eq(vs_watch_decoder_feed(&d, tc->input, strlen(tc->input), &eb), tc->code, "%s",
-                 eb.msg);
-    cr_assert_str_eq(eb.msg, tc->msg);
+    vs_watch_decoder_init(&d, dump_event, &l, 0);
+    vs_watch_decoder_keep(&d, KEEP);
+    const char *in =
+        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+        "\"managedFields\":[{\"manager\":\"x\"}],\"resourceVersion\":\"7\"},\"spec\":{}}}\n"
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n";
+    cr_assert_eq(vs_watch_decoder_feed(&d, in, strlen(in), &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(l.text, "ADDED {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"}}");
+    cr_assert_str_eq(d.rv, "9");
+    cr_assert_eq(d.events, 2);
+    vs_watch_decoder_cleanup(&d);
+}
+
+/* A table that does not keep metadata.resourceVersion is ignored: whole objects. */
+Test(decoder, keep_without_resource_version_is_ignored)
+{
+    struct vs_watch_decoder d;
+    struct dec_log l = {{0}};
+    struct vs_errbuf eb = {{0}};
+    vs_watch_decoder_init(&d, dump_event, &l, 0);
+    vs_watch_decoder_keep(&d, KEEP_NO_RV);
+    const char *in = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                     "\"a\",\"resourceVersion\":\"7\"}}}\n";
+    cr_assert_eq(vs_watch_decoder_feed(&d, in, strlen(in), &eb), VS_OK, "%s", eb.msg);
+    cr_assert_str_eq(l.text,
+                     "ADDED {\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"}}");
+    cr_assert_str_eq(d.rv, "7");
     vs_watch_decoder_cleanup(&d);
 }
 
