@@ -1316,88 +1316,6 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
     return vs_bindq_lock(a->bindq, &r, waited, eb);
 }
 
-/* A failed Bind puts bind-phase and bind-time back as the pod had them before (removed when it
- * had none), conditional on the version our own patch left: if anything changed the pod since
- * (a device plugin answering for an earlier Bind that did bind it), it is left alone. */
-static void revert_phase(struct vs_app *a, const char *path, const char *ns, const char *name,
-                         const json_t *before, const char *rv)
-{
-    json_t *an = json_object_get(json_object_get(before, "metadata"), "annotations");
-    json_t *phase = json_object_get(an, VS_ANNO_BIND_PHASE),
-           *bt = json_object_get(an, VS_ANNO_BIND_TIME);
-    json_t *patch =
-        json_pack("{s:{s:s,s:{s:O,s:O}}}", "metadata", "resourceVersion", rv, "annotations",
-                  VS_ANNO_BIND_PHASE, json_is_string(phase) ? phase : json_null(),
-                  VS_ANNO_BIND_TIME, json_is_string(bt) ? bt : json_null());
-    struct vs_errbuf eb;
-    enum vs_err err = patch ? vs_kube_merge_patch(a->kube, path, patch, NULL, &eb) : VS_ERR_NOMEM;
-    json_decref(patch);
-    if (err && err != VS_ERR_CONFLICT && err != VS_ERR_NOTFOUND) {
-        char q[VS_ERRBUF_SIZE + 8];
-        vs_log(VS_LOG_WARN, "bind_phase_revert_failed", "pod=%s/%s error=%s", ns, name,
-               vs_log_quote(eb.msg, q, sizeof(q)));
-    }
-}
-
-/* Writes bind-phase=allocating and bind-time, conditional on the version of the pod this Bind
- * read and checked (`pod`): if the pod changed since, it is read again and the patch retried
- * (at most 3 times), unless it is bound by now (an earlier Bind of it succeeded: *bound, and
- * nothing is written) or is another pod of that name. On success *before is the pod the patch
- * applied to (a new reference) and *rv the version the patch left (malloc'ed). */
-static enum vs_err write_phase(struct vs_app *a, const char *path, json_t *pod, const char *uid,
-                               json_t **before, char **rv, bool *bound, struct vs_errbuf *eb)
-{
-    json_t *cur = json_incref(pod);
-    enum vs_err err = VS_ERR_CONFLICT;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        json_t *md = json_object_get(cur, "metadata");
-        const char *nn =
-            json_string_value(json_object_get(json_object_get(cur, "spec"), "nodeName"));
-        const char *cuid = json_string_value(json_object_get(md, "uid"));
-        if (nn && *nn) {
-            *bound = true;
-            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod is bound to %s", nn);
-            break;
-        }
-        if (uid && *uid && cuid && strcmp(cuid, uid) != 0) {
-            err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod now has uid %s, not %s", cuid, uid);
-            break;
-        }
-        char ts[32];
-        snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
-        const char *prv = json_string_value(json_object_get(md, "resourceVersion"));
-        json_t *patch = json_pack("{s:{s:{s:s,s:s}}}", "metadata", "annotations",
-                                  VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME, ts);
-        if (patch && prv)
-            json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion",
-                                json_string(prv));
-        json_t *written = NULL;
-        err = patch ? vs_kube_merge_patch(a->kube, path, patch, &written, eb) : VS_ERR_NOMEM;
-        json_decref(patch);
-        if (!err) {
-            const char *wrv = json_string_value(
-                json_object_get(json_object_get(written, "metadata"), "resourceVersion"));
-            *rv = wrv ? strdup(wrv) : NULL;
-            json_decref(written);
-            *before = cur;
-            return VS_OK;
-        }
-        json_decref(written);
-        if (err != VS_ERR_CONFLICT)
-            break;
-        json_t *fresh = NULL;
-        if ((err = vs_kube_get(a->kube, path, &fresh, eb))) {
-            json_decref(fresh);
-            break;
-        }
-        json_decref(cur);
-        cur = fresh;
-        err = vs_err_set(eb, VS_ERR_CONFLICT, "the pod kept changing");
-    }
-    json_decref(cur);
-    return err;
-}
-
 void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -1409,11 +1327,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     uint64_t hold = 0;          /* this Bind's hold on the reservation (vs_store_bind_begin) */
     size_t n_mirrors = 0;
     double waited = 0, t_mirror = 0;
-    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, bind-phase written, lock
-     * taken, binding posted. */
-    double t_async = 0, t_get = 0, t_lock = 0, t_phase = 0, t_post = 0;
-    char *phase_rv = NULL; /* the pod's resourceVersion after our bind-phase patch */
-    json_t *before = NULL; /* the pod as our bind-phase patch found it */
+    /* Step ends (debug line bind_steps): Filter's patch sent, pod read, lock taken, binding
+     * posted. */
+    double t_async = 0, t_get = 0, t_lock = 0, t_post = 0;
     char msg[VS_ERRBUF_SIZE + 128];
     struct vs_errbuf eb;
     struct vs_bind_args ba;
@@ -1468,6 +1384,13 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         snprintf(msg, sizeof(msg), "pod %s/%s has uid %s, not %s", ns, name, puid, uid);
         goto fail;
     }
+    /* Bound by an earlier Bind of it (whose caller gave up): nothing of it is touched. */
+    const char *pnode =
+        json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    if (pnode && *pnode) {
+        snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+        goto fail;
+    }
     const char *vnode =
         json_string_value(json_object_get(json_object_get(md, "annotations"), VS_ANNO_VGPU_NODE));
     struct vs_pod p;
@@ -1518,20 +1441,6 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
         t_mirror = mono();
         n_mirrors = made;
     }
-    /* bind-phase=allocating and bind-time go first, so a queued Bind has them written while it
-     * waits and only the lock and the binding follow the previous holder's release. Nothing
-     * acts on them before the binding (the device plugin looks at pods bound to its node); a
-     * Bind that fails puts them back (revert_phase). */
-    bool bound = false;
-    err = write_phase(a, path, pod, *uid ? uid : puid, &before, &phase_rv, &bound, &eb);
-    if (err) {
-        if (bound)
-            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
-        else
-            snprintf(msg, sizeof(msg), "patch pod %s/%s bind-phase: %s", ns, name, eb.msg);
-        goto fail;
-    }
-    t_phase = mono();
     if (needs_lock) {
         if ((err = acquire_lock(a, node, ns, name, uid, hold, t0, &waited, &eb))) {
             snprintf(msg, sizeof(msg), "%s", eb.msg);
@@ -1570,12 +1479,18 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
      * from expiring, but a failed patch, the pod's deletion or a term's end drops it. */
     if (hold && reservation_refusal(a->store, ns, name, uid, node, hold, false, msg, sizeof(msg)))
         goto fail;
-    char bpath[1200];
+    /* bind-phase=allocating and bind-time travel in the Binding's annotations, which the API
+     * server copies onto the pod in the same update that sets spec.nodeName (as it does for
+     * every binding): the device plugin never sees the phase without the node, a failed
+     * binding leaves nothing to undo, and no separate pod PATCH is sent. */
+    char bpath[1200], ts[32];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
-    json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
-                                "kind", "Binding", "metadata", "name", name, "namespace", ns, "uid",
-                                *uid ? uid : (puid ? puid : ""), "target", "apiVersion", "v1",
-                                "kind", "Node", "name", node);
+    snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
+    json_t *binding = json_pack(
+        "{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
+        "Binding", "metadata", "name", name, "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
+        "annotations", VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME, ts, "target",
+        "apiVersion", "v1", "kind", "Node", "name", node);
     err = binding ? vs_kube_post(a->kube, bpath, binding, NULL, &eb) : VS_ERR_NOMEM;
     json_decref(binding);
     if (err) {
@@ -1587,10 +1502,9 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     if (vs_log_enabled(VS_LOG_DEBUG))
         vs_log(VS_LOG_DEBUG, "bind_steps",
                "pod=%s/%s node=%s async_ms=%.1f get_ms=%.1f lock_ms=%.1f wait_ms=%.1f "
-               "phase_ms=%.1f post_ms=%.1f",
+               "post_ms=%.1f",
                ns, name, node, (t_async - t0) * 1e3, (t_get - t_async) * 1e3,
-               (t_lock - t_phase) * 1e3, waited * 1e3, (t_phase - t_get) * 1e3,
-               (t_post - t_lock) * 1e3);
+               (t_lock - t_get) * 1e3, waited * 1e3, (t_post - t_lock) * 1e3);
     ok = true; /* a bound pod stays in flight on its node until the watch sees the release */
     snprintf(msg, sizeof(msg), "Successfully binding node [%s] to %s/%s", node, ns, name);
     pod_event(a, ns, name, uid, "Normal", "BindingSucceed", msg);
@@ -1632,8 +1546,6 @@ fail:
     }
     if (hold)
         vs_store_bind_end(a->store, uid, hold, false);
-    if (phase_rv) /* also when the term ended: only our own write is undone, as the lock is */
-        revert_phase(a, path, ns, name, before, phase_rv);
     /* The pod's mirrors go with the failed Bind, unless the pod is bound already (an earlier
      * Bind of it succeeded: they are its mirrors). */
     if (mirrored && vs_store_reservation(a->store, uid) != VS_RES_BOUND)
@@ -1647,8 +1559,6 @@ fail:
     set_json(resp, 200, bind_result(msg));
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
-    free(phase_rv);
-    json_decref(before);
     json_decref(pod);
     vs_bind_args_cleanup(&ba);
     free(path);

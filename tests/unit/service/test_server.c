@@ -637,7 +637,7 @@ Test(server, bind_wait_times_out_with_hamis_message)
     json_t *n2 = vs_fakeapi_get(api, "Node", NULL, "n2");
     cr_assert_str_eq(anno(n2, VS_ANNO_LOCK), lockv); /* untouched */
     json_decref(n2);
-    /* bind-phase and bind-time, written before the wait, are gone again. */
+    /* bind-phase and bind-time are not on the pod: only a binding carries them. */
     json_t *t1 = vs_fakeapi_get(api, "Pod", "default", "t1");
     cr_assert_null(json_object_get(json_object_get(json_object_get(t1, "metadata"), "annotations"),
                                    VS_ANNO_BIND_PHASE));
@@ -646,30 +646,23 @@ Test(server, bind_wait_times_out_with_hamis_message)
     json_decref(t1);
 }
 
-/* A failed Bind's bind-phase is put back only if nobody changed the pod since it was written:
- * here something wrote bind-phase=success meanwhile, which stays. */
-Test(server, failed_bind_leaves_a_pod_changed_since_alone)
+/* A Bind waiting for the node's lock writes nothing to the pod: bind-phase and bind-time travel
+ * in the binding, so a Bind that gives up (here its wait times out) has nothing to undo. */
+Test(server, a_waiting_bind_writes_nothing_to_the_pod)
 {
-    filtered_onto_locked_n2(5000, "t2", "uid-t2", NULL, 0);
+    filtered_onto_locked_n2(2000, "t2", "uid-t2", NULL, 0);
+    vs_fakeapi_reset_counts(api);
     struct bg_bind b = {.name = "t2", .uid = "uid-t2", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
-    json_t *p = wait_anno("Pod", "default", "t2", VS_ANNO_BIND_PHASE);
-    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "allocating"); /* written while it waits */
-    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
-                        VS_ANNO_BIND_PHASE, json_string("success"));
-    char *text = json_dumps(p, JSON_COMPACT);
-    json_decref(p);
-    cr_assert_neq(vs_fakeapi_put(api, text), 0);
-    free(text);
-    /* The wait times out: the revert, conditional on the version our patch left, is refused. */
+    wait_metric("\nvgpu_sched_binds_waiting 1\n");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/t2"), 0);
     pthread_join(b.t, NULL);
     cr_assert_eq(b.status, 200);
-    cr_assert_str_eq(b.out, "{\"Error\":\"timed out after 5s waiting for node n2 to be unlocked: "
+    cr_assert_str_eq(b.out, "{\"Error\":\"timed out after 2s waiting for node n2 to be unlocked: "
                             "node lock contention\"}");
-    p = vs_fakeapi_get(api, "Pod", "default", "t2");
-    cr_assert_str_eq(anno(p, VS_ANNO_BIND_PHASE), "success");
-    json_decref(p);
     free(b.out);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/t2"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/pods/t2/binding"), 0);
 }
 
 /* kube-scheduler retries a Bind whose call timed out while the first one is still queued here:
@@ -826,27 +819,43 @@ Test(server, bind_reads_the_pod_from_filters_patch_answer)
                      "pod default/g1 is already bound (an earlier Bind of it succeeded)");
 }
 
-/* bind-phase is written conditional on the version of the pod the Bind checked: a 409 (the pod
- * changed meanwhile) reads it again and writes once more. */
-Test(server, bind_phase_write_retried_after_a_conflict)
+/* bind-phase=allocating and bind-time travel in the Binding's annotations (the API server copies
+ * them onto the pod with spec.nodeName): the Bind sends no pod PATCH. A binding refused leaves
+ * the pod without them and releases the lock. */
+Test(server, bind_phase_travels_in_the_binding)
 {
     start_service(false, 0);
     put(vs_harness_pod("c1", "uid-c1", "1000", "10"));
+    put(vs_harness_pod("c2", "uid-c2", "1000", "10"));
     const char *only1[] = {"n1"};
     json_decref(filter("c1", only1, 1));
     json_decref(wait_anno("Pod", "default", "c1", VS_ANNO_ALLOCATED));
     vs_fakeapi_reset_counts(api);
-    vs_fakeapi_fault(api, "PATCH", "/api/v1/namespaces/default/pods/c1", 409, 1);
     char err[512];
     cr_assert_str_eq(bind_pod("c1", "uid-c1", "n1", err, sizeof(err)), "");
-    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/c1"), 2);
-    /* The first read is the answer to Filter's patch; the 409 makes the one GET. */
-    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/namespaces/default/pods/c1"), 1);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/c1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/pods/c1/binding"), 1);
     json_t *pod = vs_fakeapi_get(api, "Pod", "default", "c1");
     cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                      "n1");
     json_decref(pod);
+    set_lock("n1", NULL); /* the device plugin's handoff */
+    json_decref(filter("c2", only1, 1));
+    json_decref(wait_anno("Pod", "default", "c2", VS_ANNO_ALLOCATED));
+    vs_fakeapi_fault(api, "POST", "/api/v1/namespaces/default/pods/c2/binding", 500, 1);
+    cr_assert_str_eq(bind_pod("c2", "uid-c2", "n1", err, sizeof(err)),
+                     "bind pod default/c2 to n1: POST /api/v1/namespaces/default/pods/c2/binding: "
+                     "500 injected fault");
+    pod = vs_fakeapi_get(api, "Pod", "default", "c2");
+    cr_assert_null(anno(pod, VS_ANNO_BIND_PHASE));
+    cr_assert_null(anno(pod, VS_ANNO_BIND_TIME));
+    cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    json_decref(pod);
+    json_t *n1 = vs_fakeapi_get(api, "Node", NULL, "n1");
+    cr_assert_null(anno(n1, VS_ANNO_LOCK), "lock left behind: %s", anno(n1, VS_ANNO_LOCK));
+    json_decref(n1);
 }
 
 Test(server_config, bind_queue_saturation_must_be_a_share)
