@@ -971,6 +971,14 @@ size_t vs_async_events_pending(struct vs_async *a, size_t *bytes)
     return n;
 }
 
+size_t vs_async_patches_pending(struct vs_async *a)
+{
+    pthread_mutex_lock(&a->mu);
+    size_t n = a->q[Q_PATCH].len;
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
 /* Caller holds mu. A Bind is waiting for this pod's patches: they move ahead of every patch no
  * Bind waits for, behind the ones moved earlier (waited-for patches form the head of the queue,
  * in the order their Binds came: under overload the oldest Bind is served first); the order of

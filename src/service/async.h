@@ -85,6 +85,8 @@ bool vs_async_events_holding(struct vs_async *a);
 
 /* Events queued and not yet taken by the worker, and their bytes (see vs_async_event_lazy). */
 size_t vs_async_events_pending(struct vs_async *a, size_t *bytes);
+/* Pod patches queued, not yet taken by a worker. */
+size_t vs_async_patches_pending(struct vs_async *a);
 
 /* Waits until no patch of uid is queued or in flight, at most timeout_ms; uid's queued patches
  * move to the front of the queue first (someone waits for them). VS_OK when the last

@@ -1706,6 +1706,8 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.synced = vs_store_synced(a->store);
     x.binds_waiting = a->bindq ? vs_bindq_waiting(a->bindq) : 0;
     x.allocation_s = a->bindq ? vs_bindq_service_s(a->bindq) : 0;
+    x.events_queued = a->async ? vs_async_events_pending(a->async, NULL) : 0;
+    x.patches_queued = a->async ? vs_async_patches_pending(a->async) : 0;
     struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
     vs_store_read(a->store, render_locked, &rc);
     char *opt = dra_metrics(a->access, a->store);

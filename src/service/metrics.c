@@ -550,12 +550,16 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       "# TYPE vgpu_sched_synced gauge\nvgpu_sched_synced %d\n"
                       "# TYPE vgpu_sched_binds_waiting gauge\nvgpu_sched_binds_waiting %llu\n"
                       "# TYPE vgpu_sched_node_allocation_seconds gauge\n"
-                      "vgpu_sched_node_allocation_seconds %.6f\n",
+                      "vgpu_sched_node_allocation_seconds %.6f\n"
+                      "# TYPE vgpu_sched_events_queued gauge\nvgpu_sched_events_queued %llu\n"
+                      "# TYPE vgpu_sched_pod_patches_queued gauge\n"
+                      "vgpu_sched_pod_patches_queued %llu\n",
                       (unsigned long long)x->malformed_pods, (unsigned long long)x->malformed_nodes,
                       (unsigned long long)x->reservations_expired,
                       (unsigned long long)x->commit_conflicts, (unsigned long long)x->relists,
                       x->leader ? 1 : 0, x->synced ? 1 : 0, (unsigned long long)x->binds_waiting,
-                      x->allocation_s);
+                      x->allocation_s, (unsigned long long)x->events_queued,
+                      (unsigned long long)x->patches_queued);
     }
     return vs_buf_steal(&b);
 }

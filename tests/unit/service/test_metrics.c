@@ -341,6 +341,8 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     memset(&x, 0, sizeof(x));
     x.binds_waiting = 7;
     x.allocation_s = 0.4375;
+    x.events_queued = 12;
+    x.patches_queued = 3;
     char *out = vs_metrics_render(mx, NULL, &x, false);
     cr_assert_not_null(out);
     assert_families_contiguous(out);
@@ -360,6 +362,10 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     assert_line(out, "vgpu_sched_binds_waiting 7");
     assert_line(out, "# TYPE vgpu_sched_node_allocation_seconds gauge");
     assert_line(out, "vgpu_sched_node_allocation_seconds 0.437500");
+    assert_line(out, "# TYPE vgpu_sched_events_queued gauge");
+    assert_line(out, "vgpu_sched_events_queued 12");
+    assert_line(out, "# TYPE vgpu_sched_pod_patches_queued gauge");
+    assert_line(out, "vgpu_sched_pod_patches_queued 3");
     free(out);
 }
 
