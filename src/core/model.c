@@ -15,6 +15,9 @@
 
 #include <stdio.h>
 
+_Static_assert(sizeof(struct vs_podent) <= VS_SLAB_MAX_SMALL,
+               "a tracked pod is a small slab object");
+
 /* One ResourceQuota object's limits, per backend (vs_device.id). */
 struct quota_obj {
     char *ns;

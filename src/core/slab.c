@@ -26,7 +26,7 @@
 
 #define BLOCK     VS_SLAB_BLOCK /* size and alignment of a block */
 #define N_CLASSES 16
-#define MAX_SMALL 512
+#define MAX_SMALL VS_SLAB_MAX_SMALL
 #define LARGE     N_CLASSES /* the class of a mapping that holds one larger object */
 
 static const uint16_t class_size[N_CLASSES] = {16,  32,  48,  64,  80,  96,  112, 128,

@@ -20,7 +20,8 @@
 
 #include <stddef.h>
 
-#define VS_SLAB_BLOCK ((size_t)64 << 10) /* bytes of a block */
+#define VS_SLAB_BLOCK     ((size_t)64 << 10) /* bytes of a block */
+#define VS_SLAB_MAX_SMALL 512                /* the largest object kept in blocks */
 
 struct vs_slab;
 

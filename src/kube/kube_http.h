@@ -155,8 +155,7 @@ enum vs_err vs_kube_perform(struct vs_kube *k, enum vs_kube_verb verb, const cha
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, const struct vs_json_keep *keep,
-                                  volatile int *stop, CURLM **multi, uint64_t *events_out,
-                                  struct vs_errbuf *eb);
+                                  void *ctx, const struct vs_json_keep *keep, volatile int *stop,
+                                  CURLM **multi, uint64_t *events_out, struct vs_errbuf *eb);
 
 #endif

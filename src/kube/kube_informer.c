@@ -120,9 +120,9 @@ void vs_kube_informer_run(struct vs_kube *k, const char *path, const char *label
         int timeout_s = 300 + rand_r(&bo.seed) % 300;
         uint64_t events = 0;
         double t0 = vs_kube_now();
-        enum vs_err rc = vs_kube_watch_counted(k, path, label_selector, &rv, timeout_s,
-                                               informer_event, &in, h->watch_keep, stop,
-                                               &multi, &events, &eb);
+        enum vs_err rc =
+            vs_kube_watch_counted(k, path, label_selector, &rv, timeout_s, informer_event, &in,
+                                  h->watch_keep, stop, &multi, &events, &eb);
         if (vs_kube_stopped(stop))
             break;
         if (events > 0) {

@@ -274,9 +274,8 @@ static CURLcode run_stoppable(CURL *h, CURLM **keep, volatile int *stop, bool *w
 enum vs_err vs_kube_watch_counted(struct vs_kube *k, const char *path, const char *label_selector,
                                   char **rv_io, int timeout_s,
                                   int (*on_event)(void *ctx, const char *type, json_t *obj),
-                                  void *ctx, const struct vs_json_keep *keep,
-                                  volatile int *stop, CURLM **multi, uint64_t *events_out,
-                                  struct vs_errbuf *eb)
+                                  void *ctx, const struct vs_json_keep *keep, volatile int *stop,
+                                  CURLM **multi, uint64_t *events_out, struct vs_errbuf *eb)
 {
     char who[320];
     bool auth_retried = false;
@@ -400,6 +399,6 @@ enum vs_err vs_kube_watch(struct vs_kube *k, const char *path, const char *label
                           int (*on_event)(void *ctx, const char *type, json_t *obj), void *ctx,
                           volatile int *stop, struct vs_errbuf *eb)
 {
-    return vs_kube_watch_counted(k, path, label_selector, rv_io, timeout_s, on_event, ctx, NULL, stop,
-                                 NULL, NULL, eb);
+    return vs_kube_watch_counted(k, path, label_selector, rv_io, timeout_s, on_event, ctx, NULL,
+                                 stop, NULL, NULL, eb);
 }

@@ -116,12 +116,15 @@ struct state {
     char *uid;
     int in_flight; /* queued or running patches */
     bool failed;
-    bool gone; /* the pod was deleted: dropped when its last patch is done */
-    char err[VS_ERRBUF_SIZE];
+    bool gone;   /* the pod was deleted: dropped when its last patch is done */
+    char *err;   /* the last failed patch's error (slab; NULL when none or out of memory): a
+                  * state stays a small slab object, not a mapping of its own */
     json_t *pod; /* the pod as the last patch's answer showed it, until a Bind takes it */
     time_t done_at;
     UT_hash_handle hh;
 };
+
+_Static_assert(sizeof(struct state) <= VS_SLAB_MAX_SMALL, "a patch's state is a small slab object");
 
 struct vs_async {
     struct vs_kube *k;
@@ -181,6 +184,7 @@ static void state_del(struct vs_async *a, struct state *s)
     HASH_DEL(a->states, s);
     json_decref(s->pod);
     vs_slab_put(a->slab, s->uid);
+    vs_slab_put(a->slab, s->err);
     vs_slab_put(a->slab, s);
 }
 
@@ -536,8 +540,10 @@ static void *worker(void *arg)
                     s->pod = err || s->gone ? NULL : answer;
                     if (s->pod)
                         answer = NULL;
-                    if (err)
-                        snprintf(s->err, sizeof(s->err), "%s", eb.msg);
+                    if (err) {
+                        vs_slab_put(a->slab, s->err);
+                        s->err = vs_slab_strdup(a->slab, eb.msg);
+                    }
                     s->done_at = time(NULL);
                     if (s->gone && s->in_flight == 0)
                         state_del(a, s);
@@ -1060,7 +1066,7 @@ enum vs_err vs_async_wait(struct vs_async *a, const char *uid, int timeout_ms, s
                 err = vs_err_set(eb, VS_ERR_KUBE,
                                  "recording the filter decision on the pod "
                                  "failed: %s",
-                                 s->err);
+                                 s->err ? s->err : "out of memory");
             break;
         }
         /* The patch is queued or being written. If no worker could be started for it

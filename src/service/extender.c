@@ -1486,11 +1486,11 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     char bpath[1200], ts[32];
     snprintf(bpath, sizeof(bpath), "%s/binding", path);
     snprintf(ts, sizeof(ts), "%lld", (long long)a->now());
-    json_t *binding = json_pack(
-        "{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
-        "Binding", "metadata", "name", name, "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
-        "annotations", VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME, ts, "target",
-        "apiVersion", "v1", "kind", "Node", "name", node);
+    json_t *binding = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s}}",
+                                "apiVersion", "v1", "kind", "Binding", "metadata", "name", name,
+                                "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
+                                "annotations", VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME,
+                                ts, "target", "apiVersion", "v1", "kind", "Node", "name", node);
     err = binding ? vs_kube_post(a->kube, bpath, binding, NULL, &eb) : VS_ERR_NOMEM;
     json_decref(binding);
     if (err) {

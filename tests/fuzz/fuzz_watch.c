@@ -25,9 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct vs_json_keep keep_meta[] = {
     {.key = "name"}, {.key = "resourceVersion"}, {.key = NULL}};
-static const struct vs_json_keep keep[] = {{.key = "metadata", .members = keep_meta},
-                                           {.key = "spec", .all = true},
-                                           {.key = NULL}};
+static const struct vs_json_keep keep[] = {
+    {.key = "metadata", .members = keep_meta}, {.key = "spec", .all = true}, {.key = NULL}};
 
 struct run {
     enum vs_err rc;

@@ -434,8 +434,8 @@ Test(decoder, keep_without_resource_version_is_ignored)
     const char *in = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":"
                      "\"a\",\"resourceVersion\":\"7\"}}}\n";
     cr_assert_eq(vs_watch_decoder_feed(&d, in, strlen(in), &eb), VS_OK, "%s", eb.msg);
-    cr_assert_str_eq(l.text,
-                     "ADDED {\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"}}");
+    cr_assert_str_eq(
+        l.text, "ADDED {\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"}}");
     cr_assert_str_eq(d.rv, "7");
     vs_watch_decoder_cleanup(&d);
 }

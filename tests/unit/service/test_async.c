@@ -148,6 +148,8 @@ Test(async, deleted_pods_patch_states_are_dropped)
     /* A forgotten pod has no outcome to wait for. */
     cr_assert_eq(vs_async_wait(as, uid[0], 10000, &eb), VS_OK);
     cr_assert_eq(vs_async_wait(as, uid[9], 10000, &eb), VS_ERR_KUBE);
+    cr_assert_str_eq(eb.msg, "recording the filter decision on the pod failed: PATCH "
+                             "/api/v1/namespaces/default/pods/p-9: 404 pods \"p-9\" not found");
 }
 
 Test(async, pod_deleted_while_its_patch_is_in_flight)
@@ -593,7 +595,11 @@ Test(async_order, a_patchs_answer_is_given_out_once)
     /* A failed patch leaves nothing to take. */
     vs_fakeapi_fault(api, "PATCH", p0, 500, 1);
     cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("second"), 1), VS_OK);
-    cr_assert_neq(vs_async_wait(as, "u0", 20000, &eb), VS_OK);
+    cr_assert_eq(vs_async_wait(as, "u0", 20000, &eb), VS_ERR_KUBE);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "recording the filter decision on the pod failed: PATCH %s: 500 injected fault", p0);
+    cr_assert_str_eq(eb.msg, want);
     cr_assert_null(vs_async_take_pod(as, "u0"));
 }
 
