@@ -1,7 +1,7 @@
 /* extender: HTTP handlers of the extender protocol. Filter never waits on the API: it commits
  * the reservation in the store and queues the pod patch (async.c); Bind waits for that patch,
- * takes the node lock, marks bind-phase and creates the binding, releasing the lock on every
- * failure path. */
+ * takes the node lock and creates the binding (which carries bind-phase), releasing the lock on
+ * every failure path. */
 #include "extender.h"
 
 #include "access.h"
