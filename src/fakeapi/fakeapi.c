@@ -182,8 +182,9 @@ struct vs_fakeapi {
     bool authz_on;    /* false: every request is allowed (until the first vs_fakeapi_allow) */
     struct authz *authz;
     size_t n_authz;
-    char *user;            /* named in 403 messages and SelfSubjectReviews */
-    bool unserved[NKINDS]; /* kinds answered 404 (vs_fakeapi_unserve) */
+    char *user;             /* named in 403 messages and SelfSubjectReviews */
+    bool unserved[NKINDS];  /* kinds answered 404 (vs_fakeapi_unserve) */
+    bool binding_no_labels; /* a Binding's labels are not copied (vs_fakeapi_binding_labels) */
 };
 
 /* Per-request state while the body arrives. */
@@ -1252,6 +1253,17 @@ static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct
         }
         json_object_update(pa, ann);
     }
+    /* kube-apiserver 1.35+ (PodTopologyLabelsAdmission) copies the Binding's labels too. */
+    json_t *lab = json_object_get(json_object_get(b, "metadata"), "labels");
+    if (json_is_object(lab) && !api->binding_no_labels) {
+        json_t *m = meta_of(o);
+        json_t *pl = json_object_get(m, "labels");
+        if (!json_is_object(pl)) {
+            pl = json_object();
+            json_object_set_new(m, "labels", pl);
+        }
+        json_object_update(pl, lab);
+    }
     if (!store(api, KIND_POD, rt->ns, rt->name, o, "MODIFIED")) {
         reply_status(rp, 500, NULL, "out of memory");
         goto out;
@@ -2285,6 +2297,13 @@ void vs_fakeapi_set_version(struct vs_fakeapi *api, const char *git_version)
 {
     pthread_mutex_lock(&api->mu);
     snprintf(api->version, sizeof(api->version), "%s", git_version ? git_version : "");
+    pthread_mutex_unlock(&api->mu);
+}
+
+void vs_fakeapi_binding_labels(struct vs_fakeapi *api, bool copied)
+{
+    pthread_mutex_lock(&api->mu);
+    api->binding_no_labels = !copied;
     pthread_mutex_unlock(&api->mu);
 }
 

@@ -82,6 +82,10 @@ void vs_fakeapi_expire(struct vs_fakeapi *api, const char *resource);
 void vs_fakeapi_expire_event(struct vs_fakeapi *api, const char *resource);
 /* The gitVersion GET /version reports (default "v1.36.3"; major and minor are derived). */
 void vs_fakeapi_set_version(struct vs_fakeapi *api, const char *git_version);
+/* Whether a Binding's metadata.labels are copied onto the pod with spec.nodeName, as
+ * kube-apiserver 1.35+ does (PodTopologyLabelsAdmission, on by default): true by default; false
+ * acts as an older API server (its annotations are copied either way). */
+void vs_fakeapi_binding_labels(struct vs_fakeapi *api, bool copied);
 /* Changes the required bearer token (NULL = no authentication). */
 void vs_fakeapi_set_token(struct vs_fakeapi *api, const char *token);
 

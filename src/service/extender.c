@@ -7,6 +7,7 @@
 #include "access.h"
 #include "annot.h"
 #include "buf.h"
+#include "decision.h"
 #include "evmsg.h"
 #include "extargs.h"
 #include "k8s_codec.h"
@@ -741,8 +742,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         goto out;
     }
     struct vs_pod_req preq;
-    bool managed = vs_request_build(&fa.pod, a->cfg, &preq, &eb) != VS_OK || preq.any;
+    bool built = vs_request_build(&fa.pod, a->cfg, &preq, &eb) == VS_OK;
+    bool managed = !built || preq.any;
     bool whole = takes_whole_cards(&preq);
+    /* The locks its Bind takes (kept with the decision: Bind reads no pod). */
+    struct vs_decision dec = {0};
+    if (built)
+        dec.n_stamps = vs_sched_locks(a->cfg->devices, &preq, &dec.needs_lock, dec.stamps);
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
@@ -843,15 +849,23 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     const struct vs_node_fit *f = &r.nodes[r.best];
     char *alloc = decision_devices(a->cfg->devices, f);
-    json_t *patch = alloc ? decision_patch(&r) : NULL;
-    char *path = pod_path(fa.pod.ns, fa.pod.name);
+    char *path = NULL;
     enum vs_err qerr = VS_ERR_NOMEM;
-    if (patch && path)
-        qerr =
-            vs_async_patch_pod(a->async, fa.pod.uid, path, patch, r.reservation); /* owns patch */
-    else
-        json_decref(patch);
-    patch = NULL;
+    if (alloc && a->decisions) {
+        /* The decision travels in the pod's Binding (decision.h): nothing is written now. */
+        dec.resv = r.reservation;
+        dec.node = strdup(f->node);
+        dec.annotations = json_deep_copy(r.annotations);
+        if (vs_decisions_put(a->decisions, fa.pod.uid, &dec))
+            qerr = VS_OK;
+    } else if (alloc) {
+        json_t *patch = decision_patch(&r);
+        if (patch && (path = pod_path(fa.pod.ns, fa.pod.name)))
+            qerr = vs_async_patch_pod(a->async, fa.pod.uid, path, patch,
+                                      r.reservation); /* owns patch */
+        else
+            json_decref(patch);
+    }
     if (qerr) {
         vs_store_unreserve(a->store, fa.pod.uid, r.reservation);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
@@ -866,7 +880,6 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         vs_log(VS_LOG_INFO, "filter", "pod=%s/%s node=%s devices=%s", fa.pod.ns, fa.pod.name,
                f->node, alloc);
     }
-    json_decref(patch);
     free(path);
     free(alloc);
 out:
@@ -1322,7 +1335,8 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     double t0 = mono();
     json_t *pod = NULL;
     char *path = NULL;
-    bool locked = false, ok = false, mirrored = false;
+    bool locked = false, ok = false, mirrored = false, decided = false;
+    struct vs_decision dec = {0};
     bool keep_expected = false; /* the refusal concerns another Bind's or decision's pod state */
     uint64_t hold = 0;          /* this Bind's hold on the reservation (vs_store_bind_begin) */
     size_t n_mirrors = 0;
@@ -1353,7 +1367,10 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
     if (*uid) {
         char *holder = NULL;
         enum vs_reservation_state bs = vs_store_bind_begin(a->store, uid, node, &hold, &holder);
-        bool refused = bs != VS_RES_MISSING &&
+        /* Filter's decision, which the binding carries (decision.h). Without a reservation a
+         * pod Filter decided for is refused (it expired or was dropped). */
+        decided = a->decisions && vs_decisions_get(a->decisions, uid, &dec);
+        bool refused = (bs != VS_RES_MISSING || decided) &&
                        state_refusal(bs, ns, name, node, holder, false, msg, sizeof(msg));
         free(holder);
         if (refused) {
@@ -1361,56 +1378,80 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
             goto fail;
         }
     }
-    /* The binding must never precede the device annotations Filter queued. */
-    if (*uid && vs_async_wait(a->async, uid, a->bind_wait_ms, &eb)) {
-        snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, eb.msg);
-        goto fail;
-    }
-    t_async = mono();
     path = pod_path(ns, name);
-    /* The answer to Filter's patch is the pod as of then: no GET unless there is none. */
-    pod = *uid ? vs_async_take_pod(a->async, uid) : NULL;
-    enum vs_err err = pod ? VS_OK : path ? vs_kube_get(a->kube, path, &pod, &eb) : VS_ERR_NOMEM;
-    t_get = mono();
-    if (err) {
-        if (err == VS_ERR_NOTFOUND && *uid)
-            vs_store_unreserve(a->store, uid, 0);
-        snprintf(msg, sizeof(msg), "get pod %s/%s: %s", ns, name, eb.msg);
+    if (!path) {
+        snprintf(msg, sizeof(msg), "bind pod %s/%s: out of memory", ns, name);
         goto fail;
     }
-    json_t *md = json_object_get(pod, "metadata");
-    const char *puid = json_string_value(json_object_get(md, "uid"));
-    if (*uid && puid && strcmp(puid, uid) != 0) {
-        snprintf(msg, sizeof(msg), "pod %s/%s has uid %s, not %s", ns, name, puid, uid);
-        goto fail;
-    }
-    /* Bound by an earlier Bind of it (whose caller gave up): nothing of it is touched. */
-    const char *pnode =
-        json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-    if (pnode && *pnode) {
-        snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
-        goto fail;
-    }
-    const char *vnode =
-        json_string_value(json_object_get(json_object_get(md, "annotations"), VS_ANNO_VGPU_NODE));
-    struct vs_pod p;
+    enum vs_err err = VS_OK;
     /* managed: a regular container asks for a device (Filter placed it: its node and
      * reservation are checked); the locks its backends take (spec/hami-vendors.md §1.10). */
     bool managed = false, needs_lock = false;
-    if (vs_codec_pod_from_json(pod, &p, &eb) == VS_OK) {
-        struct vs_pod_req pr;
-        if (vs_request_build(&p, a->cfg, &pr, &eb) == VS_OK) {
-            managed = pr.any_regular;
-            n_stamps = vs_sched_locks(a->cfg->devices, &pr, &needs_lock, stamps);
+    const char *puid = NULL;
+    /* The decision must be the one the hold names, or this Bind is stale (a later Filter of
+     * the pod is recording its own). */
+    if (decided) {
+        if (dec.resv != vs_store_bind_resv(a->store, uid, hold)) {
+            snprintf(msg, sizeof(msg),
+                     "pod %s/%s was filtered again; this Bind to %s is stale and touches nothing",
+                     ns, name, node);
+            goto fail;
         }
-        vs_pod_req_cleanup(&pr);
-    }
-    vs_pod_cleanup(&p);
-    if (managed && (!vnode || strcmp(vnode, node) != 0)) {
-        snprintf(msg, sizeof(msg),
-                 "pod %s/%s was not filtered for node %s (hami.io/vgpu-node is \"%s\")", ns, name,
-                 node, vnode ? vnode : "");
-        goto fail;
+        managed = true;
+        needs_lock = dec.needs_lock;
+        n_stamps = dec.n_stamps;
+        memcpy(stamps, dec.stamps, n_stamps * sizeof(stamps[0]));
+        t_async = t_get = mono();
+    } else {
+        /* The decision is on the pod (--patch-at-filter, or another process filtered it): the
+         * binding must never precede the device annotations Filter queued. */
+        if (*uid && vs_async_wait(a->async, uid, a->bind_wait_ms, &eb)) {
+            snprintf(msg, sizeof(msg), "pod %s/%s: %s", ns, name, eb.msg);
+            goto fail;
+        }
+        t_async = mono();
+        /* The answer to Filter's patch is the pod as of then: no GET unless there is none. */
+        pod = *uid ? vs_async_take_pod(a->async, uid) : NULL;
+        if (!pod)
+            err = vs_kube_get(a->kube, path, &pod, &eb);
+        t_get = mono();
+        if (err) {
+            if (err == VS_ERR_NOTFOUND && *uid)
+                vs_store_unreserve(a->store, uid, 0);
+            snprintf(msg, sizeof(msg), "get pod %s/%s: %s", ns, name, eb.msg);
+            goto fail;
+        }
+        json_t *md = json_object_get(pod, "metadata");
+        puid = json_string_value(json_object_get(md, "uid"));
+        if (*uid && puid && strcmp(puid, uid) != 0) {
+            snprintf(msg, sizeof(msg), "pod %s/%s has uid %s, not %s", ns, name, puid, uid);
+            goto fail;
+        }
+        /* Bound by an earlier Bind of it (whose caller gave up): nothing of it is touched. */
+        const char *pnode =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        if (pnode && *pnode) {
+            snprintf(msg, sizeof(msg), "%s", bound_msg(ns, name));
+            goto fail;
+        }
+        const char *vnode = json_string_value(
+            json_object_get(json_object_get(md, "annotations"), VS_ANNO_VGPU_NODE));
+        struct vs_pod p;
+        if (vs_codec_pod_from_json(pod, &p, &eb) == VS_OK) {
+            struct vs_pod_req pr;
+            if (vs_request_build(&p, a->cfg, &pr, &eb) == VS_OK) {
+                managed = pr.any_regular;
+                n_stamps = vs_sched_locks(a->cfg->devices, &pr, &needs_lock, stamps);
+            }
+            vs_pod_req_cleanup(&pr);
+        }
+        vs_pod_cleanup(&p);
+        if (managed && (!vnode || strcmp(vnode, node) != 0)) {
+            snprintf(msg, sizeof(msg),
+                     "pod %s/%s was not filtered for node %s (hami.io/vgpu-node is \"%s\")", ns,
+                     name, node, vnode ? vnode : "");
+            goto fail;
+        }
     }
     if (managed && *uid) {
         if (reservation_refusal(a->store, ns, name, uid, node, hold, false, msg, sizeof(msg)))
@@ -1447,8 +1488,14 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
             goto fail;
         }
         locked = true;
-        /* The wait may have been long: if an earlier Bind of this pod (whose caller gave up)
-         * bound it meanwhile, or a later Filter moved it, leave the pod alone. */
+        /* The wait may have been long: a term that ended meanwhile (which drops the
+         * reservations it made) is the reason to give; else if an earlier Bind of this pod
+         * (whose caller gave up) bound it meanwhile, or a later Filter moved it, leave the pod
+         * alone. */
+        if (vs_leader_term(a->leader, NULL) != term) {
+            snprintf(msg, sizeof(msg), "%s", TERM_ENDED);
+            goto fail;
+        }
         if (*uid &&
             reservation_refusal(a->store, ns, name, uid, node, hold, true, msg, sizeof(msg)))
             goto fail;
@@ -1491,8 +1538,20 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
                                 "namespace", ns, "uid", *uid ? uid : (puid ? puid : ""),
                                 "annotations", VS_ANNO_BIND_PHASE, "allocating", VS_ANNO_BIND_TIME,
                                 ts, "target", "apiVersion", "v1", "kind", "Node", "name", node);
+    if (binding && decided) {
+        /* Filter's annotations and the label hami.io/vgpu-node ride in the Binding too. */
+        json_t *bmd = json_object_get(binding, "metadata");
+        if (json_object_update_missing(json_object_get(bmd, "annotations"), dec.annotations) ||
+            json_object_set_new(bmd, "labels", json_pack("{s:s}", VS_LABEL_VGPU_NODE, node))) {
+            json_decref(binding);
+            binding = NULL;
+        }
+        vs_decisions_posted(a->decisions, uid, dec.resv, true);
+    }
     err = binding ? vs_kube_post(a->kube, bpath, binding, NULL, &eb) : VS_ERR_NOMEM;
     json_decref(binding);
+    if (err && decided)
+        vs_decisions_posted(a->decisions, uid, dec.resv, false);
     if (err) {
         snprintf(msg, sizeof(msg), "bind pod %s/%s to %s: %s", ns, name, node, eb.msg);
         goto fail;
@@ -1560,8 +1619,29 @@ fail:
 out:
     vs_metrics_bind(a->metrics, ok, mono() - t0);
     json_decref(pod);
+    vs_decision_cleanup(&dec);
     vs_bind_args_cleanup(&ba);
     free(path);
+}
+
+void vs_ext_pod_bound(void *ctx, const char *uid, const char *ns, const char *name, bool labeled)
+{
+    struct vs_app *a = ctx;
+    char *node = NULL;
+    if (!a->decisions || !vs_decisions_seen_bound(a->decisions, uid, labeled, &node))
+        return;
+    char *path = pod_path(ns, name);
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", VS_LABEL_VGPU_NODE, node);
+    if (path && patch) {
+        vs_log(VS_LOG_DEBUG, "pod_label_patch", "pod=%s/%s node=%s", ns, name, node);
+        vs_async_patch_quiet(a->async, path, patch); /* owns patch */
+        patch = NULL;
+    } else {
+        vs_log(VS_LOG_WARN, "pod_label_patch_failed", "pod=%s/%s error=out of memory", ns, name);
+    }
+    json_decref(patch);
+    free(path);
+    free(node);
 }
 
 /* ------------------------------------------------------------------ small routes */

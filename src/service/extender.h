@@ -45,7 +45,10 @@ struct vs_app {
     const char *scheduler_name; /* event source; "" -> "hami-scheduler" */
     const char *node_policy;    /* defaults (flags) */
     const char *gpu_policy;
-    int bind_wait_ms; /* how long Bind waits for Filter's pod patch */
+    int bind_wait_ms; /* how long Bind waits for Filter's pod patch (--patch-at-filter) */
+    /* Filter's decisions for their Binds (decision.h); NULL with --patch-at-filter: Filter
+     * patches the pod as HAMi does and Bind reads the decision from the pod */
+    struct vs_decisions *decisions;
     bool legacy_metrics;
     const struct vs_webhook_opts *webhook; /* NULL: /webhook answers 404 */
     int64_t (*now)(void);                  /* unix seconds */
@@ -104,6 +107,10 @@ json_t *vs_ext_preempt_answer(const struct vs_model *m, const struct vs_preempt_
                               const struct vs_sched_opts *so, const struct vs_pdb *pdbs,
                               size_t n_pdbs);
 
+/* The pod watch shows pod uid bound with hami.io/vgpu-node (store hook pod_bound): when its
+ * Binding carried the label and the API server did not copy it (before kube-apiserver 1.35, or
+ * PodTopologyLabelsAdmission off), the label is patched once. */
+void vs_ext_pod_bound(void *app, const char *uid, const char *ns, const char *name, bool labeled);
 /* Drops a reservation whose pod patch failed (async callback). */
 void vs_ext_patch_failed(void *app, const char *uid, uint64_t reservation);
 /* Whether a later Filter decision replaced `reservation` (async's patch gate). */

@@ -6,6 +6,7 @@
 #include "async.h"
 #include "bindq.h"
 #include "dashboard.h"
+#include "decision.h"
 #include "whatif.h"
 #include "pending.h"
 #include "requeue.h"
@@ -131,6 +132,11 @@ static const struct vs_flag flags[] = {
      .off = O(c.dashboard_ancestors),
      .help = "Content-Security-Policy frame-ancestors: who may embed the dashboard",
      .def = "'none'"},
+    {.name = "patch-at-filter",
+     .type = F_BOOL,
+     .off = O(c.patch_at_filter),
+     .help = "patch Filter's decision onto the pod at Filter, as HAMi does (one more pod write per "
+             "GPU pod); default: it travels in the pod's Binding"},
     {.name = "legacy-metrics",
      .type = F_BOOL,
      .off = O(c.legacy_metrics),
@@ -465,6 +471,7 @@ struct vs_service {
     struct vs_requeue *requeue;
     struct vs_holds *holds;
     struct vs_async *async;
+    struct vs_decisions *decisions; /* NULL with --patch-at-filter */
     struct vs_metrics *metrics;
     struct vs_frag_stats *frag;
     struct vs_memtrim *trim;
@@ -540,8 +547,9 @@ void vs_service_stop(struct vs_service *s)
     vs_mirrors_free(s->mirrors); /* after the store: its hooks kick it */
     vs_access_free(s->access);   /* after the store and the leader: their informers report to it */
     vs_async_free(s->async);     /* after the store: its pod hook forgets patch states */
-    vs_requeue_free(s->requeue); /* after the store: its informers report to it */
-    vs_pending_free(s->pending); /* after the store: its pod hook forgets entries */
+    vs_decisions_free(s->decisions); /* after the store: its pod hooks read and forget them */
+    vs_requeue_free(s->requeue);     /* after the store: its informers report to it */
+    vs_pending_free(s->pending);     /* after the store: its pod hook forgets entries */
     vs_bindq_free(s->bindq);
     vs_nodelock_free(s->lock);
     vs_kube_free(s->kube);
@@ -576,10 +584,18 @@ static void hook_pod(void *ctx, const char *uid, const char *ns, const char *nam
     vs_bindq_pod_event(s->bindq, uid, ns, name, deleted);
     vs_pending_forget(s->pending, uid); /* deleted or ended: no longer pending */
     vs_mirrors_kick(s->mirrors);        /* its mirrors are orphans now */
+    vs_decisions_forget(s->decisions, uid);
     if (deleted) {
         vs_requeue_forget(s->requeue, uid);
         vs_async_forget(s->async, uid);
     }
+}
+
+static void hook_pod_bound(void *ctx, const char *uid, const char *ns, const char *name,
+                           bool labeled)
+{
+    struct vs_service *s = ctx;
+    vs_ext_pod_bound(&s->app, uid, ns, name, labeled);
 }
 
 static void hook_pod_allocated(void *ctx, const char *ns, const char *name)
@@ -833,6 +849,11 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
             goto fail;
         }
     }
+    /* Before the store starts: its pod hooks read and drop them. */
+    if (!c->patch_at_filter && !(s->decisions = vs_decisions_new())) {
+        vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
     /* Before the store starts: its pod hook drops a deleted pod's patch state. */
     s->async = vs_async_new(s->kube, vs_ext_patch_failed, &s->app);
     if (s->async) {
@@ -862,6 +883,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     struct vs_store_hooks hooks = {.node = hook_node,
                                    .pod = hook_pod,
                                    .pod_allocated = hook_pod_allocated,
+                                   .pod_bound = c->patch_at_filter ? NULL : hook_pod_bound,
                                    .expired = hook_expired,
                                    .freed = hook_freed,
                                    .ctx = s};
@@ -904,6 +926,7 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                              .node_policy = c->node_policy,
                              .gpu_policy = c->gpu_policy,
                              .bind_wait_ms = (int)c->bind_wait_ms,
+                             .decisions = s->decisions,
                              .legacy_metrics = c->legacy_metrics,
                              .preemption = pmode,
                              .holds = s->holds = vs_holds_new(),

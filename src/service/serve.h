@@ -27,6 +27,7 @@ struct vs_service_config {
     long long reservation_ttl_ms, http_threads, bind_wait_ms, bind_queue_depth;
     long long optional_retry_ms; /* --optional-api-retry: re-check pace of a missing optional API */
     bool force_overwrite, leader_elect, legacy_metrics;
+    bool patch_at_filter; /* --patch-at-filter: Filter patches the pod (HAMi's way) */
     bool enable_ascend, enable_iluvatar; /* HAMi's switches for the vnpus and iluvatars backends */
     bool dashboard;                      /* --dashboard (default true) */
     const char *dashboard_base;          /* --dashboard-base-path ("/") */

@@ -621,7 +621,7 @@ static void call_hooks(struct vs_store *s, int which, const char *type, const js
             json_object_get(json_object_get(obj, "metadata"), "annotations"), VS_ANNO_LOCK));
         h->node(h->ctx, meta_str(obj, "name"), deleted ? NULL : lock,
                 deleted ? NULL : meta_str(obj, "resourceVersion"), deleted, listing);
-    } else if (which == INF_PODS && (h->pod || h->pod_allocated)) {
+    } else if (which == INF_PODS && (h->pod || h->pod_allocated || h->pod_bound)) {
         const char *phase =
             json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
         if (deleted ||
@@ -629,12 +629,18 @@ static void call_hooks(struct vs_store *s, int which, const char *type, const js
             if (h->pod)
                 h->pod(h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"),
                        meta_str(obj, "name"), deleted);
-        } else if (h->pod_allocated) {
-            const char *bp = json_string_value(
-                json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
-                                VS_ANNO_BIND_PHASE));
-            if (bp && (strcmp(bp, "success") == 0 || strcmp(bp, "failed") == 0))
+        } else {
+            const json_t *md = json_object_get(obj, "metadata");
+            const json_t *an = json_object_get(md, "annotations");
+            const char *bp = json_string_value(json_object_get(an, VS_ANNO_BIND_PHASE));
+            if (h->pod_allocated && bp && (strcmp(bp, "success") == 0 || strcmp(bp, "failed") == 0))
                 h->pod_allocated(h->ctx, meta_str(obj, "namespace"), meta_str(obj, "name"));
+            const char *bound =
+                json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+            if (h->pod_bound && bound && *bound && json_object_get(an, VS_ANNO_VGPU_NODE))
+                h->pod_bound(
+                    h->ctx, meta_str(obj, "uid"), meta_str(obj, "namespace"), meta_str(obj, "name"),
+                    json_object_get(json_object_get(md, "labels"), VS_LABEL_VGPU_NODE) != NULL);
         }
     }
 }
@@ -1507,6 +1513,15 @@ enum vs_reservation_state vs_store_bind_begin(struct vs_store *s, const char *ui
     }
     pthread_rwlock_unlock(&s->mu);
     return st;
+}
+
+uint64_t vs_store_bind_resv(struct vs_store *s, const char *uid, uint64_t token)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    const struct binding *b = binding_find(s, uid);
+    uint64_t id = b && b->token == token ? b->resv_id : 0;
+    pthread_rwlock_unlock(&s->mu);
+    return id;
 }
 
 enum vs_reservation_state vs_store_bind_check(struct vs_store *s, const char *uid, const char *node,

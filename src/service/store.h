@@ -61,6 +61,9 @@ struct vs_store_hooks {
     /* a Pod event (not DELETED, not terminal) with hami.io/bind-phase=success or failed: the
      * device plugin has answered (allocated or failed) and releases its node's lock */
     void (*pod_allocated)(void *ctx, const char *ns, const char *name);
+    /* a Pod event (not DELETED, not terminal) of a bound pod carrying hami.io/vgpu-node;
+     * labeled: it carries the label hami.io/vgpu-node too */
+    void (*pod_bound)(void *ctx, const char *uid, const char *ns, const char *name, bool labeled);
     void (*expired)(void *ctx);
     /* capacity may have been freed: a pod's usage left the model (deleted, terminal, its
      * reservation expired or was dropped), or a node appeared or changed its register */
@@ -171,6 +174,9 @@ enum vs_reservation_state vs_store_bind_begin(struct vs_store *s, const char *ui
  * deleted, its patch failed, a leadership term ended). Read lock. */
 enum vs_reservation_state vs_store_bind_check(struct vs_store *s, const char *uid, const char *node,
                                               uint64_t token);
+/* The reservation id (vs_filter_result.reservation) hold `token` began with; 0 when the hold
+ * is gone. Read lock. */
+uint64_t vs_store_bind_resv(struct vs_store *s, const char *uid, uint64_t token);
 /* Ends hold `token` (0: nothing to do; a hold the pod watch already ended stays ended). posted:
  * the Bind created the binding; the pod stays pinned to the node (Filter makes no decision for
  * it, Binds and vs_store_reservation_on see it BOUND) until the pod watch shows it bound, deleted

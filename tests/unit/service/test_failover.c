@@ -442,16 +442,7 @@ Test(failover_api, bind_refused_when_its_term_ends)
             usleep(50 * 1000);
     }
     cr_assert(placed, "the replica never served its term");
-    /* Filter's patch lands; then the Bind's lock PATCH hangs for 3 s. */
-    for (int i = 0; i < 100; i++) {
-        json_t *o = vs_fakeapi_get(api, "Pod", "default", "p");
-        bool done = json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
-                                    VS_ANNO_VGPU_NODE) != NULL;
-        json_decref(o);
-        if (done)
-            break;
-        usleep(20 * 1000);
-    }
+    /* The Bind's lock PATCH hangs for 3 s. */
     vs_fakeapi_delay(api, "PATCH", "/api/v1/nodes/n1", 3000);
     struct bind_call b = {.h = &h, .port = port};
     pthread_t t;
@@ -496,7 +487,8 @@ Test(failover_api, bind_refused_when_its_term_ends)
 
 /* ------------------------------------------------------------------ two replicas, one Lease */
 
-static struct vs_service *start_replica(struct vs_harness *h, const char *pod_name)
+static struct vs_service *start_replica(struct vs_harness *h, const char *pod_name,
+                                        bool patch_at_filter)
 {
     struct vs_service_config c;
     vs_service_config_defaults(&c);
@@ -511,6 +503,7 @@ static struct vs_service *start_replica(struct vs_harness *h, const char *pod_na
     c.lease_name = "hami-scheduler";
     c.lease_ns = "kube-system";
     c.pod_name = pod_name;
+    c.patch_at_filter = patch_at_filter;
     int rc;
     struct vs_errbuf eb;
     struct vs_service *s = vs_service_start(&c, &rc, &eb);
@@ -575,7 +568,11 @@ static void wait_annotated(const char *name)
     cr_assert_fail("pod %s never annotated", name);
 }
 
-Test(failover_api, two_replicas_hand_over)
+/* Replica A serves, binds p1 and filters p2; the Lease moves to B before p2's Bind. With
+ * --patch-at-filter p2's decision is on the pod, so B counts it and refuses p3; by default it
+ * died with A's term (nothing was written), so B places p3 and then refuses p2. Either way A's
+ * late Bind of p2 is refused and the card is never over-committed. */
+static void hand_over(bool patch_at_filter)
 {
     struct vs_harness h = {0};
     vs_harness_init(&h);
@@ -585,7 +582,8 @@ Test(failover_api, two_replicas_hand_over)
     put(vs_harness_pod("p2", "uid-p2", "6000", "10"));
     put(vs_harness_pod("p3", "uid-p3", "6000", "10"));
     put_lease("sched-a_1");
-    struct vs_service *a = start_replica(&h, "sched-a"), *b = start_replica(&h, "sched-b");
+    struct vs_service *a = start_replica(&h, "sched-a", patch_at_filter),
+                      *b = start_replica(&h, "sched-b", patch_at_filter);
     char *out = filter_when_serving(&h, a, "p1");
     cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
     free(out);
@@ -607,12 +605,17 @@ Test(failover_api, two_replicas_hand_over)
     out = filter_on(&h, a, "p2");
     cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
     free(out);
-    wait_annotated("p2");
+    if (patch_at_filter)
+        wait_annotated("p2");
     put_lease("sched-b_2");
-    /* B rebuilds from the API: p1 bound and p2 annotated hold 12000 of 16000 MiB, so p3 does
-     * not fit — the hand-over never double-books the card. */
+    /* B rebuilds from the API: p1 bound (and with --patch-at-filter p2 annotated) hold 12000 of
+     * 16000 MiB, so p3 does not fit — the hand-over never double-books the card; by default p3
+     * takes the room p2's void decision had. */
     out = filter_when_serving(&h, b, "p3");
-    cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    if (patch_at_filter)
+        cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
+    else
+        cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
     free(out);
     /* A refuses once its own Lease watch has shown the change (B serving says only that B's
      * did); B binds p2 after filtering it again (its entry replaced, not added). */
@@ -629,22 +632,36 @@ Test(failover_api, two_replicas_hand_over)
     cr_assert_str_eq(out, "{\"Error\":\"this vgpu-sched replica is not the leader and does not "
                           "bind\"}");
     free(out);
-    out = filter_on(&h, b, "p2");
-    cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
-    free(out);
-    out = bind_on(&h, b, "p2");
+    /* The pod placed second on B binds; the other one no longer fits. */
+    const char *second = patch_at_filter ? "p2" : "p3", *left = patch_at_filter ? "p3" : "p2";
+    if (patch_at_filter) { /* B filters p2 again (its entry replaced, not added) */
+        out = filter_on(&h, b, "p2");
+        cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
+        free(out);
+    }
+    out = bind_on(&h, b, second);
     cr_assert_str_eq(out, "{\"Error\":\"\"}");
     free(out);
-    out = filter_on(&h, b, "p3");
+    out = filter_on(&h, b, left);
     cr_assert(strstr(out, "CardInsufficientMemory"), "%s", out);
     free(out);
-    json_t *p2 = vs_fakeapi_get(api, "Pod", "default", "p2");
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(p2, "spec"), "nodeName")),
+    json_t *bound = vs_fakeapi_get(api, "Pod", "default", second);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(bound, "spec"), "nodeName")),
                      "n1");
-    json_decref(p2);
+    json_decref(bound);
     vs_service_stop(a);
     vs_service_stop(b);
     vs_harness_cleanup(&h);
+}
+
+Test(failover_api, two_replicas_hand_over)
+{
+    hand_over(false);
+}
+
+Test(failover_api, two_replicas_hand_over_with_patch_at_filter)
+{
+    hand_over(true);
 }
 
 Test(failover_api, queued_bind_fails_when_the_term_ends)
@@ -680,7 +697,6 @@ Test(failover_api, queued_bind_fails_when_the_term_ends)
     char *out = filter_when_serving(&h, svc, "p");
     cr_assert(strstr(out, "\"NodeNames\":[\"n1\"]"), "%s", out);
     free(out);
-    wait_annotated("p");
     struct bind_call b = {.h = &h, .port = vs_service_port(svc)};
     pthread_t t;
     pthread_create(&t, NULL, bind_thread, &b);

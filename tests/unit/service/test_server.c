@@ -18,7 +18,8 @@
 static struct vs_fakeapi *api;
 static struct vs_service *svc;
 static struct vs_harness h;
-static long long retry_ms; /* --node-lock-retry-timeout of start_service (0: fail fast) */
+static long long retry_ms;   /* --node-lock-retry-timeout of start_service (0: fail fast) */
+static bool patch_at_filter; /* --patch-at-filter of start_service */
 
 static void put(char *json)
 {
@@ -31,6 +32,7 @@ static void start_service(bool leader_elect, long long ttl_ms)
     struct vs_service_config c;
     vs_harness_service_config(&h, &c);
     c.lock_retry_ms = retry_ms;
+    c.patch_at_filter = patch_at_filter;
     if (ttl_ms)
         c.reservation_ttl_ms = ttl_ms;
     if (leader_elect) {
@@ -47,6 +49,7 @@ static void start_service(bool leader_elect, long long ttl_ms)
 
 static void setup(void)
 {
+    patch_at_filter = false;
     api = vs_harness_fakeapi(&h);
     put(vs_harness_node("n1", 2, 15360));
     put(vs_harness_node("n2", 1, 15360));
@@ -155,52 +158,126 @@ static void wait_event(const char *reason, const char *message)
               "no %s event \"%s\"", reason, message);
 }
 
-Test(server, filter_writes_decision_and_bind_takes_lock)
+/* The lock stays for the device plugin, in HAMi's format, owned by default/<name>. */
+static void assert_locked_by(const char *node_name, const char *pod_name)
 {
-    start_service(false, 0);
-    put(vs_harness_pod("p1", "uid-p1", "3000", "30"));
-    const char *cands[] = {"n1", "n2"};
-    json_t *r = filter("p1", cands, 2);
-    char *text = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    /* binpack default: both nodes idle (score 0), first candidate wins; spread card policy:
-     * the later idle card is tried first. */
-    cr_assert_str_eq(text, "{\"Nodes\":null,\"NodeNames\":[\"n1\"],\"FailedNodes\":null,"
-                           "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
-    free(text);
-    json_decref(r);
-    json_t *pod = wait_anno("Pod", "default", "p1", VS_ANNO_ALLOCATED);
-    cr_assert_str_eq(anno(pod, VS_ANNO_VGPU_NODE), "n1");
-    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), "n1-gpu1,NVIDIA,3000,30:;");
-    cr_assert_str_eq(anno(pod, VS_ANNO_TO_ALLOCATE), "n1-gpu1,NVIDIA,3000,30:;");
-    cr_assert_not_null(anno(pod, VS_ANNO_VGPU_TIME));
-    cr_assert_null(anno(pod, VS_ANNO_MIG_ALLOC));
-    /* HAMi's FilteringSucceed: every fitting node with its score (both idle). */
-    wait_event("FilteringSucceed",
-               "find fit node(n1), 0 nodes not fit, 2 nodes fit(n1:0.00,n2:0.00)");
-    cr_assert_str_eq(
-        json_string_value(json_object_get(
-            json_object_get(json_object_get(pod, "metadata"), "labels"), VS_LABEL_VGPU_NODE)),
-        "n1");
-    json_decref(pod);
-    char err[512];
-    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
-    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
-    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
-    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
-                     "n1");
-    json_decref(pod);
-    /* The lock stays for the device plugin, in HAMi's format. */
-    json_t *node = vs_fakeapi_get(api, "Node", NULL, "n1");
+    json_t *node = vs_fakeapi_get(api, "Node", NULL, node_name);
     const char *lock = anno(node, VS_ANNO_LOCK);
     cr_assert_not_null(lock);
     struct vs_lock l;
     struct vs_errbuf eb;
     cr_assert_eq(vs_annot_parse_lock(lock, &l, &eb), VS_OK);
     cr_assert_str_eq(l.ns, "default");
-    cr_assert_str_eq(l.name, "p1");
+    cr_assert_str_eq(l.name, pod_name);
     vs_lock_cleanup(&l);
     json_decref(node);
+}
+
+static const char *label(json_t *obj, const char *key)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+/* The decision's annotations and label as HAMi writes them for p1 on n1 (n1's later idle card:
+ * binpack default, both nodes idle, first candidate wins; spread card policy). */
+static void assert_decision_of_p1(json_t *pod)
+{
+    cr_assert_str_eq(anno(pod, VS_ANNO_VGPU_NODE), "n1");
+    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), "n1-gpu1,NVIDIA,3000,30:;");
+    cr_assert_str_eq(anno(pod, VS_ANNO_TO_ALLOCATE), "n1-gpu1,NVIDIA,3000,30:;");
+    cr_assert_not_null(anno(pod, VS_ANNO_VGPU_TIME));
+    cr_assert_null(anno(pod, VS_ANNO_MIG_ALLOC));
+    cr_assert_str_eq(label(pod, VS_LABEL_VGPU_NODE), "n1");
+}
+
+static void filter_p1_onto_n1(void)
+{
+    put(vs_harness_pod("p1", "uid-p1", "3000", "30"));
+    const char *cands[] = {"n1", "n2"};
+    json_t *r = filter("p1", cands, 2);
+    char *text = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    cr_assert_str_eq(text, "{\"Nodes\":null,\"NodeNames\":[\"n1\"],\"FailedNodes\":null,"
+                           "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}");
+    free(text);
+    json_decref(r);
+    /* HAMi's FilteringSucceed: every fitting node with its score (both idle). */
+    wait_event("FilteringSucceed",
+               "find fit node(n1), 0 nodes not fit, 2 nodes fit(n1:0.00,n2:0.00)");
+}
+
+/* By default Filter writes nothing: its decision rides in the Binding (annotations and label),
+ * which the API server copies onto the pod with spec.nodeName and bind-phase; Bind takes the
+ * node lock. No pod PATCH at all, and Bind reads no pod. */
+Test(server, filter_writes_nothing_and_the_binding_carries_the_decision)
+{
+    start_service(false, 0);
+    vs_fakeapi_reset_counts(api);
+    filter_p1_onto_n1(); /* its Event is posted: any patch would have been queued before it */
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+    cr_assert_null(anno(pod, VS_ANNO_VGPU_NODE));
+    cr_assert_null(anno(pod, VS_ANNO_ALLOCATED));
+    cr_assert_null(label(pod, VS_LABEL_VGPU_NODE));
+    json_decref(pod);
+    char err[512];
+    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/p1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/namespaces/default/pods/p1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/pods/p1/binding"), 1);
+    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+    assert_decision_of_p1(pod);
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    json_decref(pod);
+    assert_locked_by("n1", "p1");
+}
+
+/* An API server that does not copy a Binding's labels (before 1.35, or PodTopologyLabelsAdmission
+ * off): once the pod watch shows the pod bound without hami.io/vgpu-node, one label patch. */
+Test(server, the_label_is_patched_when_the_binding_did_not_carry_it)
+{
+    start_service(false, 0);
+    vs_fakeapi_binding_labels(api, false);
+    vs_fakeapi_reset_counts(api);
+    filter_p1_onto_n1();
+    char err[512];
+    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    json_t *pod = NULL;
+    for (int waited = 0; waited <= 5000; waited += 20) {
+        json_decref(pod);
+        pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+        if (label(pod, VS_LABEL_VGPU_NODE))
+            break;
+        usleep(20 * 1000);
+    }
+    assert_decision_of_p1(pod);
+    json_decref(pod);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/p1"), 1);
+}
+
+/* --patch-at-filter: HAMi's way — Filter patches the decision onto the pod, Bind waits for that
+ * patch and binds with bind-phase only. */
+Test(server, patch_at_filter_writes_the_decision_at_filter)
+{
+    patch_at_filter = true;
+    start_service(false, 0);
+    filter_p1_onto_n1();
+    json_t *pod = wait_anno("Pod", "default", "p1", VS_ANNO_ALLOCATED);
+    assert_decision_of_p1(pod);
+    cr_assert_null(anno(pod, VS_ANNO_BIND_PHASE));
+    json_decref(pod);
+    char err[512];
+    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+    assert_decision_of_p1(pod);
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    json_decref(pod);
+    assert_locked_by("n1", "p1");
 }
 
 /* A request the decoder's fast path leaves to the general one (an extra member): the same
@@ -258,7 +335,6 @@ Test(server, no_fit_reasons_and_lock_contention)
     const char *only2[] = {"n2"};
     r = filter("p2", only2, 1);
     json_decref(r);
-    json_decref(wait_anno("Pod", "default", "p2", VS_ANNO_ALLOCATED));
     char err[512];
     cr_assert_str_eq(bind_pod("p2", "uid-p2", "n2", err, sizeof(err)),
                      "node n2 has been locked within 5m0s: node lock contention");
@@ -279,7 +355,6 @@ Test(server, failed_binding_releases_lock)
     put(vs_harness_pod("p3", "uid-p3", "1000", "10"));
     const char *cands[] = {"n2"};
     json_decref(filter("p3", cands, 1));
-    json_decref(wait_anno("Pod", "default", "p3", VS_ANNO_ALLOCATED));
     vs_fakeapi_fault(api, "POST", "/api/v1/namespaces/default/pods/p3/binding", 500, 1);
     char err[512];
     bind_pod("p3", "uid-p3", "n2", err, sizeof(err));
@@ -332,7 +407,6 @@ Test(server, unbound_reservation_ttl)
     json_t *r = filter("a", cands, 1);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n2");
     json_decref(r);
-    json_decref(wait_anno("Pod", "default", "a", VS_ANNO_ALLOCATED));
     r = filter("b", cands, 1);
     cr_assert(json_is_null(json_object_get(r, "NodeNames")), "capacity double-booked");
     json_decref(r);
@@ -352,8 +426,7 @@ Test(server, unbound_reservation_ttl)
     /* ... and a late bind of a is refused instead of over-committing the card. */
     char err[512];
     cr_assert_str_eq(bind_pod("a", "uid-a", "n2", err, sizeof(err)),
-                     "the reservation of pod default/a expired before it was bound; the pod "
-                     "will be filtered again");
+                     "the reservation of pod default/a is gone; the pod will be filtered again");
 }
 
 Test(server, follower_refuses)
@@ -587,7 +660,6 @@ static void filtered_onto_locked_n2(long long retry, const char *name, const cha
     put(vs_harness_pod(name, uid, "1000", "10"));
     const char *only2[] = {"n2"};
     json_decref(filter(name, only2, 1));
-    json_decref(wait_anno("Pod", "default", name, VS_ANNO_ALLOCATED));
 }
 
 /* A Bind for a locked node waits in the node's queue; meanwhile Filter answers and other nodes
@@ -604,7 +676,6 @@ Test(server, bind_waits_in_the_node_queue_without_blocking_others)
     json_t *r = filter("q2", only1, 1);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
     json_decref(r);
-    json_decref(wait_anno("Pod", "default", "q2", VS_ANNO_ALLOCATED));
     char err[512];
     cr_assert_str_eq(bind_pod("q2", "uid-q2", "n1", err, sizeof(err)), "");
     cr_assert(!atomic_load(&b.done), "q1's Bind returned while n2 was locked: %s", b.out);
@@ -720,9 +791,6 @@ Test(server, second_bind_of_a_bound_pod_leaves_it_alone)
 Test(server, filter_again_while_a_bind_holds_the_pod_keeps_its_node)
 {
     filtered_onto_locked_n2(60000, "m1", "uid-m1", NULL, 0);
-    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
-    char *devices = strdup(anno(pod, VS_ANNO_ALLOCATED));
-    json_decref(pod);
     struct bg_bind b = {.name = "m1", .uid = "uid-m1", .node = "n2"};
     cr_assert_eq(pthread_create(&b.t, NULL, bg_bind_main, &b), 0);
     wait_metric("\nvgpu_sched_binds_waiting 1\n");
@@ -745,15 +813,15 @@ Test(server, filter_again_while_a_bind_holds_the_pod_keeps_its_node)
     cr_assert_eq(b.status, 200);
     cr_assert_str_eq(b.out, "{\"Error\":\"\"}");
     free(b.out);
-    /* No decision patch from the two Filters: only the Bind's binding changed the pod. */
+    /* No decision patch from the two Filters: only the Bind's binding changed the pod, with
+     * the first decision's cards. */
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/m1"), 0);
-    pod = vs_fakeapi_get(api, "Pod", "default", "m1");
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "m1");
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                      "n2");
     cr_assert_str_eq(anno(pod, VS_ANNO_VGPU_NODE), "n2");
-    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), devices);
+    cr_assert_str_eq(anno(pod, VS_ANNO_ALLOCATED), "n2-gpu0,NVIDIA,1000,10:;");
     json_decref(pod);
-    free(devices);
 }
 
 /* A pod filtered again onto another node before any Bind held it: the Bind to the old node is
@@ -768,8 +836,6 @@ Test(server, stale_bind_after_the_pod_moved_leaves_it_alone)
         filter("m2", only1, 1); /* the first answer got lost; kube-scheduler filters again */
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
     json_decref(r);
-    /* the second Filter's patch: the first one's may land before it, never after */
-    json_decref(wait_anno_value("Pod", "default", "m2", VS_ANNO_VGPU_NODE, "n1", 2000));
     vs_fakeapi_reset_counts(api);
     char err[512];
     cr_assert_str_eq(bind_pod("m2", "uid-m2", "n2", err, sizeof(err)),
@@ -797,15 +863,15 @@ Test(server, failed_bind_lets_filter_move_the_pod)
     json_t *r = filter("f1", only1, 1);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n1");
     json_decref(r);
-    json_decref(wait_anno("Pod", "default", "f1", VS_ANNO_ALLOCATED));
     cr_assert_str_eq(bind_pod("f1", "uid-f1", "n1", err, sizeof(err)), "");
 }
 
-/* A Bind reads the pod from the answer to Filter's patch: no GET of it. A second Bind of the
- * same pod (that answer given out already) is refused as bound, from the store or from a GET,
- * whichever sees the binding first. */
+/* --patch-at-filter: a Bind reads the pod from the answer to Filter's patch: no GET of it. A second
+ * Bind of the same pod (that answer given out already) is refused as bound, from the store or from
+ * a GET, whichever sees the binding first. */
 Test(server, bind_reads_the_pod_from_filters_patch_answer)
 {
+    patch_at_filter = true;
     start_service(false, 0);
     put(vs_harness_pod("g1", "uid-g1", "1000", "10"));
     const char *only1[] = {"n1"};
@@ -829,7 +895,6 @@ Test(server, bind_phase_travels_in_the_binding)
     put(vs_harness_pod("c2", "uid-c2", "1000", "10"));
     const char *only1[] = {"n1"};
     json_decref(filter("c1", only1, 1));
-    json_decref(wait_anno("Pod", "default", "c1", VS_ANNO_ALLOCATED));
     vs_fakeapi_reset_counts(api);
     char err[512];
     cr_assert_str_eq(bind_pod("c1", "uid-c1", "n1", err, sizeof(err)), "");
@@ -843,7 +908,6 @@ Test(server, bind_phase_travels_in_the_binding)
     json_decref(pod);
     set_lock("n1", NULL); /* the device plugin's handoff */
     json_decref(filter("c2", only1, 1));
-    json_decref(wait_anno("Pod", "default", "c2", VS_ANNO_ALLOCATED));
     vs_fakeapi_fault(api, "POST", "/api/v1/namespaces/default/pods/c2/binding", 500, 1);
     cr_assert_str_eq(bind_pod("c2", "uid-c2", "n1", err, sizeof(err)),
                      "bind pod default/c2 to n1: POST /api/v1/namespaces/default/pods/c2/binding: "
@@ -894,12 +958,13 @@ Test(server_config, kube_qps_must_be_a_number)
     }
 }
 
-/* kube-scheduler filters a pod again while the patch of its first decision is still out (its
- * Bind timed out waiting for it), and the second decision is the same card. When the first
- * patch then fails, only the first reservation may go: the second still holds the card, so
+/* --patch-at-filter: kube-scheduler filters a pod again while the patch of its first decision is
+ * still out (its Bind timed out waiting for it), and the second decision is the same card. When the
+ * first patch then fails, only the first reservation may go: the second still holds the card, so
  * another pod is refused it (the soak double-booked a card when the failure dropped both). */
 Test(server, a_failed_patch_of_an_earlier_identical_decision_keeps_the_current_one)
 {
+    patch_at_filter = true;
     start_service(false, 0);
     put(vs_harness_pod("a", "uid-a", "15000", "10"));
     put(vs_harness_pod("b", "uid-b", "1000", "10"));
