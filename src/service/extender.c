@@ -1,7 +1,8 @@
 /* extender: HTTP handlers of the extender protocol. Filter never waits on the API: it commits
- * the reservation in the store and queues the pod patch (async.c); Bind waits for that patch,
- * takes the node lock and creates the binding (which carries bind-phase), releasing the lock on
- * every failure path. */
+ * the reservation in the store and records its decision for the pod's Bind (decision.c; with
+ * --patch-at-filter it queues the pod patch instead, async.c, and Bind waits for it); Bind takes
+ * the node lock and creates the binding, which carries the decision and bind-phase, releasing
+ * the lock on every failure path. */
 #include "extender.h"
 
 #include "access.h"
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1774,6 +1776,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     vs_kube_stats(a->kube, &ks);
     x.api_requests = ks.requests;
     x.api_connections = ks.connections;
+    x.http_connections = atomic_load(&a->http_connections);
     memcpy(x.api_errors, ks.errors_by_verb, sizeof(x.api_errors));
     struct vs_store_stats ss;
     vs_store_stats(a->store, &ss);

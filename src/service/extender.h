@@ -60,6 +60,8 @@ struct vs_app {
     struct vs_access *access;         /* optional APIs' state (NULL: all available): filter-mode
                                        * preemption needs pods/eviction; /readyz and /metrics report */
     struct vs_mirrors *mirrors;       /* --dra-mirror (mirrors.h); NULL when off */
+    /* connections the main listener accepted (its vs_server_opts.accepted) */
+    _Atomic unsigned long long http_connections;
 };
 
 /* The table of filter-mode preemptors: uid -> node, victims, eviction time. Thread-safe. */

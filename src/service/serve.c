@@ -968,7 +968,8 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
                                    .threads = (unsigned)(c->http_threads > 0 ? c->http_threads : 8),
                                    .routes = s->routes,
                                    .n_routes = 7,
-                                   .name = "main"};
+                                   .name = "main",
+                                   .accepted = &s->app.http_connections};
     *exit_code = 2;
     if (!(s->srv = vs_server_start(&sopts, eb)))
         goto fail;

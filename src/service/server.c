@@ -9,6 +9,7 @@
 #include "tlsconf.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -532,7 +533,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
                           enum MHD_ConnectionNotificationCode code)
 {
     struct vs_server *s = cls;
-    if (code != MHD_CONNECTION_NOTIFY_STARTED || !s->tls)
+    if (code != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    if (s->o.accepted)
+        atomic_fetch_add_explicit(s->o.accepted, 1, memory_order_relaxed);
+    if (!s->tls)
         return;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);

@@ -76,6 +76,8 @@ struct vs_server_opts {
     const struct vs_route *routes;
     size_t n_routes;
     const char *name; /* for logs: "main" / "metrics" */
+    /* Counts every connection accepted (TLS or not) when set; read with atomic loads. */
+    _Atomic unsigned long long *accepted;
 };
 
 /* Longer than the 90 s after which Go's HTTP clients (kube-apiserver calling the webhook,

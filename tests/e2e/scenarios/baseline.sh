@@ -51,15 +51,17 @@ baseline_count() { e2e_kubectl get pods --namespace "$1" -o name | grep -c . || 
 BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
 
 # baseline_burst KIND NS N : creates the burst and waits for it to settle; prints "SETTLE API ETCD
-# SCHEDULER VGPU-SCHED AGENT REQUESTS CONNECTIONS": the settle time (s), each process's CPU
-# seconds over the burst, the API requests answered and the API connections vgpu-sched opened;
-# fails unless all N are bound.
+# SCHEDULER VGPU-SCHED AGENT REQUESTS CONNECTIONS ACCEPTED": the settle time (s), each process's
+# CPU seconds over the burst, the API requests answered, the API connections vgpu-sched opened
+# and the connections its extender/webhook listener accepted (kube-scheduler's and
+# kube-apiserver's: a TLS handshake each); fails unless all N are bound.
 baseline_burst() {
-    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0
+    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
     req0="$(vs_api_requests)"
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req0.txt"
     conn0="$(vs_metric vgpu_sched_api_connections_total)"
+    acc0="$(vs_metric vgpu_sched_http_connections_total)"
     cpu0="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
     t0="$(date +%s.%N)"
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
@@ -77,10 +79,11 @@ baseline_burst() {
         e2e_fail "$kind burst: $bound of $n bound: $out"
         return 1
     }
-    printf '%s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
+    printf '%s %s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
         "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
             awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
-        "$(($(vs_api_requests) - req0))" "$(($(vs_metric vgpu_sched_api_connections_total) - conn0))"
+        "$(($(vs_api_requests) - req0))" "$(($(vs_metric vgpu_sched_api_connections_total) - conn0))" \
+        "$(($(vs_metric vgpu_sched_http_connections_total) - acc0))"
 }
 
 # baseline_clear NS : deletes every pod of NS and waits until they are gone.
@@ -114,8 +117,8 @@ scenario_baseline() {
         table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
     done
     e2e_log "API requests per GPU pod (reads / writes), round after round: $(grep '^reads' "$E2E_CLUSTER/baseline-gpu-requests.txt" | awk '{ printf "%s%s / %s", (NR > 1 ? ", " : ""), $2, $4 }'); by kind in baseline-gpu-requests.txt"
-    e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened"
-    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' >&2
+    e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened, connections it accepted"
+    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 }' >&2
     printf '%s' "$table" >"$E2E_CLUSTER/baseline.txt"
     e2e_expect_eq "Binds failed for node lock contention" \
         "$(grep 'event=bind_failed' "$E2E_CLUSTER/vgpu-sched.log" | grep -c 'node lock contention' || true)" 0

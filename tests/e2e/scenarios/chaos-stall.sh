@@ -7,7 +7,8 @@
 # chaos-kill: every pod bound or refused with a reason, no card over-committed, every bound GPU
 # pod with its allocation, vgpu-sched's metrics equal the usage on the pods, no node lock left.
 # It prints how many Binds timed out waiting for Filter's patch and how many Filter patches
-# failed. It does not reliably reproduce the double-booking that reservation ids prevent
+# failed: both 0 by default, where Filter writes nothing (its decision travels in the Binding);
+# VS_E2E_SERVE_FLAGS=--patch-at-filter runs HAMi's way. It does not reliably reproduce the double-booking that reservation ids prevent
 # (docs/reliability.md "API outages": a pod filtered again onto the same card while its first
 # patch was still out, that patch failing afterwards): in its runs each failed patch came before its pod's next
 # Filter. test_server a_failed_patch_of_an_earlier_identical_decision_keeps_the_current_one

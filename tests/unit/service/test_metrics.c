@@ -343,6 +343,7 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     x.allocation_s = 0.4375;
     x.events_queued = 12;
     x.patches_queued = 3;
+    x.http_connections = 41;
     char *out = vs_metrics_render(mx, NULL, &x, false);
     cr_assert_not_null(out);
     assert_families_contiguous(out);
@@ -366,6 +367,8 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     assert_line(out, "vgpu_sched_events_queued 12");
     assert_line(out, "# TYPE vgpu_sched_pod_patches_queued gauge");
     assert_line(out, "vgpu_sched_pod_patches_queued 3");
+    assert_line(out, "# TYPE vgpu_sched_http_connections_total counter");
+    assert_line(out, "vgpu_sched_http_connections_total 41");
     free(out);
 }
 
