@@ -6,7 +6,9 @@
  * onto the pod in the update that sets spec.nodeName. Where the labels are not copied, the pod
  * watch shows the bound pod without the label and vs_decision_seen_bound asks for one label
  * patch. One mutex guards the table; entries are replaced by a later decision of the same pod
- * (a higher reservation id), dropped when the pod is seen bound, deleted or terminal. */
+ * (a higher reservation id), dropped when the pod is seen bound, deleted or terminal. The
+ * annotations only add (a Binding cannot remove one): Filter patches a pod whose decision
+ * removes an annotation it carries, as HAMi does, and records nothing for it. */
 #ifndef VS_DECISION_H
 #define VS_DECISION_H
 
@@ -23,6 +25,7 @@ struct vs_decision {
     uint64_t resv;       /* the reservation it made (vs_filter_result.reservation) */
     char *node;          /* the node it chose */
     json_t *annotations; /* the annotations it writes (an object) */
+    bool managed;        /* a regular container asks for a device (vs_pod_req.any_regular) */
     bool needs_lock;     /* the pod takes hami.io/mutex.lock (vs_sched_locks) */
     size_t n_stamps;     /* the backends' own locks it takes, in backend order */
     const struct vs_device *stamps[VS_MAX_DEVICES];

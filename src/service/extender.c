@@ -516,6 +516,32 @@ static json_t *decision_patch(const struct vs_filter_result *r)
                      "labels", VS_LABEL_VGPU_NODE, f->node);
 }
 
+/* Whether the decision's annotations remove (null) one that the pod carries. */
+static bool removes_present(const json_t *annotations, const struct vs_pod *pod)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)annotations, k,
+                        v) if (json_is_null(v) && vs_kv_get(&pod->annotations, k)) return true;
+    return false;
+}
+
+/* A copy of the decision's annotations without its removals (the pod has none of those keys). */
+static json_t *added_only(const json_t *annotations)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)annotations, k,
+                        v) if (out && !json_is_null(v) &&
+                               json_object_set_new(out, k, json_deep_copy(v)))
+    {
+        json_decref(out);
+        out = NULL;
+    }
+    return out;
+}
+
 /* What the log line says of the decision: each backend's device list, in backend order. */
 static char *decision_devices(const struct vs_devices *set, const struct vs_node_fit *f)
 {
@@ -749,8 +775,10 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     bool whole = takes_whole_cards(&preq);
     /* The locks its Bind takes (kept with the decision: Bind reads no pod). */
     struct vs_decision dec = {0};
-    if (built)
+    if (built) {
+        dec.managed = preq.any_regular;
         dec.n_stamps = vs_sched_locks(a->cfg->devices, &preq, &dec.needs_lock, dec.stamps);
+    }
     vs_pod_req_cleanup(&preq);
     if (!managed) {
         outcome = VS_FILTER_PASSTHROUGH;
@@ -853,14 +881,19 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     char *alloc = decision_devices(a->cfg->devices, f);
     char *path = NULL;
     enum vs_err qerr = VS_ERR_NOMEM;
-    if (alloc && a->decisions) {
+    /* A decision that removes an annotation the pod carries (a stale MIG record an earlier
+     * Filter patch left, before an upgrade or with --patch-at-filter) cannot travel in a
+     * Binding, whose annotations only add: that pod is patched now, as HAMi does. */
+    bool in_binding = a->decisions && !removes_present(r.annotations, &fa.pod);
+    if (alloc && in_binding) {
         /* The decision travels in the pod's Binding (decision.h): nothing is written now. */
         dec.resv = r.reservation;
         dec.node = strdup(f->node);
-        dec.annotations = json_deep_copy(r.annotations);
+        dec.annotations = added_only(r.annotations);
         if (vs_decisions_put(a->decisions, fa.pod.uid, &dec))
             qerr = VS_OK;
     } else if (alloc) {
+        vs_decisions_forget(a->decisions, fa.pod.uid); /* its Bind reads the patched pod */
         json_t *patch = decision_patch(&r);
         if (patch && (path = pod_path(fa.pod.ns, fa.pod.name)))
             qerr = vs_async_patch_pod(a->async, fa.pod.uid, path, patch,
@@ -1399,7 +1432,7 @@ void vs_ext_bind(void *ctx, const struct vs_http_req *req, struct vs_http_resp *
                      ns, name, node);
             goto fail;
         }
-        managed = true;
+        managed = dec.managed;
         needs_lock = dec.needs_lock;
         n_stamps = dec.n_stamps;
         memcpy(stamps, dec.stamps, n_stamps * sizeof(stamps[0]));

@@ -226,12 +226,46 @@ Test(server, filter_writes_nothing_and_the_binding_carries_the_decision)
     cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/pods/p1/binding"), 1);
     pod = vs_fakeapi_get(api, "Pod", "default", "p1");
     assert_decision_of_p1(pod);
+    /* The decision's removal of a MIG record the pod never had does not ride along. */
+    cr_assert_null(json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                                   VS_ANNO_MIG_ALLOC));
     cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
     cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                      "n1");
     json_decref(pod);
     assert_locked_by("n1", "p1");
+}
+
+/* A pod carrying a stale MIG record (an earlier Filter patch left it) must lose it, and a
+ * Binding's annotations only add: that pod is patched at Filter, as HAMi does, and its Bind
+ * reads the patched pod. */
+Test(server, a_decision_removing_a_stale_annotation_is_patched_at_filter)
+{
+    start_service(false, 0);
+    char *pj = vs_harness_pod("p1", "uid-p1", "3000", "30");
+    json_t *o = json_loads(pj, 0, NULL);
+    free(pj);
+    json_t *md = json_object_get(o, "metadata");
+    if (!json_object_get(md, "annotations"))
+        json_object_set_new(md, "annotations", json_object());
+    json_object_set_new(json_object_get(md, "annotations"), VS_ANNO_MIG_ALLOC,
+                        json_string("[{\"UUID\":\"stale\"}]"));
+    put(json_dumps(o, JSON_COMPACT));
+    json_decref(o);
+    const char *cands[] = {"n1", "n2"};
+    json_decref(filter("p1", cands, 2));
+    json_t *pod = wait_anno("Pod", "default", "p1", VS_ANNO_ALLOCATED);
+    assert_decision_of_p1(pod);
+    cr_assert_null(anno(pod, VS_ANNO_MIG_ALLOC), "stale MIG record kept: %s",
+                   anno(pod, VS_ANNO_MIG_ALLOC));
+    json_decref(pod);
+    char err[512];
+    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+    assert_decision_of_p1(pod);
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    json_decref(pod);
 }
 
 /* An API server that does not copy a Binding's labels (before 1.35, or PodTopologyLabelsAdmission
