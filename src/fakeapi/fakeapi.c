@@ -1187,6 +1187,21 @@ static void do_evict(struct vs_fakeapi *api, const struct route *rt, const struc
     json_decref(b);
 }
 
+/* Merges the Binding b's metadata.<key> (annotations or labels) into pod o's. */
+static void merge_meta_map(json_t *o, const json_t *b, const char *key)
+{
+    json_t *src = json_object_get(json_object_get(b, "metadata"), key);
+    if (!json_is_object(src))
+        return;
+    json_t *m = meta_of(o);
+    json_t *dst = json_object_get(m, key);
+    if (!json_is_object(dst)) {
+        dst = json_object();
+        json_object_set_new(m, key, dst);
+    }
+    json_object_update(dst, src);
+}
+
 static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
                     struct reply *rp)
 {
@@ -1243,27 +1258,10 @@ static void do_bind(struct vs_fakeapi *api, const struct route *rt, const struct
         json_object_set_new(o, "spec", spec);
     }
     json_object_set_new(spec, "nodeName", json_string(tname));
-    json_t *ann = json_object_get(json_object_get(b, "metadata"), "annotations");
-    if (json_is_object(ann)) {
-        json_t *m = meta_of(o);
-        json_t *pa = json_object_get(m, "annotations");
-        if (!json_is_object(pa)) {
-            pa = json_object();
-            json_object_set_new(m, "annotations", pa);
-        }
-        json_object_update(pa, ann);
-    }
+    merge_meta_map(o, b, "annotations");
     /* kube-apiserver 1.35+ (PodTopologyLabelsAdmission) copies the Binding's labels too. */
-    json_t *lab = json_object_get(json_object_get(b, "metadata"), "labels");
-    if (json_is_object(lab) && !api->binding_no_labels) {
-        json_t *m = meta_of(o);
-        json_t *pl = json_object_get(m, "labels");
-        if (!json_is_object(pl)) {
-            pl = json_object();
-            json_object_set_new(m, "labels", pl);
-        }
-        json_object_update(pl, lab);
-    }
+    if (!api->binding_no_labels)
+        merge_meta_map(o, b, "labels");
     if (!store(api, KIND_POD, rt->ns, rt->name, o, "MODIFIED")) {
         reply_status(rp, 500, NULL, "out of memory");
         goto out;

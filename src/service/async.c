@@ -95,6 +95,7 @@ struct posted_pod {
 
 struct job {
     bool is_event;
+    bool warn;    /* vs_async_patch_quiet's: a failure is logged as a warning */
     bool warning; /* events: type Warning */
     char *key;    /* events: pod uid, reason and message shape; a newer one replaces a queued one */
     bool forgotten;    /* events: the pod was deleted since: its key is not remembered as posted */
@@ -510,7 +511,7 @@ static void *worker(void *arg)
         }
         if (err) {
             char qt[VS_ERRBUF_SIZE + 8];
-            vs_log(j->is_event || !j->uid ? VS_LOG_DEBUG : VS_LOG_WARN,
+            vs_log((j->is_event || !j->uid) && !j->warn ? VS_LOG_DEBUG : VS_LOG_WARN,
                    j->is_event ? "event_post_failed" : "pod_patch_failed", "path=%s error=%s",
                    j->path, vs_log_quote(eb.msg, qt, sizeof(qt)));
             if (!j->is_event && j->uid && a->on_failed)
@@ -821,7 +822,7 @@ size_t vs_async_posted_keys(struct vs_async *a)
     return n;
 }
 
-enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch)
+enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch, bool warn)
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j || !(j->path = strdup(path))) {
@@ -830,6 +831,7 @@ enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *p
         return VS_ERR_NOMEM;
     }
     j->body = patch;
+    j->warn = warn;
     pthread_mutex_lock(&a->mu);
     enqueue(a, j);
     pthread_mutex_unlock(&a->mu);

@@ -40,9 +40,10 @@ void vs_async_forget(struct vs_async *a, const char *uid);
 size_t vs_async_states(struct vs_async *a);
 /* Posted Warning keys remembered (pod, reason, message shape; tests assert the bound). */
 size_t vs_async_posted_keys(struct vs_async *a);
-/* Queues a merge patch of path that nothing waits for and whose failure only is logged (debug):
- * no per-pod state, no on_patch_failed. Takes ownership of patch. */
-enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch);
+/* Queues a merge patch of path that nothing waits for and whose failure only is logged (debug,
+ * or with warn a warning, pod_patch_failed): no per-pod state, no on_patch_failed. Takes
+ * ownership of patch. */
+enum vs_err vs_async_patch_quiet(struct vs_async *a, const char *path, json_t *patch, bool warn);
 /* Queues an Event POST (best effort: dropped when too many are pending). Takes ownership of
  * event. */
 void vs_async_event(struct vs_async *a, const char *ns, json_t *event);

@@ -521,8 +521,11 @@ static bool removes_present(const json_t *annotations, const struct vs_pod *pod)
 {
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)annotations, k,
-                        v) if (json_is_null(v) && vs_kv_get(&pod->annotations, k)) return true;
+    json_object_foreach((json_t *)annotations, k, v)
+    {
+        if (json_is_null(v) && vs_kv_get(&pod->annotations, k))
+            return true;
+    }
     return false;
 }
 
@@ -532,12 +535,12 @@ static json_t *added_only(const json_t *annotations)
     json_t *out = json_object();
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)annotations, k,
-                        v) if (out && !json_is_null(v) &&
-                               json_object_set_new(out, k, json_deep_copy(v)))
+    json_object_foreach((json_t *)annotations, k, v)
     {
-        json_decref(out);
-        out = NULL;
+        if (out && !json_is_null(v) && json_object_set_new(out, k, json_deep_copy(v))) {
+            json_decref(out);
+            out = NULL;
+        }
     }
     return out;
 }
@@ -711,7 +714,7 @@ void vs_ext_nudge(void *ctx, const char *uid, const char *ns, const char *name)
     json_t *patch =
         json_pack("{s:{s:s,s:{s:s}}}", "metadata", "uid", uid, "annotations", VS_ANNO_REQUEUE, ts);
     char *path = pod_path(ns, name);
-    if (patch && path && vs_async_patch_quiet(a->async, path, patch) == VS_OK) {
+    if (patch && path && vs_async_patch_quiet(a->async, path, patch, false) == VS_OK) {
         vs_metrics_requeue_nudge(a->metrics);
         vs_log(VS_LOG_INFO, "requeue_nudge", "pod=%s/%s", ns, name);
     } else if (!path) {
@@ -1667,14 +1670,13 @@ void vs_ext_pod_bound(void *ctx, const char *uid, const char *ns, const char *na
         return;
     char *path = pod_path(ns, name);
     json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", VS_LABEL_VGPU_NODE, node);
-    if (path && patch) {
+    /* HAMi's vGPU monitor finds its pods by this label: a failed patch is a warning. */
+    if (path && patch && vs_async_patch_quiet(a->async, path, patch, true) == VS_OK)
         vs_log(VS_LOG_DEBUG, "pod_label_patch", "pod=%s/%s node=%s", ns, name, node);
-        vs_async_patch_quiet(a->async, path, patch); /* owns patch */
-        patch = NULL;
-    } else {
+    else
         vs_log(VS_LOG_WARN, "pod_label_patch_failed", "pod=%s/%s error=out of memory", ns, name);
-    }
-    json_decref(patch);
+    if (!path)
+        json_decref(patch);
     free(path);
     free(node);
 }

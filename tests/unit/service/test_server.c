@@ -206,6 +206,22 @@ static void filter_p1_onto_n1(void)
                "find fit node(n1), 0 nodes not fit, 2 nodes fit(n1:0.00,n2:0.00)");
 }
 
+/* Binds p1 to n1 and checks the bound pod: the decision of p1, bind-phase and bind-time, the
+ * node, and n1 locked by p1. Returns the pod (the caller's). */
+static json_t *bind_p1_onto_n1(void)
+{
+    char err[512];
+    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    json_t *pod = vs_fakeapi_get(api, "Pod", "default", "p1");
+    assert_decision_of_p1(pod);
+    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
+    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
+                     "n1");
+    assert_locked_by("n1", "p1");
+    return pod;
+}
+
 /* By default Filter writes nothing: its decision rides in the Binding (annotations and label),
  * which the API server copies onto the pod with spec.nodeName and bind-phase; Bind takes the
  * node lock. No pod PATCH at all, and Bind reads no pod. */
@@ -219,22 +235,14 @@ Test(server, filter_writes_nothing_and_the_binding_carries_the_decision)
     cr_assert_null(anno(pod, VS_ANNO_ALLOCATED));
     cr_assert_null(label(pod, VS_LABEL_VGPU_NODE));
     json_decref(pod);
-    char err[512];
-    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
+    pod = bind_p1_onto_n1();
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/namespaces/default/pods/p1"), 0);
     cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/namespaces/default/pods/p1"), 0);
     cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/pods/p1/binding"), 1);
-    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
-    assert_decision_of_p1(pod);
     /* The decision's removal of a MIG record the pod never had does not ride along. */
     cr_assert_null(json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"),
                                    VS_ANNO_MIG_ALLOC));
-    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
-    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
-                     "n1");
     json_decref(pod);
-    assert_locked_by("n1", "p1");
 }
 
 /* A pod carrying a stale MIG record (an earlier Filter patch left it) must lose it, and a
@@ -260,12 +268,7 @@ Test(server, a_decision_removing_a_stale_annotation_is_patched_at_filter)
     cr_assert_null(anno(pod, VS_ANNO_MIG_ALLOC), "stale MIG record kept: %s",
                    anno(pod, VS_ANNO_MIG_ALLOC));
     json_decref(pod);
-    char err[512];
-    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
-    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
-    assert_decision_of_p1(pod);
-    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
-    json_decref(pod);
+    json_decref(bind_p1_onto_n1());
 }
 
 /* An API server that does not copy a Binding's labels (before 1.35, or PodTopologyLabelsAdmission
@@ -302,16 +305,7 @@ Test(server, patch_at_filter_writes_the_decision_at_filter)
     assert_decision_of_p1(pod);
     cr_assert_null(anno(pod, VS_ANNO_BIND_PHASE));
     json_decref(pod);
-    char err[512];
-    cr_assert_str_eq(bind_pod("p1", "uid-p1", "n1", err, sizeof(err)), "");
-    pod = vs_fakeapi_get(api, "Pod", "default", "p1");
-    assert_decision_of_p1(pod);
-    cr_assert_str_eq(anno(pod, VS_ANNO_BIND_PHASE), "allocating");
-    cr_assert_not_null(anno(pod, VS_ANNO_BIND_TIME));
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
-                     "n1");
-    json_decref(pod);
-    assert_locked_by("n1", "p1");
+    json_decref(bind_p1_onto_n1());
 }
 
 /* A request the decoder's fast path leaves to the general one (an extra member): the same
