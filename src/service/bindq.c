@@ -65,8 +65,8 @@ struct qnode {
     double taken_at;  /* monotonic seconds */
     double done_at;   /* monotonic: the holder was seen allocated; 0 = not yet */
     size_t expected;  /* expect entries on this node */
-    bool busy;        /* expected >= depth, linked in q->busy */
-    struct qnode *busy_prev, *busy_next;
+    size_t name_len;  /* strlen(name) */
+    bool busy;        /* expected >= depth: in q->busyv */
     bool in_locked; /* owner or holder_key set: linked in q->locked */
     struct qnode *lk_prev, *lk_next;
     UT_hash_handle hh;
@@ -77,8 +77,10 @@ struct vs_bindq {
     pthread_mutex_t mu;
     struct qnode *nodes;
     struct expect *expects, *oldest, *newest;
-    struct qnode *busy;
-    size_t nbusy;
+    /* The busy nodes, sorted by name (strcmp): each Filter copies them in this order, so no
+     * Filter sorts them (hundreds to thousands in a large burst). */
+    struct qnode **busyv;
+    size_t nbusy, busycap;
     /* Nodes a lock is seen on or held by us: what vs_bindq_pod_allocated looks through (a few
      * at a time), instead of every node that ever had a Bind. */
     struct qnode *locked;
@@ -132,29 +134,48 @@ static void expect_push(struct vs_bindq *q, struct expect *e)
     q->newest = e;
 }
 
+/* Caller holds mu. Where a node named `name` is, or would go, in q->busyv. */
+static size_t busy_pos(const struct vs_bindq *q, const char *name)
+{
+    size_t lo = 0, hi = q->nbusy;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(q->busyv[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Caller holds mu: after any change of n->expected. Out of memory, a node that became busy
+ * stays out of the set (it is then ranked as not busy: placement, not correctness). */
 static void busy_update(struct vs_bindq *q, struct qnode *n)
 {
     bool busy = q->o.depth > 0 && n->expected >= (size_t)q->o.depth;
     if (busy == n->busy)
         return;
-    n->busy = busy;
     if (busy) {
-        n->busy_prev = NULL;
-        n->busy_next = q->busy;
-        if (q->busy)
-            q->busy->busy_prev = n;
-        q->busy = n;
+        if (q->nbusy == q->busycap) {
+            size_t cap = q->busycap ? q->busycap * 2 : 64;
+            struct qnode **g = realloc(q->busyv, cap * sizeof(*g));
+            if (!g)
+                return;
+            q->busyv = g;
+            q->busycap = cap;
+        }
+        size_t i = busy_pos(q, n->name);
+        memmove(&q->busyv[i + 1], &q->busyv[i], (q->nbusy - i) * sizeof(q->busyv[0]));
+        q->busyv[i] = n;
         q->nbusy++;
     } else {
-        if (n->busy_prev)
-            n->busy_prev->busy_next = n->busy_next;
-        else
-            q->busy = n->busy_next;
-        if (n->busy_next)
-            n->busy_next->busy_prev = n->busy_prev;
-        n->busy_prev = n->busy_next = NULL;
-        q->nbusy--;
+        size_t i = busy_pos(q, n->name);
+        if (i < q->nbusy && q->busyv[i] == n) {
+            memmove(&q->busyv[i], &q->busyv[i + 1], (q->nbusy - i - 1) * sizeof(q->busyv[0]));
+            q->nbusy--;
+        }
     }
+    n->busy = busy;
 }
 
 /* Caller holds mu: after any change of n->owner or n->holder_key. */
@@ -205,6 +226,7 @@ void vs_bindq_free(struct vs_bindq *q)
         free(n->holder_key);
         free(n);
     }
+    free(q->busyv);
     pthread_mutex_destroy(&q->mu);
     free(q);
 }
@@ -241,12 +263,13 @@ static struct qnode *node_get(struct vs_bindq *q, const char *name)
         free(n);
         return NULL;
     }
+    n->name_len = strlen(name);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&n->cv, &ca);
     pthread_condattr_destroy(&ca);
-    HASH_ADD_KEYPTR(hh, q->nodes, n->name, strlen(n->name), n);
+    HASH_ADD_KEYPTR(hh, q->nodes, n->name, n->name_len, n);
     return n;
 }
 
@@ -827,16 +850,6 @@ void vs_bindq_open(struct vs_bindq *q)
 
 /* ------------------------------------------------------------------ Filter's view */
 
-struct ranked {
-    const char *name;
-    unsigned rank;
-};
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    return strcmp(((const struct ranked *)a)->name, ((const struct ranked *)b)->name);
-}
-
 /* Caller holds mu. Binds on a node from which a new one would wait past the budget; SIZE_MAX
  * while no allocation time was measured or without a wait bound. */
 static size_t saturation(const struct vs_bindq *q)
@@ -873,38 +886,26 @@ size_t vs_bindq_busy(struct vs_bindq *q, char ***names, unsigned **ranks)
     expect_sweep(q, mono());
     size_t cap = saturation(q);
     size_t count = q->nbusy, bytes = 0;
-    for (struct qnode *n = q->busy; n; n = n->busy_next)
-        bytes += strlen(n->name) + 1;
-    struct ranked *tmp = count ? malloc(count * sizeof(*tmp)) : NULL;
+    for (size_t i = 0; i < count; i++)
+        bytes += q->busyv[i]->name_len + 1;
     char **out = count ? malloc(count * (sizeof(char *) + sizeof(unsigned)) + bytes) : NULL;
-    if (tmp && out) {
+    if (out) {
         unsigned *rk = (unsigned *)(out + count);
         char *p = (char *)(rk + count);
-        size_t i = 0;
-        for (struct qnode *n = q->busy; n; n = n->busy_next, i++) {
-            size_t l = strlen(n->name) + 1;
-            memcpy(p, n->name, l);
-            tmp[i].name = p;
-            tmp[i].rank = rank_of(q, n->expected, cap);
-            p += l;
+        for (size_t i = 0; i < count; i++) {
+            const struct qnode *n = q->busyv[i];
+            memcpy(p, n->name, n->name_len + 1);
+            out[i] = p;
+            rk[i] = rank_of(q, n->expected, cap);
+            p += n->name_len + 1;
         }
     }
     pthread_mutex_unlock(&q->mu);
-    if (!tmp || !out) {
-        free(tmp);
-        free(out);
+    if (!out)
         return 0;
-    }
-    qsort(tmp, count, sizeof(*tmp), cmp_ranked);
-    unsigned *rk = (unsigned *)(out + count);
-    for (size_t i = 0; i < count; i++) {
-        out[i] = (char *)tmp[i].name;
-        rk[i] = tmp[i].rank;
-    }
-    free(tmp);
     *names = out;
     if (ranks)
-        *ranks = rk;
+        *ranks = (unsigned *)(out + count);
     return count;
 }
 

@@ -638,6 +638,43 @@ Test(bindq, busy_nodes_by_depth)
     cr_assert_eq(vs_bindq_busy(q, &names, NULL), 0);
 }
 
+/* The busy set stays sorted while nodes join and leave it in any order (each Filter copies it
+ * as it is). */
+Test(bindq, busy_nodes_stay_sorted_as_they_come_and_go)
+{
+    vs_bindq_free(q);
+    setup_q(1000, 1);
+    char node[16], uid[16];
+    for (int i = 0; i < 64; i++) { /* 37 is coprime with 64: every node once, out of order */
+        snprintf(node, sizeof(node), "n%02d", (i * 37) % 64);
+        snprintf(uid, sizeof(uid), "u%02d", (i * 37) % 64);
+        vs_bindq_expect(q, node, uid, false);
+    }
+    for (int i = 0; i < 64; i += 3) { /* n00, n03, ... leave */
+        snprintf(uid, sizeof(uid), "u%02d", i);
+        vs_bindq_forget(q, uid);
+    }
+    char **names;
+    unsigned *ranks;
+    cr_assert_eq(vs_bindq_busy(q, &names, &ranks), 42);
+    for (int i = 0, k = 0; i < 64; i++) {
+        if (i % 3 == 0)
+            continue;
+        snprintf(node, sizeof(node), "n%02d", i);
+        cr_assert_str_eq(names[k], node, "position %d", k);
+        cr_assert_eq(ranks[k], 1);
+        k++;
+    }
+    free(names);
+    vs_bindq_expect(q, "n03", "u03", false); /* back in the middle */
+    cr_assert_eq(vs_bindq_busy(q, &names, NULL), 43);
+    cr_assert_str_eq(names[0], "n01");
+    cr_assert_str_eq(names[1], "n02");
+    cr_assert_str_eq(names[2], "n03");
+    cr_assert_str_eq(names[3], "n04");
+    free(names);
+}
+
 /* Pods taking whole cards on their way: counted while expected, whatever moves or drops them;
  * a Bind's own entry keeps what its Filter recorded. */
 Test(bindq, whole_card_pods_on_their_way_are_counted)
