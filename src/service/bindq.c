@@ -67,7 +67,7 @@ struct qnode {
     size_t expected;  /* expect entries on this node */
     size_t name_len;  /* strlen(name) */
     bool busy;        /* expected >= depth: in q->busyv */
-    bool in_locked; /* owner or holder_key set: linked in q->locked */
+    bool in_locked;   /* owner or holder_key set: linked in q->locked */
     struct qnode *lk_prev, *lk_next;
     UT_hash_handle hh;
 };
