@@ -43,10 +43,14 @@
  * are held so the allocation chain has the API server to itself, except new Warnings (a refused
  * pod's first FilteringFailed: its user, and a settle check, wait for it); an Event still goes once
  * it waited EVENT_HOLD_MS, then at most every EVENT_BUSY_PACE_US, and the queue drains at the usual
- * pace once EVENT_HOLD_MAX are queued (so none is dropped for a full queue) or the Binds end. */
-#define EVENT_HOLD_MS  1000
-#define EVENT_HOLD_MAX 256
-#define EVENT_NICE     10
+ * pace once EVENT_HOLD_MAX are queued or their messages reach half of EVENT_BYTES_MAX (so none is
+ * dropped for a full queue), or the Binds end. The cap is above a 1,000-pod burst's two Normal
+ * Events per pod: a burst's Events wait for its allocations instead of sharing the API server
+ * with them once a few hundred are queued. */
+#define EVENT_HOLD_MS    1000
+#define EVENT_HOLD_MAX   (EVENT_QUEUE_MAX / 2)
+#define EVENT_HOLD_BYTES (EVENT_BYTES_MAX / 2)
+#define EVENT_NICE       10
 /* Pod patches in flight at once: Filter answers at once and queues its patch; a burst's Binds
  * wait for them, so one patch per API round trip would pace the whole burst. */
 #define PATCH_WORKERS 8
@@ -138,10 +142,11 @@ struct vs_async {
     void *events_ctx;
     bool (*busy)(void *ctx); /* vs_async_set_busy; set before any event; called under mu */
     void *busy_ctx;
-    int hold_ms;     /* EVENT_HOLD_MS unless a test set it */
-    size_t hold_max; /* EVENT_HOLD_MAX unless a test set it */
-    bool holding;    /* the Event worker holds queued Events for the Binds (tests) */
-    bool flushing;   /* hold_max were queued: none is held until the queue is empty */
+    int hold_ms;       /* EVENT_HOLD_MS unless a test set it */
+    size_t hold_max;   /* EVENT_HOLD_MAX unless a test set it */
+    size_t hold_bytes; /* EVENT_HOLD_BYTES unless a test set it */
+    bool holding;      /* the Event worker holds queued Events for the Binds (tests) */
+    bool flushing;     /* a hold bound was reached: none is held until the queue is empty */
     pthread_mutex_t mu;
     pthread_cond_t patch_cv; /* an idle patch worker: a patch was queued or may go now */
     pthread_cond_t event_cv; /* the Event worker: an Event was queued or the burst is over */
@@ -383,7 +388,7 @@ static struct job *next_event(struct vs_async *a, size_t *left, double *wait_us)
     demote_posted(a);
     size_t queued = events_queued(a);
     a->holding = false;
-    if (queued >= a->hold_max)
+    if (queued >= a->hold_max || a->event_bytes >= a->hold_bytes)
         a->flushing = true;
     else if (queued == 0)
         a->flushing = false;
@@ -585,6 +590,7 @@ vs_async_new(struct vs_kube *k,
     a->idle_ms = WORKER_IDLE_MS;
     a->hold_ms = EVENT_HOLD_MS;
     a->hold_max = EVENT_HOLD_MAX;
+    a->hold_bytes = EVENT_HOLD_BYTES;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->patch_cv, NULL);
     pthread_cond_init(&a->event_cv, NULL);
@@ -873,11 +879,12 @@ void vs_async_kick(struct vs_async *a)
     pthread_mutex_unlock(&a->mu);
 }
 
-void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max)
+void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max, size_t max_bytes)
 {
     pthread_mutex_lock(&a->mu);
     a->hold_ms = ms;
     a->hold_max = max;
+    a->hold_bytes = max_bytes;
     pthread_cond_signal(&a->event_cv);
     pthread_mutex_unlock(&a->mu);
 }

@@ -79,8 +79,9 @@ void vs_async_set_event_gate(struct vs_async *a, bool (*allowed)(void *ctx), voi
 void vs_async_set_busy(struct vs_async *a, bool (*busy)(void *ctx), void *ctx);
 /* busy(ctx) became false: held Events may go now (any thread; NULL is ignored). */
 void vs_async_kick(struct vs_async *a);
-/* The hold's bounds: ms per Event and the queued Events that end it (tests). */
-void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max);
+/* The hold's bounds: ms per Event, and the queued Events and their bytes (vs_async_event_lazy)
+ * that end it (tests). */
+void vs_async_set_event_hold(struct vs_async *a, int ms, size_t max, size_t max_bytes);
 /* Whether the Event worker is holding queued Events for active Binds now (tests). */
 bool vs_async_events_holding(struct vs_async *a);
 

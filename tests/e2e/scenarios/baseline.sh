@@ -5,7 +5,8 @@
 # creates) asking only cpu 10m (schedulerName hami-scheduler: they never reach the extender, whose
 # managedResources they do not ask for), waits until all are bound and Running, deletes them,
 # then the same 200 asking nvidia.com/gpu 1, gpumem 700, gpucores 4 (all fit). The emulated device
-# plugin holds each node lock VS_E2E_HOLD (20ms). Every round prints both settle times and their
+# plugin holds each node lock VS_E2E_HOLD (20ms). Each burst starts once vgpu-sched has posted the
+# Events it held during the last one. Every round prints both settle times and their
 # ratio (GPU / CPU-only), and per burst the CPU seconds of kube-apiserver, etcd, kube-scheduler,
 # vgpu-sched and the agent and the API requests (per pod by verb and resource in
 # baseline-KIND-requests.txt); VS_E2E_BASELINE_ROUNDS rounds (5). Reported, not
@@ -58,6 +59,10 @@ BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
 baseline_burst() {
     local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
+    # The Events vgpu-sched held during the last GPU burst are posted before this burst starts,
+    # so neither kind of burst carries the other's work.
+    e2e_wait 120 "vgpu-sched's queued Events posted" eval \
+        '[[ "$(vs_metric vgpu_sched_events_queued)" == 0 ]]' || return 1
     req0="$(vs_api_requests)"
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req0.txt"
     conn0="$(vs_metric vgpu_sched_api_connections_total)"

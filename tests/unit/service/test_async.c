@@ -500,7 +500,7 @@ Test(async_order, events_wait_while_binds_are_active_and_go_when_they_end)
     const char *ev = "/api/v1/namespaces/default/events";
     atomic_store(&binds, true);
     vs_async_set_busy(as, binds_active, NULL);
-    vs_async_set_event_hold(as, 600000, 100); /* no bound reached during the test */
+    vs_async_set_event_hold(as, 600000, 100, 1u << 20); /* no bound reached in the test */
     post("n1", "uid-a", "Normal", "FilteringSucceed");
     post("w1", "uid-b", "Warning", "FilteringFailed");
     /* A refused pod's first Warning is not held: it goes while the Binds are active. */
@@ -538,7 +538,7 @@ Test(async_order, a_held_event_goes_once_it_waited_the_hold)
     /* The Binds never end: the Event still goes, not before it waited the hold (200 ms). */
     atomic_store(&binds, true);
     vs_async_set_busy(as, binds_active, NULL);
-    vs_async_set_event_hold(as, 200, 100);
+    vs_async_set_event_hold(as, 200, 100, 1u << 20);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     post("n1", "uid-a", "Normal", "FilteringSucceed");
@@ -555,7 +555,7 @@ Test(async_order, a_backlog_at_the_cap_is_not_held)
     /* Hold capped at 3 queued Events: two wait, the third makes all three go, Binds active. */
     atomic_store(&binds, true);
     vs_async_set_busy(as, binds_active, NULL);
-    vs_async_set_event_hold(as, 600000, 3);
+    vs_async_set_event_hold(as, 600000, 3, 1u << 20);
     post("n1", "uid-a", "Normal", "FilteringSucceed");
     post("n2", "uid-b", "Normal", "FilteringSucceed");
     wait_holding();
@@ -564,6 +564,26 @@ Test(async_order, a_backlog_at_the_cap_is_not_held)
     cr_assert_gt(posted_rv("n3"), 0);
     cr_assert_lt(posted_rv("n1"), posted_rv("n2"));
     cr_assert_lt(posted_rv("n2"), posted_rv("n3"));
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 3);
+}
+
+Test(async_order, a_backlog_of_large_messages_is_not_held)
+{
+    /* Hold capped at 1,000 bytes of messages: two Events of 400 wait, the third makes all three
+     * go, Binds active. */
+    atomic_store(&binds, true);
+    vs_async_set_busy(as, binds_active, NULL);
+    vs_async_set_event_hold(as, 600000, 100, 1000);
+    char msg[401];
+    memset(msg, 'm', 400);
+    msg[400] = '\0';
+    post_msg("n1", "uid-a", "Normal", "FilteringSucceed", msg);
+    post_msg("n2", "uid-b", "Normal", "FilteringSucceed", msg);
+    wait_holding();
+    cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 0);
+    post_msg("n3", "uid-c", "Normal", "FilteringSucceed", msg);
+    cr_assert_gt(posted_rv("n3"), 0);
+    cr_assert_lt(posted_rv("n1"), posted_rv("n2"));
     cr_assert_eq(vs_fakeapi_count(api, "POST", "/api/v1/namespaces/default/events"), 3);
 }
 
