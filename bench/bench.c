@@ -1318,6 +1318,13 @@ static size_t collect(char *p, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
+static size_t discard(char *p, size_t sz, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return sz * n;
+}
+
 struct client {
     CURL *h;
     struct curl_slist *hdr;
@@ -1411,9 +1418,18 @@ static void bind_pod_ids(long j, char name[40], char uid[37])
     uuid_of(5, (uint64_t)j, uid);
 }
 
-/* The embedded cluster file: a v1 List of the nodes, the pods, and n_bind Pending pods in
- * namespace "bench" that the Bind measurement schedules. Written one object at a time. */
-static bool write_cluster(const struct opts *o, const char *path, long n_bind, size_t *bytes)
+/* The HTTPS Filter phase's k-th pod (warm-up calls included). */
+static void filter_pod_ids(long k, char name[40], char uid[37])
+{
+    snprintf(name, 40, "bench-filter-%06ld", k);
+    uuid_of(4, (uint64_t)k, uid);
+}
+
+/* The embedded cluster file: a v1 List of the nodes, the pods, n_filter Pending pods in
+ * namespace "bench" that the HTTPS Filter measurement filters and n_bind that the Bind
+ * measurement schedules. Written one object at a time. */
+static bool write_cluster(const struct opts *o, const char *path, long n_filter, long n_bind,
+                          size_t *bytes)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -1423,16 +1439,20 @@ static bool write_cluster(const struct opts *o, const char *path, long n_bind, s
     struct vs_buf b;
     vs_buf_init(&b);
     fputs("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[\n", f);
-    long total = o->nodes + o->pods + n_bind;
+    long total = o->nodes + o->pods + n_filter + n_bind;
     for (long k = 0; k < total; k++) {
         b.len = 0;
         if (k < o->nodes) {
             gen_node(o, k, true, &b);
         } else if (k < o->nodes + o->pods) {
             gen_pod(&g, true, &b);
+        } else if (k < o->nodes + o->pods + n_filter) {
+            char name[40], uid[37];
+            filter_pod_ids(k - o->nodes - o->pods, name, uid);
+            gen_pending_pod("bench", name, uid, true, &b);
         } else {
             char name[40], uid[37];
-            bind_pod_ids(k - o->nodes - o->pods, name, uid);
+            bind_pod_ids(k - o->nodes - o->pods - n_filter, name, uid);
             gen_pending_pod("bench", name, uid, true, &b);
         }
         if (b.oom)
@@ -1496,7 +1516,7 @@ static void run_https(const struct opts *o, char **names, struct https *h)
     if (!make_certs(dir))
         die("openssl failed to make the throwaway certificates");
     long n_bind = o->https_iters < o->nodes ? o->https_iters : o->nodes;
-    if (!write_cluster(o, path, n_bind, &h->file_bytes))
+    if (!write_cluster(o, path, o->https_iters + WARMUP, n_bind, &h->file_bytes))
         die("cannot write the cluster file");
 
     struct vs_service_config c;
@@ -1540,9 +1560,17 @@ static void run_https(const struct opts *o, char **names, struct https *h)
     curl_easy_setopt(cl.h, CURLOPT_WRITEDATA, &cl.resp);
     curl_easy_setopt(cl.h, CURLOPT_NOSIGNAL, 1L);
 
-    /* Filter: pods that do not exist in the API, 5,000 candidates. The service commits a
-     * reservation and answers; its asynchronous pod patch then fails with 404 and the
-     * reservation is dropped, so the cluster does not fill up. */
+    /* Filter: Pending pods of the cluster file, 5,000 candidates. The service commits a
+     * reservation, records its decision and answers; the pod is then deleted (untimed), as if
+     * its Bind or its user took it out of the way, so the cluster does not fill up and no
+     * reservation or expected Bind outlives its pod (kube-scheduler would bind it). The
+     * service's pod watch drops them, beside the next Filter. */
+    CURL *api = curl_easy_init();
+    if (!api)
+        die("curl_easy_init failed");
+    curl_easy_setopt(api, CURLOPT_CUSTOMREQUEST, "DELETE");
+    curl_easy_setopt(api, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(api, CURLOPT_NOSIGNAL, 1L);
     size_t n_cand = o->nodes < 5000 ? (size_t)o->nodes : 5000;
     uint64_t rng = o->seed ^ 0xabcdef;
     const char ***sets = cand_sets(names, o->nodes, n_cand, &rng);
@@ -1554,8 +1582,7 @@ static void run_https(const struct opts *o, char **names, struct https *h)
             cc0 = thread_cpu_s();
         }
         char name[40], uid[37];
-        snprintf(name, sizeof(name), "bench-filter-%06ld", i + WARMUP);
-        uuid_of(4, (uint64_t)(i + WARMUP), uid);
+        filter_pod_ids(i + WARMUP, name, uid);
         struct vs_buf pb;
         vs_buf_init(&pb);
         gen_pending_pod("bench", name, uid, true, &pb);
@@ -1565,6 +1592,16 @@ static void run_https(const struct opts *o, char **names, struct https *h)
         const char *resp = post(&cl, "/filter", args, strlen(args), &us);
         free(args);
         bool ok = filter_answer(resp, NULL, 0, h);
+        char url[256];
+        snprintf(url, sizeof(url), "%s/api/v1/namespaces/bench/pods/%s", vs_service_api_url(svc),
+                 name);
+        curl_easy_setopt(api, CURLOPT_URL, url);
+        long status = 0;
+        if (curl_easy_perform(api) != CURLE_OK ||
+            curl_easy_getinfo(api, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status != 200) {
+            fprintf(stderr, "DELETE %s: HTTP %ld\n", url, status);
+            die("the embedded API server did not delete a filtered pod");
+        }
         if (i < 0)
             continue;
         h->filter.v[h->filter.n++] = us;
@@ -1572,6 +1609,7 @@ static void run_https(const struct opts *o, char **names, struct https *h)
     }
     h->filter_proc_cpu_s = process_cpu_s() - pc0;
     h->filter_client_cpu_s = thread_cpu_s() - cc0;
+    curl_easy_cleanup(api);
     cand_sets_free(sets);
     fprintf(stderr, "bench: https: filters done\n");
     lat_sort(&h->filter);
