@@ -1,8 +1,11 @@
-/* bindq: one mutex over the table of nodes (each with its FIFO of waiters, its condition
- * variable, the lock owner last seen by the watch and the lock this process holds there) and
- * the table of expected pods. Waiters sleep on their node's condition variable until the
- * deadline; they are woken by the node's watch events, by a waiter leaving the head, or by a
- * failure aimed at them. take() and check() run with the mutex released. */
+/* bindq: one mutex over the table of nodes (each with its FIFO of waiters, the lock owner last
+ * seen by the watch and the lock this process holds there) and the table of expected pods. Each
+ * waiter sleeps on its own condition variable until its deadline. Only the head of a node's queue
+ * acts on the node's lock, so a change of the lock (the node's watch events, the holder seen
+ * allocated, a release) wakes the head alone, not every Bind queued behind it (a burst queues
+ * tens per node, and waking them all at every hand-off delayed the head's lock patch); a
+ * waiter is also woken by a failure aimed at it, when it becomes the head, or for a recheck.
+ * take() and check() run with the mutex released. */
 #include "bindq.h"
 
 #include "annot.h"
@@ -29,6 +32,7 @@
 
 struct waiter {
     struct waiter *prev, *next;
+    pthread_cond_t cv; /* its own: see the top of the file */
     const struct vs_bindq_req *r;
     bool failed, recheck, tried;
     bool behind; /* it joined while the node was held or others waited */
@@ -51,7 +55,6 @@ struct expect {
 
 struct qnode {
     char *name;
-    pthread_cond_t cv;
     struct waiter *head, *tail;
     size_t nwait;
     uint64_t gen;     /* bumped on every change of the lock seen by the watch */
@@ -219,7 +222,6 @@ void vs_bindq_free(struct vs_bindq *q)
     HASH_ITER(hh, q->nodes, n, t)
     {
         HASH_DEL(q->nodes, n);
-        pthread_cond_destroy(&n->cv);
         free(n->name);
         free(n->owner);
         free(n->holder_uid);
@@ -264,11 +266,6 @@ static struct qnode *node_get(struct vs_bindq *q, const char *name)
         return NULL;
     }
     n->name_len = strlen(name);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&n->cv, &ca);
-    pthread_condattr_destroy(&ca);
     HASH_ADD_KEYPTR(hh, q->nodes, n->name, n->name_len, n);
     return n;
 }
@@ -367,12 +364,20 @@ static void unlink_waiter(struct qnode *n, struct waiter *w)
     n->nwait--;
 }
 
+/* Caller holds mu: the node's lock or holder changed; only the head acts on that. */
+static void wake_head(struct qnode *n)
+{
+    if (n->head)
+        pthread_cond_signal(&n->head->cv);
+}
+
 static void fail_waiter(struct waiter *w, enum vs_err err, const char *msg)
 {
     if (w->failed)
         return;
     w->failed = true;
     w->err = err;
+    pthread_cond_signal(&w->cv);
     snprintf(w->msg, sizeof(w->msg), "%s", msg);
 }
 
@@ -478,6 +483,11 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
         pthread_mutex_unlock(&q->mu);
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w.cv, &ca);
+    pthread_condattr_destroy(&ca);
     e->active = true;
     expect_unlink(q, e); /* active entries are not swept */
     w.behind = n->holder_uid || n->head;
@@ -571,7 +581,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
         }
         struct timespec ts = abs_deadline(
             n->head == &w && grace_end > 0 && grace_end < deadline ? grace_end : deadline);
-        pthread_cond_timedwait(&n->cv, &q->mu, &ts);
+        pthread_cond_timedwait(&w.cv, &q->mu, &ts);
     }
     bool was_head = n->head == &w;
     unlink_waiter(n, &w);
@@ -584,8 +594,9 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             expect_del(q, x);
     }
     if (was_head || err)
-        pthread_cond_broadcast(&n->cv);
+        wake_head(n);
     pthread_mutex_unlock(&q->mu);
+    pthread_cond_destroy(&w.cv);
     double waited = mono() - t0;
     if (waited_s)
         *waited_s = waited;
@@ -604,7 +615,7 @@ void vs_bindq_released(struct vs_bindq *q, const char *node, const char *uid)
     if (n && n->holder_uid && strcmp(n->holder_uid, uid ? uid : "") == 0) {
         clear_holder(q, n, true);
         n->gen++;
-        pthread_cond_broadcast(&n->cv);
+        wake_head(n);
     } else {
         expect_drop(q, uid ? uid : "");
     }
@@ -673,7 +684,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         n->owner_done = false;
         locked_update(q, n);
         n->gen++;
-        pthread_cond_broadcast(&n->cv);
+        wake_head(n);
         pthread_mutex_unlock(&q->mu);
         return;
     }
@@ -697,7 +708,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         }
         clear_holder(q, n, true); /* a relist no longer shows our lock: released meanwhile */
         n->gen++;
-        pthread_cond_broadcast(&n->cv);
+        wake_head(n);
         pthread_mutex_unlock(&q->mu);
         return;
     }
@@ -715,7 +726,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
     if (n->holder_uid)
         clear_holder(q, n, true); /* the lock we took is released or replaced */
     n->gen++;
-    pthread_cond_broadcast(&n->cv);
+    wake_head(n);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -751,7 +762,7 @@ void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, con
             hit = true;
         }
         if (hit)
-            pthread_cond_broadcast(&n->cv);
+            wake_head(n);
     }
     if (deleted && uid) {
         struct expect *e = NULL;
@@ -783,13 +794,13 @@ void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name
                 vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
             clear_holder(q, n, false);
             n->gen++;
-            pthread_cond_broadcast(&n->cv);
+            wake_head(n);
         } else if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
             n->done_at = mono();
-            pthread_cond_broadcast(&n->cv);
+            wake_head(n);
         } else if (owns && n->head) {
             n->gen++;
-            pthread_cond_broadcast(&n->cv);
+            wake_head(n);
         }
     }
     pthread_mutex_unlock(&q->mu);
@@ -805,9 +816,10 @@ void vs_bindq_recheck(struct vs_bindq *q)
     {
         if (!n->head)
             continue;
-        for (struct waiter *w = n->head; w; w = w->next)
+        for (struct waiter *w = n->head; w; w = w->next) {
             w->recheck = true;
-        pthread_cond_broadcast(&n->cv);
+            pthread_cond_signal(&w->cv);
+        }
     }
     pthread_mutex_unlock(&q->mu);
 }
@@ -821,7 +833,6 @@ static void fail_all_locked(struct vs_bindq *q, const char *why)
             continue;
         for (struct waiter *w = n->head; w; w = w->next)
             fail_waiter(w, VS_ERR_CONFLICT, why);
-        pthread_cond_broadcast(&n->cv);
     }
 }
 
