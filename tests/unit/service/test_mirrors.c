@@ -226,6 +226,7 @@ Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
 {
     put(vs_harness_pod("p", UID, "1000", "10"));
     put(vs_harness_pod("q", "uid-q", "14000", "10"));
+    put(vs_harness_pod("r", "uid-r", "15000", "10"));
     start("fence");
     char *out = filter("p");
     cr_assert_str_eq(out, FILTER_OK);
@@ -234,13 +235,22 @@ Test(mirrors, bind_refused_when_a_claim_took_the_card_after_filter)
                "\"name\":\"train\",\"namespace\":\"ml\",\"uid\":\"uid-claim\"},\"spec\":{},"
                "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
                "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}"));
-    /* the ledger has the claim once another pod's refusal names it (q fits beside p on the
-     * 15360 MiB card, so only the claim is to blame) */
+    /* The ledger has the claim once the probe r (more memory than the card has beside p:
+     * refused with or without the claim, never reserved) is refused for the card's slots
+     * instead of its memory. Only then is q filtered: it fits beside p on the 15360 MiB card,
+     * so the claim alone is to blame and named (filtered before the claim's event came, q
+     * would have been placed). */
+    const char *held = "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
+                       "CardTimeSlicingExhausted\"},\"FailedAndUnresolvableNodes\":null,"
+                       "\"Error\":\"\"}";
+    char r[] = "r";
+    out = vs_harness_poll(filter_get, r, held);
+    cr_assert_str_eq(out, held);
+    free(out);
     const char *want = "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{\"n1\":\"1/1 "
                        "CardTimeSlicingExhausted (held by DRA claim ml/train)\"},"
                        "\"FailedAndUnresolvableNodes\":null,\"Error\":\"\"}";
-    char q[] = "q";
-    out = vs_harness_poll(filter_get, q, want);
+    out = filter("q");
     cr_assert_str_eq(out, want);
     free(out);
     out = bind_p();
