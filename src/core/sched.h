@@ -118,6 +118,9 @@ struct vs_filter_result {
      * reservation on bind_node still holds and bind_node is among the candidates. */
     char *bind_node;
     bool bind_keep, bind_posted;
+    /* vs_store_filter: the pod was seen deleted (a Filter kube-scheduler began before it saw the
+     * deletion). Nothing was evaluated or committed (managed, n 0, best -1). */
+    bool gone;
     /* namespace quota usage the decision relied on, per backend (compared at commit) */
     uint64_t quota_checked;
     int64_t quota_mem_used[VS_MAX_DEVICES];

@@ -816,6 +816,13 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
         set_json(resp, 200, filter_result(NULL, NULL, NULL, "out of memory"));
         goto out;
     }
+    if (r.gone) {
+        /* No Event, pending entry or nudge for a pod that no longer exists. */
+        char m[1200];
+        snprintf(m, sizeof(m), "pod %s/%s was deleted", fa.pod.ns, fa.pod.name);
+        set_json(resp, 200, filter_result(NULL, NULL, NULL, m));
+        goto out;
+    }
     if (r.bind_node) {
         /* A Bind of this pod holds its reservation (kube-scheduler gave up waiting for that
          * Bind and filters again) or has bound it: the pod is not moved. Nothing is reserved or

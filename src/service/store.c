@@ -77,6 +77,11 @@ struct vs_store {
     struct quota_key *quotas;
     struct nominee *nominees; /* by uid */
     struct binding *bindings; /* by uid */
+    /* Pods the watch (or a relist) showed deleted, by uid, oldest first: kube-scheduler may
+     * still filter one it had begun to schedule, and a reservation made then would have no
+     * DELETED event left to free it (it would count until --reservation-ttl). Kept for the
+     * TTL (a reservation made later expires as soon) and at most GONE_MAX. */
+    struct gone *gone;
     uint64_t bind_seq;        /* the last binding.token handed out */
     uint64_t nominee_gen;     /* bumped when a pod relist begins */
     bool nominee_freed;       /* a hold went away in the event being applied */
@@ -124,6 +129,57 @@ static void sset_clear(struct sset **set)
         free(e->key);
         free(e);
     }
+}
+
+struct gone {
+    UT_hash_handle hh;
+    int64_t at; /* time() it was seen gone */
+    char uid[];
+};
+
+/* The most deleted pods remembered: within the default TTL of 300 s that is 218 deletions a
+ * second, sustained; beyond it the oldest go first. */
+#define GONE_MAX 65536
+
+static void gone_drop(struct vs_store *s, struct gone *g)
+{
+    HASH_DEL(s->gone, g);
+    free(g);
+}
+
+/* Lock held. */
+static void gone_add(struct vs_store *s, const char *uid)
+{
+    struct gone *g = NULL;
+    if (!uid || !*uid)
+        return;
+    HASH_FIND_STR(s->gone, uid, g);
+    if (g)
+        return;
+    if (HASH_COUNT(s->gone) >= GONE_MAX)
+        gone_drop(s, s->gone); /* the head is the oldest (uthash keeps insertion order) */
+    size_t len = strlen(uid);
+    if (!(g = malloc(sizeof(*g) + len + 1)))
+        return; /* out of memory: a late Filter of it may reserve until the TTL */
+    g->at = (int64_t)time(NULL);
+    memcpy(g->uid, uid, len + 1);
+    HASH_ADD_KEYPTR(hh, s->gone, g->uid, len, g);
+}
+
+/* Lock held. */
+static bool gone_has(const struct vs_store *s, const char *uid)
+{
+    struct gone *g = NULL;
+    if (uid && *uid && s->gone)
+        HASH_FIND_STR(s->gone, uid, g);
+    return g != NULL;
+}
+
+/* Forgets the pods seen gone before now - ttl. Lock held. */
+static void gone_expire(struct vs_store *s, int64_t now, int64_t ttl)
+{
+    while (s->gone && s->gone->at < now - ttl)
+        gone_drop(s, s->gone);
 }
 
 static void binding_free(struct vs_store *s, struct binding *b)
@@ -311,6 +367,7 @@ static enum vs_err apply_pod(struct vs_store *s, const char *type, const json_t 
     if (strcmp(type, "DELETED") == 0) {
         vs_model_remove_pod(s->model, uid);
         vs_model_unaccount(s->model, uid);
+        gone_add(s, uid);
         return VS_OK;
     }
     /* Cheap pre-check: a pod without hami.io/vgpu-node only has its requests counted, from a
@@ -766,8 +823,10 @@ static void on_synced(void *ctx)
             vs_model_remove_node(s->model, sw.gone[i]);
     } else if (inf->which == INF_PODS) {
         vs_model_each_pod(s->model, sweep_pod, &sw);
-        for (size_t i = 0; i < sw.n; i++)
+        for (size_t i = 0; i < sw.n; i++) {
             vs_model_remove_pod(s->model, sw.gone[i]);
+            gone_add(s, sw.gone[i]);
+        }
         swept = vs_model_account_sweep(s->model);
         struct binding *b, *bt;
         HASH_ITER(hh, s->bindings, b, bt)
@@ -977,8 +1036,9 @@ static void *expiry_main(void *arg)
         if (__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
             break;
         pthread_rwlock_wrlock(&s->mu);
-        size_t n = vs_model_expire_keep(s->model, (int64_t)time(NULL), s->o.reservation_ttl,
-                                        keep_binding, s);
+        int64_t now = (int64_t)time(NULL);
+        size_t n = vs_model_expire_keep(s->model, now, s->o.reservation_ttl, keep_binding, s);
+        gone_expire(s, now, s->o.reservation_ttl);
         if (n)
             atomic_fetch_add(&s->version, 1);
         pthread_rwlock_unlock(&s->mu);
@@ -1049,6 +1109,8 @@ void vs_store_free(struct vs_store *s)
     struct binding *b, *bt;
     HASH_ITER(hh, s->bindings, b, bt)
     binding_free(s, b);
+    while (s->gone)
+        gone_drop(s, s->gone);
     vs_model_free(s->model);
     pthread_rwlock_destroy(&s->mu);
     free(s);
@@ -1195,8 +1257,9 @@ static enum vs_reservation_state held_state(struct vs_store *s, const struct bin
     return st;
 }
 
-/* When a Bind holds (or bound) the pod, or the watch has shown it bound, fills r with that
- * instead of a decision (see vs_filter_result.bind_node): 1, or -1 out of memory; 0 when neither.
+/* When the pod was seen deleted (vs_filter_result.gone), a Bind holds (or bound) it, or the watch
+ * has shown it bound, fills r with that instead of a decision (see vs_filter_result.bind_node):
+ * 1, or -1 out of memory; 0 when none of these.
  * A bound pod is never reserved again: a Filter that reaches us after the pod's binding (kube-
  * scheduler retried a Bind that outlasted its timeout, from a cache without the binding yet)
  * would otherwise replace its usage and rewrite its annotations for another node. evaluated: r
@@ -1204,6 +1267,15 @@ static enum vs_reservation_state held_state(struct vs_store *s, const struct bin
 static int filter_binding(struct vs_store *s, const struct vs_pod *pod, const char *const *cands,
                           size_t n, bool evaluated, struct vs_filter_result *r)
 {
+    if (gone_has(s, pod->uid)) {
+        if (evaluated)
+            vs_filter_result_cleanup(r);
+        memset(r, 0, sizeof(*r));
+        r->best = -1;
+        r->managed = true;
+        r->gone = true;
+        return 1;
+    }
     const struct binding *b = binding_find(s, pod->uid);
     const struct vs_podent *pe = b ? NULL : vs_model_pod(s->model, pod->uid);
     if (!b && !(pe && pe->bound && !pe->expired))
@@ -1426,7 +1498,8 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
         }
         if (!exclusive)
             pthread_rwlock_wrlock(&s->mu);
-        if (binding_find(s, pod->uid)) { /* a Bind of the pod began: its reservation stays */
+        /* A Bind of the pod began (its reservation stays), or the pod was deleted. */
+        if (binding_find(s, pod->uid) || gone_has(s, pod->uid)) {
             pthread_rwlock_unlock(&s->mu);
             vs_preempt_plans_free(plans, np);
             vs_store_plan_cleanup(out);

@@ -218,7 +218,91 @@ Test(bind_hold, posted_binding_pins_until_the_watch_shows_it)
     cr_assert_eq(vs_store_reservation(s, "q"), VS_RES_MISSING);
     cr_assert_eq(vs_store_bind_begin(s, "q", "n1", &t2, NULL), VS_RES_MISSING);
     cr_assert_eq(t2, 0);
-    cr_assert_str_eq(decide("q", only1, 1, &resv), "n1");
+    /* A Filter of the deleted pod (kube-scheduler began it before it saw the deletion) reserves
+     * nothing. */
+    filter("q", only1, 1, &r);
+    cr_assert(r.gone);
+    cr_assert_null(r.bind_node);
+    cr_assert_eq(r.best, -1);
+    cr_assert_eq(r.reservation, 0);
+    vs_filter_result_cleanup(&r);
+    cr_assert_eq(usedmem("n1"), 0);
+}
+
+/* e2e soak, wave 4: deleting bound pods makes kube-scheduler retry the refused ones, and one
+ * of those was deleted in the same wave. Its Filter reached the service after the watch showed
+ * the deletion; the reservation it made then had no DELETED event left to free it and counted on
+ * the card for the TTL, so pods that fit were refused. A deleted pod is never reserved again:
+ * whether its Filter comes after the deletion (refused, gone) or before (the DELETED event frees
+ * the reservation), the card ends empty; another pod still fits; a preemption plan for it
+ * commits nothing. */
+Test(bind_hold, a_filter_after_the_pod_was_deleted_reserves_nothing)
+{
+    const char *only0[] = {"n0"}, *both[] = {"n0", "n1"};
+    uint64_t resv;
+    cr_assert_str_eq(decide("late", both, 2, &resv), "n0");
+    cr_assert_eq(usedmem("n0"), 8000);
+    apply("Pod", "DELETED", load(vs_harness_pod("late", "late", "8000", "10")));
+    cr_assert_eq(usedmem("n0"), 0, "the DELETED event frees the reservation");
+
+    struct vs_filter_result r;
+    filter("late", both, 2, &r);
+    cr_assert(r.gone);
+    cr_assert(r.managed);
+    cr_assert_null(r.bind_node);
+    cr_assert_null(r.error);
+    cr_assert_null(r.annotations);
+    cr_assert_eq(r.n, 0);
+    cr_assert_eq(r.best, -1);
+    cr_assert_eq(r.reservation, 0);
+    vs_filter_result_cleanup(&r);
+    cr_assert_eq(usedmem("n0"), 0);
+    cr_assert_eq(usedmem("n1"), 0);
+    cr_assert_eq(vs_store_reservation(s, "late"), VS_RES_MISSING);
+
+    /* A pod deleted before any Filter of it (a pending pod, never reserved) is refused too. */
+    apply("Pod", "DELETED", load(vs_harness_pod("never", "never", "8000", "10")));
+    filter("never", only0, 1, &r);
+    cr_assert(r.gone);
+    cr_assert_eq(r.reservation, 0);
+    vs_filter_result_cleanup(&r);
+
+    /* Preemption: a bound pod of priority 0 fills n0; a plan evicting it is committed for a
+     * pod of priority 100, and not once that pod is deleted. */
+    json_t *o = load(vs_harness_pod("low", "low", "16000", "10"));
+    json_object_set_new(json_object_get(o, "metadata"), "annotations",
+                        json_pack("{s:s,s:s}", VS_ANNO_VGPU_NODE, "n0", VS_ANNO_ALLOCATED,
+                                  "n0-gpu0,NVIDIA,16000,10:;"));
+    json_object_set_new(json_object_get(o, "spec"), "nodeName", json_string("n0"));
+    json_object_set_new(json_object_get(o, "status"), "phase", json_string("Running"));
+    apply("Pod", "ADDED", o);
+    cr_assert_eq(usedmem("n0"), 16000);
+    o = load(vs_harness_pod("high", "high", "8000", "10"));
+    json_object_set_new(json_object_get(o, "spec"), "priority", json_integer(100));
+    struct vs_pod pod;
+    struct vs_errbuf eb;
+    cr_assert_eq(vs_codec_pod_from_json(o, &pod, &eb), VS_OK, "%s", eb.msg);
+    json_decref(o);
+    struct vs_sched_opts so = {.cfg = &cfg};
+    struct vs_store_plan plan;
+    bool found = false;
+    cr_assert_eq(vs_store_preempt(s, &pod, only0, 1, &so, 1000, &plan, &found), VS_OK);
+    cr_assert(found);
+    cr_assert_neq(plan.reservation, 0);
+    cr_assert(vs_store_unreserve(s, "high", plan.reservation));
+    vs_store_plan_cleanup(&plan);
+    apply("Pod", "DELETED", load(vs_harness_pod("high", "high", "8000", "10")));
+    found = true;
+    cr_assert_eq(vs_store_preempt(s, &pod, only0, 1, &so, 1000, &plan, &found), VS_OK);
+    cr_assert_not(found);
+    vs_store_plan_cleanup(&plan);
+    vs_pod_cleanup(&pod);
+    cr_assert_eq(vs_store_reservation(s, "high"), VS_RES_MISSING);
+    cr_assert_eq(usedmem("n0"), 16000);
+
+    /* Other pods are untouched by the remembered deletions. */
+    cr_assert_str_eq(decide("next", both, 2, &resv), "n1");
+    cr_assert_eq(usedmem("n1"), 8000);
 }
 
 /* What the hold does not stop is seen by the check before the binding: the reservation dropped
