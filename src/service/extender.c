@@ -736,6 +736,20 @@ static bool takes_whole_cards(const struct vs_pod_req *r)
     return false;
 }
 
+/* A pod deleted while its Filter ran: what the Filter recorded for it after the store's pod
+ * hook forgot the pod (pending entry, nudge, decision, expected Bind) is dropped here; what it
+ * recorded before, the hook dropped (vs_store_gone). */
+static void forget_if_gone(struct vs_app *a, const char *uid)
+{
+    if (!uid || !*uid || !vs_store_gone(a->store, uid))
+        return;
+    vs_pending_forget(a->pending, uid);
+    vs_requeue_forget(a->requeue, uid);
+    vs_decisions_forget(a->decisions, uid);
+    if (a->bindq)
+        vs_bindq_forget(a->bindq, uid);
+}
+
 void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
 {
     struct vs_app *a = ctx;
@@ -849,6 +863,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     if (r.error) {
         vs_requeue_forget(a->requeue, fa.pod.uid); /* the pod's own error: capacity won't help */
         vs_pending_refused(a->pending, &fa.pod, NULL, r.error, NULL, NULL, now);
+        forget_if_gone(a, fa.pod.uid);
         pod_event(a, fa.pod.ns, fa.pod.name, fa.pod.uid, "Warning", "FilteringFailed", r.error);
         set_json(resp, 200, filter_result(NULL, NULL, NULL, r.error));
         goto out;
@@ -881,6 +896,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
             vs_metrics_node_reasons(a->metrics, r.nodes[i].reason);
         }
         vs_pending_refused(a->pending, &fa.pod, &r, NULL, pnode, pvictims, now);
+        forget_if_gone(a, fa.pod.uid);
         free(pnode);
         free(pvictims);
         failed_events(a, &fa.pod, &r);
@@ -927,6 +943,7 @@ void vs_ext_filter(void *ctx, const struct vs_http_req *req, struct vs_http_resp
     }
     free(path);
     free(alloc);
+    forget_if_gone(a, fa.pod.uid);
 out:
     if (outcome == VS_FILTER_ERROR && resp->body)
         vs_log(VS_LOG_INFO, "filter_error", "pod=%s/%s", fa.pod.ns ? fa.pod.ns : "",

@@ -1538,6 +1538,14 @@ bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservatio
     return freed;
 }
 
+bool vs_store_gone(struct vs_store *s, const char *uid)
+{
+    pthread_rwlock_rdlock(&s->mu);
+    bool g = gone_has(s, uid);
+    pthread_rwlock_unlock(&s->mu);
+    return g;
+}
+
 bool vs_store_superseded(struct vs_store *s, const char *uid, uint64_t reservation)
 {
     pthread_rwlock_rdlock(&s->mu);

@@ -128,6 +128,11 @@ enum vs_err vs_store_preempt(struct vs_store *s, const struct vs_pod *pod, const
  * True when it dropped one. */
 bool vs_store_unreserve(struct vs_store *s, const char *uid, uint64_t reservation);
 
+/* True when the watch (or a relist) has shown pod uid deleted, within --reservation-ttl (see
+ * vs_filter_result.gone). The pod hooks run after the store records a deletion: state keyed by
+ * the pod that a Filter records after its evaluation is dropped by the hook, or, when recorded
+ * after the hook ran, seen gone here. */
+bool vs_store_gone(struct vs_store *s, const char *uid);
 /* True when the pod's entry comes from a later Filter decision than `reservation` (its
  * vs_podent.resv_id is higher): a patch writing `reservation` is stale. Two Filters
  * of one pod commit in one order under the write lock but may queue their patches in the

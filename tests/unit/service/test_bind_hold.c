@@ -259,6 +259,8 @@ Test(bind_hold, a_filter_after_the_pod_was_deleted_reserves_nothing)
     cr_assert_eq(usedmem("n0"), 0);
     cr_assert_eq(usedmem("n1"), 0);
     cr_assert_eq(vs_store_reservation(s, "late"), VS_RES_MISSING);
+    cr_assert(vs_store_gone(s, "late"));
+    cr_assert_not(vs_store_gone(s, "next"));
 
     /* A pod deleted before any Filter of it (a pending pod, never reserved) is refused too. */
     apply("Pod", "DELETED", load(vs_harness_pod("never", "never", "8000", "10")));
