@@ -82,10 +82,10 @@ struct vs_store {
      * DELETED event left to free it (it would count until --reservation-ttl). Kept for the
      * TTL (a reservation made later expires as soon) and at most GONE_MAX. */
     struct gone *gone;
-    uint64_t bind_seq;        /* the last binding.token handed out */
-    uint64_t nominee_gen;     /* bumped when a pod relist begins */
-    bool nominee_freed;       /* a hold went away in the event being applied */
-    struct vs_pdb *pdbs;      /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
+    uint64_t bind_seq;    /* the last binding.token handed out */
+    uint64_t nominee_gen; /* bumped when a pod relist begins */
+    bool nominee_freed;   /* a hold went away in the event being applied */
+    struct vs_pdb *pdbs;  /* PodDisruptionBudgets (with watch_pdbs), in arrival order */
     size_t n_pdbs, cap_pdbs;
     struct vs_dra_guard dra; /* DeviceClasses mapping a counted resource to DRA (watch_dra) */
     struct informer inf[INF_COUNT];

@@ -427,8 +427,8 @@ Test(server, reservation_of_a_deleted_pod_is_freed)
     const char *cands[] = {"n2"};
     json_t *pj = vs_fakeapi_get(api, "Pod", "default", "ghost");
     long st;
-    json_t *r = post_json("/filter", json_pack("{s:O,s:[s]}", "Pod", pj, "NodeNames", cands[0]),
-                          &st);
+    json_t *r =
+        post_json("/filter", json_pack("{s:O,s:[s]}", "Pod", pj, "NodeNames", cands[0]), &st);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)), "n2");
     json_decref(r);
     vs_fakeapi_delete(api, "Pod", "default", "ghost");
