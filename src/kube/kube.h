@@ -53,6 +53,7 @@ void vs_kube_free(struct vs_kube *k);
 struct vs_kube_stats {
     uint64_t requests;
     uint64_t connections;       /* TCP (and TLS) connections opened to the API server */
+    uint64_t pool_waits;        /* requests that found every kept connection busy and waited */
     uint64_t errors_by_verb[6]; /* GET LIST WATCH PATCH POST PUT */
 };
 void vs_kube_stats(const struct vs_kube *k, struct vs_kube_stats *out);

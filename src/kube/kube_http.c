@@ -209,6 +209,12 @@ struct vs_kube *vs_kube_new(const struct vs_kube_config *cfg, const struct vs_ku
     }
     pthread_mutex_init(&k->tok_mu, NULL);
     pthread_mutex_init(&k->pool_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&k->pool_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    k->pool_wait_ms = POOL_WAIT_MS;
     vs_kube_limiter_init(&k->lim, o ? o->qps : 0, o ? o->burst : 1);
     k->timeout_s = o && o->timeout_s > 0 ? o->timeout_s : 0;
     k->server = dup_or_null(cfg->server, &oom);
@@ -261,6 +267,7 @@ void vs_kube_free(struct vs_kube *k)
     vs_kube_limiter_cleanup(&k->lim);
     pthread_mutex_destroy(&k->tok_mu);
     pthread_mutex_destroy(&k->pool_mu);
+    pthread_cond_destroy(&k->pool_cv);
     free(k);
 }
 
@@ -268,6 +275,7 @@ void vs_kube_stats(const struct vs_kube *k, struct vs_kube_stats *out)
 {
     out->requests = __atomic_load_n(&k->requests, __ATOMIC_RELAXED);
     out->connections = __atomic_load_n(&k->connections, __ATOMIC_RELAXED);
+    out->pool_waits = __atomic_load_n(&k->pool_waits, __ATOMIC_RELAXED);
     for (int i = 0; i < 6; i++)
         out->errors_by_verb[i] = __atomic_load_n(&k->errors[i], __ATOMIC_RELAXED);
 }
@@ -327,6 +335,16 @@ CURL *vs_kube_handle_get(struct vs_kube *k)
 {
     CURL *h = NULL;
     pthread_mutex_lock(&k->pool_mu);
+    if (k->n_pool == 0 && k->n_owned == POOL_MAX && k->pool_wait_ms > 0) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        long long ns = (long long)dl.tv_nsec + (long long)k->pool_wait_ms * 1000000LL;
+        dl.tv_sec += (time_t)(ns / 1000000000LL);
+        dl.tv_nsec = (long)(ns % 1000000000LL);
+        __atomic_add_fetch(&k->pool_waits, 1, __ATOMIC_RELAXED);
+        while (k->n_pool == 0 && pthread_cond_timedwait(&k->pool_cv, &k->pool_mu, &dl) == 0)
+            ;
+    }
     if (k->n_pool > 0) {
         h = k->pool[--k->n_pool];
     } else if ((h = curl_easy_init()) && k->n_owned < POOL_MAX) {
@@ -346,6 +364,7 @@ void vs_kube_handle_put(struct vs_kube *k, CURL *h)
         if (k->owned[i] == h) {
             k->pool[k->n_pool++] = h;
             h = NULL;
+            pthread_cond_signal(&k->pool_cv);
             break;
         }
     }

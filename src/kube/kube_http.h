@@ -18,8 +18,14 @@
 #include "kube_secret.h"
 
 /* The client owns the first POOL_MAX curl handles it makes and keeps them (and their
- * connections) for good; a handle made while all of them are out serves one request and is
- * cleaned up. Keeping the first ones rather than whichever comes back first means the
+ * connections) for good. Once all are made, a request finding every one out waits for one to
+ * come back, up to pool_wait_ms (POOL_WAIT_MS); only then is a handle made that serves one
+ * request and is cleaned up. At 1,000 nodes a GPU wave's Binds (one thread each) had hundreds of
+ * requests in flight at once: every one beyond the kept handles opened a connection of its own
+ * (a TLS handshake on both sides, and libcurl parsing the PEM material again), over a third of
+ * vgpu-sched's CPU; waiting a few ms for a kept one costs less, and kube-apiserver is spared the
+ * handshakes. The bound keeps a stuck request from stopping the others (a Lease renewal among
+ * them). Keeping the first ones rather than whichever comes back first means the
  * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
  * once at start and never re-made among a burst's short-lived memory, where its chunks would
  * keep pages resident after the burst is freed (docs/reliability.md "API connections kept, not
@@ -28,7 +34,8 @@
  * 10 nodes opened ~500 TLS connections (each a handshake on both sides: half of vgpu-sched's
  * CPU); 32 opened 33 in the first burst and none after. Each kept connection holds ~100-170 KiB,
  * made only once that many requests were in flight together. */
-#define POOL_MAX 32
+#define POOL_MAX     32
+#define POOL_WAIT_MS 1000
 
 /* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
 enum vs_kube_verb {
@@ -57,10 +64,13 @@ struct vs_kube {
     struct vs_kube_limiter lim;
 
     pthread_mutex_t pool_mu; /* guards owned, n_owned, pool and n_pool */
+    pthread_cond_t pool_cv;  /* signalled when a kept handle comes back */
     CURL *owned[POOL_MAX];   /* the handles kept for good, idle or out */
     int n_owned;
     CURL *pool[POOL_MAX]; /* the idle ones among them */
     int n_pool;
+    int pool_wait_ms;    /* POOL_WAIT_MS; tests may lower it */
+    uint64_t pool_waits; /* requests that waited for a kept handle (__atomic) */
 
     /* Counters, updated and read with __atomic builtins. */
     uint64_t requests;

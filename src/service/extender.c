@@ -1835,6 +1835,7 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     vs_kube_stats(a->kube, &ks);
     x.api_requests = ks.requests;
     x.api_connections = ks.connections;
+    x.api_pool_waits = ks.pool_waits;
     x.http_connections = atomic_load(&a->http_connections);
     memcpy(x.api_errors, ks.errors_by_verb, sizeof(x.api_errors));
     struct vs_store_stats ss;

@@ -531,12 +531,17 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       "vgpu_sched_api_requests_total %llu\n"
                       "# TYPE vgpu_sched_api_connections_total counter\n"
                       "vgpu_sched_api_connections_total %llu\n"
+                      "# HELP vgpu_sched_api_pool_waits_total API requests that found every kept "
+                      "connection busy and waited for one.\n"
+                      "# TYPE vgpu_sched_api_pool_waits_total counter\n"
+                      "vgpu_sched_api_pool_waits_total %llu\n"
                       "# HELP vgpu_sched_http_connections_total Connections the extender and "
                       "webhook listener accepted (each HTTPS one a TLS handshake).\n"
                       "# TYPE vgpu_sched_http_connections_total counter\n"
                       "vgpu_sched_http_connections_total %llu\n"
                       "# TYPE vgpu_sched_api_errors_total counter\n",
                       (unsigned long long)x->api_requests, (unsigned long long)x->api_connections,
+                      (unsigned long long)x->api_pool_waits,
                       (unsigned long long)x->http_connections);
         for (int i = 0; i < 6; i++)
             vs_buf_printf(&b, "vgpu_sched_api_errors_total{verb=\"%s\"} %llu\n", verbs[i],

@@ -4,6 +4,9 @@
 #include "kubetest.h"
 #include "kube_http.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 /* ------------------------------------------------------------------------------------------ */
 /* requests                                                                                   */
 
@@ -298,6 +301,8 @@ Test(request, pool_keeps_the_first_handles_made)
     struct vs_errbuf eb = {{0}};
     struct vs_kube *k = vs_kube_new(&cfg, NULL, &eb);
     cr_assert_not_null(k, "%s", eb.msg);
+    cr_assert_eq(k->pool_wait_ms, POOL_WAIT_MS);
+    k->pool_wait_ms = 0; /* no wait for a kept handle: see the next test */
     enum { N = POOL_MAX + 4 };
     CURL *h[N];
     for (int i = 0; i < N; i++)
@@ -324,6 +329,62 @@ Test(request, pool_keeps_the_first_handles_made)
     vs_kube_free(k);
 }
 
+struct getter {
+    struct vs_kube *k;
+    CURL *got;
+};
+
+static void *get_one(void *arg)
+{
+    struct getter *g = arg;
+    g->got = vs_kube_handle_get(g->k);
+    return NULL;
+}
+
+/* Once every kept handle is made and out, a request waits for one to come back (no connection
+ * of its own), and only past pool_wait_ms makes a handle of its own; both waits are counted. */
+Test(request, a_request_waits_for_a_kept_handle)
+{
+    struct vs_kube_config cfg = {.server = "http://127.0.0.1:1"};
+    struct vs_errbuf eb = {{0}};
+    struct vs_kube *k = vs_kube_new(&cfg, NULL, &eb);
+    cr_assert_not_null(k, "%s", eb.msg);
+    k->pool_wait_ms = 60000;
+    CURL *h[POOL_MAX];
+    for (int i = 0; i < POOL_MAX; i++)
+        cr_assert_not_null(h[i] = vs_kube_handle_get(k)); /* made, no waiting */
+    struct vs_kube_stats st;
+    vs_kube_stats(k, &st);
+    cr_assert_eq(st.pool_waits, 0);
+    struct getter g = {.k = k};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, get_one, &g), 0);
+    do { /* until it waits */
+        vs_kube_stats(k, &st);
+        if (st.pool_waits == 0)
+            usleep(1000);
+    } while (st.pool_waits == 0);
+    vs_kube_handle_put(k, h[5]);
+    pthread_join(t, NULL);
+    cr_assert_eq(g.got, h[5], "the waiting request did not get the kept handle back");
+    cr_assert_eq(k->n_owned, POOL_MAX);
+    cr_assert_eq(k->n_pool, 0);
+
+    k->pool_wait_ms = 20; /* every kept one still out: past the bound, one of its own */
+    CURL *own = vs_kube_handle_get(k);
+    cr_assert_not_null(own);
+    for (int i = 0; i < POOL_MAX; i++)
+        cr_assert_neq(own, h[i]);
+    vs_kube_stats(k, &st);
+    cr_assert_eq(st.pool_waits, 2);
+    vs_kube_handle_put(k, own); /* cleaned up, not kept */
+    cr_assert_eq(k->n_pool, 0);
+    for (int i = 0; i < POOL_MAX; i++)
+        vs_kube_handle_put(k, h[i]);
+    cr_assert_eq(k->n_pool, POOL_MAX);
+    vs_kube_free(k);
+}
+
 /* The client counts the connections it opens (vgpu_sched_api_connections_total): requests on a
  * kept handle share one; a handle made while every kept one is out opens its own. */
 Test(request, connections_opened_are_counted, .timeout = 30)
@@ -346,6 +407,7 @@ Test(request, connections_opened_are_counted, .timeout = 30)
     CURL *held[POOL_MAX];
     for (int i = 0; i < POOL_MAX; i++)
         cr_assert_not_null(held[i] = vs_kube_handle_get(k));
+    k->pool_wait_ms = 10; /* the request waits that long for a kept handle, then opens its own */
     cr_assert_eq(vs_kube_get(k, "/api/v1/nodes", &out, &eb), VS_OK, "%s", eb.msg);
     json_decref(out);
     for (int i = 0; i < POOL_MAX; i++)
