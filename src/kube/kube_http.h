@@ -20,21 +20,22 @@
 /* The client owns the first POOL_MAX curl handles it makes and keeps them (and their
  * connections) for good. Once all are made, a request finding every one out waits for one to
  * come back, up to pool_wait_ms (POOL_WAIT_MS); only then is a handle made that serves one
- * request and is cleaned up. At 1,000 nodes a GPU wave's Binds (one thread each) had hundreds of
- * requests in flight at once: every one beyond the kept handles opened a connection of its own
- * (a TLS handshake on both sides, and libcurl parsing the PEM material again), over a third of
- * vgpu-sched's CPU; waiting a few ms for a kept one costs less, and kube-apiserver is spared the
- * handshakes. The bound keeps a stuck request from stopping the others (a Lease renewal among
- * them). Keeping the first ones rather than whichever comes back first means the
+ * request and is cleaned up. The bound keeps a stuck request from stopping the others (a Lease
+ * renewal among them). Keeping the first ones rather than whichever comes back first means the
  * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
  * once at start and never re-made among a burst's short-lived memory, where its chunks would
  * keep pages resident after the burst is freed (docs/reliability.md "API connections kept, not
- * re-made"). A burst has a Bind per
- * busy node plus the patch and Event workers talking at once: with 8 kept, a 200-pod burst on
- * 10 nodes opened ~500 TLS connections (each a handshake on both sides: half of vgpu-sched's
- * CPU); 32 opened 33 in the first burst and none after. Each kept connection holds ~100-170 KiB,
- * made only once that many requests were in flight together. */
-#define POOL_MAX     32
+ * re-made"). A burst has a Bind per busy node plus the patch and Event workers talking at once:
+ * with 8 kept, a 200-pod burst on 10 nodes opened ~500 TLS connections (each a handshake on both
+ * sides: half of vgpu-sched's CPU); 32 opened 33 in the first burst and none after. At 1,000
+ * nodes a GPU wave's Binds (one thread each) keep hundreds of requests in flight: with 32 kept
+ * and no waiting, each one beyond them opened a connection of its own (a handshake, and libcurl
+ * parsing the PEM material again: over a third of vgpu-sched's CPU); with 32 kept and the wait,
+ * a wave still opened 1,000-1,700 (the waits ran out); with 64 kept, 337 in the first wave and
+ * none in the second, and vgpu-sched's CPU per GPU pod fell from 13.0 / 9.5 ms to 7.2 / 5.5 ms
+ * (docs/benchmarks.md "e2e scale-waves"). Each kept connection holds ~100-170 KiB, made only
+ * once that many requests were in flight together. */
+#define POOL_MAX     64
 #define POOL_WAIT_MS 1000
 
 /* The verbs counted in vs_kube_stats.errors_by_verb, in that order. */
