@@ -209,6 +209,11 @@ struct vs_kube *vs_kube_new(const struct vs_kube_config *cfg, const struct vs_ku
     }
     pthread_mutex_init(&k->tok_mu, NULL);
     pthread_mutex_init(&k->pool_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&k->pool_cv, &ca);
+    pthread_condattr_destroy(&ca);
     k->pool_wait_ms = POOL_WAIT_MS;
     vs_kube_limiter_init(&k->lim, o ? o->qps : 0, o ? o->burst : 1);
     k->timeout_s = o && o->timeout_s > 0 ? o->timeout_s : 0;
@@ -262,6 +267,7 @@ void vs_kube_free(struct vs_kube *k)
     vs_kube_limiter_cleanup(&k->lim);
     pthread_mutex_destroy(&k->tok_mu);
     pthread_mutex_destroy(&k->pool_mu);
+    pthread_cond_destroy(&k->pool_cv);
     free(k);
 }
 
@@ -325,57 +331,22 @@ enum vs_err vs_kube_token(struct vs_kube *k, bool force, char **out, bool *chang
     return rc;
 }
 
-/* A request waiting for a kept handle: vs_kube_handle_put hands one to the oldest waiter
- * directly (got), so a request arriving later cannot take it first. Lives on the waiter's
- * stack; linked in k->waiters while it waits, all under pool_mu. */
-struct vs_kube_waiter {
-    struct vs_kube_waiter *next;
-    pthread_cond_t cv;
-    CURL *got;
-};
-
-/* Waits for a handed-over kept handle until pool_wait_ms has passed: the handle, or NULL. Lock
- * held. */
-static CURL *wait_kept(struct vs_kube *k)
-{
-    struct vs_kube_waiter w = {.next = NULL, .got = NULL};
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w.cv, &ca);
-    pthread_condattr_destroy(&ca);
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    long long ns = (long long)dl.tv_nsec + (long long)k->pool_wait_ms * 1000000LL;
-    dl.tv_sec += (time_t)(ns / 1000000000LL);
-    dl.tv_nsec = (long)(ns % 1000000000LL);
-    struct vs_kube_waiter **tail = &k->waiters;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = &w;
-    __atomic_add_fetch(&k->pool_waits, 1, __ATOMIC_RELAXED);
-    while (!w.got && pthread_cond_timedwait(&w.cv, &k->pool_mu, &dl) == 0)
-        ;
-    if (!w.got) { /* timed out, still linked: unlink */
-        for (struct vs_kube_waiter **p = &k->waiters; *p; p = &(*p)->next) {
-            if (*p == &w) {
-                *p = w.next;
-                break;
-            }
-        }
-    }
-    pthread_cond_destroy(&w.cv);
-    return w.got;
-}
-
 CURL *vs_kube_handle_get(struct vs_kube *k)
 {
     CURL *h = NULL;
     pthread_mutex_lock(&k->pool_mu);
+    if (k->n_pool == 0 && k->n_owned == POOL_MAX && k->pool_wait_ms > 0) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        long long ns = (long long)dl.tv_nsec + (long long)k->pool_wait_ms * 1000000LL;
+        dl.tv_sec += (time_t)(ns / 1000000000LL);
+        dl.tv_nsec = (long)(ns % 1000000000LL);
+        __atomic_add_fetch(&k->pool_waits, 1, __ATOMIC_RELAXED);
+        while (k->n_pool == 0 && pthread_cond_timedwait(&k->pool_cv, &k->pool_mu, &dl) == 0)
+            ;
+    }
     if (k->n_pool > 0) {
-        h = k->pool[--k->n_pool]; /* none idle while anyone waits: put hands them over */
-    } else if (k->n_owned == POOL_MAX && k->pool_wait_ms > 0 && (h = wait_kept(k))) {
-        /* handed over */
+        h = k->pool[--k->n_pool];
     } else if ((h = curl_easy_init()) && k->n_owned < POOL_MAX) {
         k->owned[k->n_owned++] = h; /* one of the first POOL_MAX: pooled for good */
     }
@@ -391,15 +362,9 @@ void vs_kube_handle_put(struct vs_kube *k, CURL *h)
     pthread_mutex_lock(&k->pool_mu);
     for (int i = 0; i < k->n_owned; i++) {
         if (k->owned[i] == h) {
-            struct vs_kube_waiter *w = k->waiters;
-            if (w) { /* the oldest waiter gets it */
-                k->waiters = w->next;
-                w->got = h;
-                pthread_cond_signal(&w->cv);
-            } else {
-                k->pool[k->n_pool++] = h;
-            }
+            k->pool[k->n_pool++] = h;
             h = NULL;
+            pthread_cond_signal(&k->pool_cv);
             break;
         }
     }

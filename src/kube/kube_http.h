@@ -19,8 +19,7 @@
 
 /* The client owns the first POOL_MAX curl handles it makes and keeps them (and their
  * connections) for good. Once all are made, a request finding every one out waits for one to
- * come back, up to pool_wait_ms (POOL_WAIT_MS), in the order they came (a handle coming back goes
- * to the oldest waiter, not to whoever asks next); only then is a handle made that serves one
+ * come back, up to pool_wait_ms (POOL_WAIT_MS); only then is a handle made that serves one
  * request and is cleaned up. The bound keeps a stuck request from stopping the others (a Lease
  * renewal among them). Keeping the first ones rather than whichever comes back first means the
  * connections' TLS state (an OpenSSL SSL_CTX per connection, ~500 small allocations) is made
@@ -65,9 +64,9 @@ struct vs_kube {
 
     struct vs_kube_limiter lim;
 
-    pthread_mutex_t pool_mu;        /* guards owned, n_owned, pool, n_pool and waiters */
-    struct vs_kube_waiter *waiters; /* requests waiting for a kept handle, oldest first */
-    CURL *owned[POOL_MAX];          /* the handles kept for good, idle or out */
+    pthread_mutex_t pool_mu; /* guards owned, n_owned, pool and n_pool */
+    pthread_cond_t pool_cv;  /* signalled when a kept handle comes back */
+    CURL *owned[POOL_MAX];   /* the handles kept for good, idle or out */
     int n_owned;
     CURL *pool[POOL_MAX]; /* the idle ones among them */
     int n_pool;
