@@ -399,8 +399,8 @@ Test(server, failed_binding_releases_lock)
     cr_assert_str_eq(bind_pod("p3", "uid-p3", "n2", err, sizeof(err)), "");
 }
 
-/* Returns the node Filter gives pod `name` on n2 alone once it fits there, polling (the service
- * learns of the capacity freed from its watch); fails after 5 s. */
+/* Filters pod `name` on n2 alone until Filter places it there (the service learns of capacity
+ * freed from its watch); fails after 5 s. */
 static void wait_fits_n2(const char *name)
 {
     const char *cands[] = {"n2"};
