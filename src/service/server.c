@@ -1,5 +1,6 @@
-/* server: libmicrohttpd glue. Each connection accumulates its body (capped) in a per-request
- * context; the handler runs once the body is complete. TLS material is served through a GnuTLS
+/* server: libmicrohttpd glue. One thread accepts connections and hands each to one of the
+ * pool's workers; each connection accumulates its body (capped) in a per-request context; the
+ * handler runs once the body is complete. TLS material is served through a GnuTLS
  * certificate callback so a rotated certificate is picked up without a restart: the files are
  * checked at most once a second and old credentials are kept until the server stops (a
  * handshake in progress may still hold them). */
@@ -42,6 +43,13 @@ struct creds {
 
 struct vs_server {
     struct MHD_Daemon *d;
+    /* The listening socket is ours: one thread accepts and hands each connection to a worker
+     * (MHD_add_connection), instead of every worker polling it and all of them waking for each
+     * connection, one of them to win the accept. */
+    int lfd;
+    pthread_t acceptor;
+    bool acceptor_started;
+    atomic_bool stopping;
     struct vs_server_opts o;
     int port;
     bool tls;
@@ -611,6 +619,60 @@ static enum vs_err parse_bind(const char *bind, struct sockaddr_storage *ss, boo
     return VS_OK;
 }
 
+/* A listening socket on ss, or -1 with errno set. */
+static int listen_on(const struct sockaddr_storage *ss)
+{
+    int fam = ss->ss_family;
+    int fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, zero = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        (fam == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) != 0) ||
+        bind(fd, (const struct sockaddr *)ss,
+             fam == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) != 0 ||
+        listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void *accept_main(void *arg)
+{
+    struct vs_server *s = arg;
+    pthread_setname_np(pthread_self(), "vs-accept");
+    unsigned long failures = 0;
+    while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof(peer);
+        int fd = accept4(s->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            failures = 0;
+            /* Closed by libmicrohttpd when it cannot take it (connection limit, memory). */
+            if (MHD_add_connection(s->d, fd, (struct sockaddr *)&peer, pl) != MHD_YES)
+                vs_log(VS_LOG_DEBUG, "http_server", "msg=\"connection refused: %s\"",
+                       strerror(errno));
+            continue;
+        }
+        int e = errno;
+        if (atomic_load_explicit(&s->stopping, memory_order_acquire))
+            break;
+        if (e == EINTR || e == EAGAIN || e == ECONNABORTED || e == EPROTO)
+            continue;
+        /* Out of descriptors or memory: the pending connection stays queued; try again shortly
+         * instead of spinning. Logged once per run of failures. */
+        if (!failures++)
+            vs_log(VS_LOG_WARN, "http_accept_failed", "server=%s error=\"%s\"",
+                   s->o.name ? s->o.name : "http", strerror(e));
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errbuf *eb)
 {
     struct vs_server *s = calloc(1, sizeof(*s));
@@ -619,6 +681,7 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         return NULL;
     }
     s->o = *o;
+    s->lfd = -1;
     if (!s->o.max_body)
         s->o.max_body = DEFAULT_MAX_BODY;
     if (!s->o.threads)
@@ -643,24 +706,21 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
     /* Checked also without a certificate: a bad flag value is an error either way. */
     if (vs_tlsconf_build(o->tls_min_version, o->tls_cipher_suites, &s->tlsc, eb))
         goto fail;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     /* Never select(): it cannot watch a descriptor >= FD_SETSIZE (1024), and libmicrohttpd
      * closes such a connection at once, before the TLS handshake. MHD_USE_EPOLL is an enum
      * constant, not a macro, so the library is asked at run time. */
     bool epoll = MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES;
     flags |= epoll ? MHD_USE_EPOLL : MHD_USE_POLL;
-    if (((struct sockaddr *)&ss)->sa_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
     struct MHD_OptionItem opts[16];
     size_t n = 0;
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
     opts[n++] =
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->o.idle_timeout_s, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     /* Each connection's memory pool (headers, read buffer) lives as long as the connection.
      * libmicrohttpd mallocs a pool of up to 32 KiB (its default size) and maps a larger one
      * with mmap: at 36 KiB the pools stay out of malloc's arenas, where connections opened and
@@ -694,29 +754,21 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
         goto fail;
     }
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    int probe = wildcard ? socket(AF_INET6, SOCK_STREAM, 0) : -1;
-    if (probe >= 0)
-        close(probe);
-    if (probe >= 0) {
+    if (wildcard) {
         /* Every address, IPv6 too (one dual-stack socket), as a Go server listens for the same
          * flag: an IPv6 pod IP is reached through HAMi's Service as well. A host without IPv6
          * gets the IPv4 socket below. */
-        struct sockaddr_storage v4 = ss;
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-        uint16_t port = ((struct sockaddr_in *)&v4)->sin_port;
-        memset(&ss, 0, sizeof(ss));
+        struct sockaddr_storage v6;
+        memset(&v6, 0, sizeof(v6));
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&v6;
         a6->sin6_family = AF_INET6;
-        a6->sin6_port = port;
+        a6->sin6_port = ((struct sockaddr_in *)&ss)->sin_port;
         a6->sin6_addr = in6addr_any;
-        s->d = MHD_start_daemon(flags | MHD_USE_DUAL_STACK, 0, NULL, NULL, on_request, s,
-                                MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-        if (!s->d)
-            ss = v4;
+        s->lfd = listen_on(&v6);
     }
-    if (!s->d)
-        s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
-                                MHD_OPTION_END);
-    if (!s->d) {
+    if (s->lfd < 0)
+        s->lfd = listen_on(&ss);
+    if (s->lfd < 0) {
         int e = errno;
         uint16_t port = ((struct sockaddr_in *)&ss)->sin_port; /* same place in sockaddr_in6 */
         vs_err_set(eb, VS_ERR_IO, "cannot listen on %s (%s server): %s%s", o->bind,
@@ -727,8 +779,24 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
                        : "");
         goto fail;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = di ? di->port : 0;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
+    if (!s->d) {
+        int e = errno;
+        vs_err_set(eb, VS_ERR_IO, "cannot start the %s server on %s: %s",
+                   o->name ? o->name : "http", o->bind, e ? strerror(e) : "unknown error");
+        goto fail;
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof(bound);
+    if (getsockname(s->lfd, (struct sockaddr *)&bound, &bl) == 0)
+        s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port); /* same place in _in6 */
+    if (pthread_create(&s->acceptor, NULL, accept_main, s) != 0) {
+        vs_err_set(eb, VS_ERR_IO, "cannot start the %s server's accept thread",
+                   o->name ? o->name : "http");
+        goto fail;
+    }
+    s->acceptor_started = true;
     return s;
 fail:
     vs_server_stop(s);
@@ -750,8 +818,16 @@ void vs_server_stop(struct vs_server *s)
     while (s->jobs)
         pthread_cond_wait(&s->job_cv, &s->job_mu);
     pthread_mutex_unlock(&s->job_mu);
+    /* No new connection first: shutdown() wakes the thread blocked in accept. */
+    atomic_store_explicit(&s->stopping, true, memory_order_release);
+    if (s->lfd >= 0)
+        shutdown(s->lfd, SHUT_RDWR);
+    if (s->acceptor_started)
+        pthread_join(s->acceptor, NULL);
     if (s->d)
         MHD_stop_daemon(s->d);
+    if (s->lfd >= 0)
+        close(s->lfd);
     creds_free(s->cur);
     free(s->client_ca);
     vs_tlsconf_cleanup(&s->tlsc);

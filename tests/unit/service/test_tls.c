@@ -14,6 +14,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -375,4 +376,29 @@ Test(tls, connection_past_fd_setsize_is_served)
     buf[got] = '\0';
     cr_assert(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
     close(fd);
+}
+
+/* One thread accepts and hands each connection to a worker (server.c, accept_main): 64
+ * connections opened before any is read from, 32 times the workers, are each answered, and
+ * counted once each. */
+Test(tls, connections_opened_at_once_are_each_served)
+{
+    _Atomic unsigned long long accepted = 0;
+    start_opts((struct vs_server_opts){.accepted = &accepted});
+    enum { N = 64 };
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = connect_plain();
+    const char *get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(send(fds[i], get, strlen(get), MSG_NOSIGNAL), (ssize_t)strlen(get));
+    for (int i = N - 1; i >= 0; i--) {
+        char buf[512];
+        ssize_t got = recv(fds[i], buf, sizeof(buf) - 1, 0);
+        cr_assert_gt(got, 0, "connection %d closed unanswered", i);
+        buf[got] = '\0';
+        cr_assert(strncmp(buf, "HTTP/1.1 200", 12) == 0, "connection %d: %s", i, buf);
+        close(fds[i]);
+    }
+    cr_assert_eq(atomic_load(&accepted), N);
 }
