@@ -18,7 +18,8 @@
 # Events, posted after the pods are bound) is paid in the next wave of the same kind.
 #
 # Per GPU wave, logged: the API connections vgpu-sched opened and its requests that waited for
-# a kept connection (vgpu_sched_api_connections_total, vgpu_sched_api_pool_waits_total).
+# a kept connection (vgpu_sched_api_connections_total, vgpu_sched_api_pool_waits_total), and the
+# connections its listener accepted, each a TLS handshake (vgpu_sched_http_connections_total).
 # Per wave: the settle time from the first create (and how long the creates alone took), the
 # CPU seconds of kube-apiserver, etcd, kube-scheduler, vgpu-sched and the agent over the wave
 # (vs_cpu_seconds: from before the creates until vs_settle returns, its 3 s stable window
@@ -157,9 +158,10 @@ scenario_scale_waves() {
     done
     sw_clear_cpu "$waves" || return 1
 
-    local conn0 waits0
+    local conn0 waits0 acc0
     for ((w = 1; w <= waves; w++)); do
         conn0="$(vs_metric vgpu_sched_api_connections_total)"
+        acc0="$(vs_metric vgpu_sched_http_connections_total)"
         waits0="$(vs_metric vgpu_sched_api_pool_waits_total)"
         gpu="$(sw_wave gpu "$w" "$n")" || return 1
         vs_capacity --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
@@ -173,7 +175,7 @@ scenario_scale_waves() {
             split(c, a, " "); split(g, b, " ")
             printf "%.2f %.2f %.1f\n", (a[1] > 0 ? b[1] / a[1] : 0), b[6] * 1000 / n, (b[3] > 0 ? 100 * b[6] / b[3] : 0) }')
         rows+=("$w $ratio $ms $share cpu-only $cpu gpu $gpu $(sw_load)")
-        e2e_log "gpu wave $w: $n pods settled in ${gpu%% *}s, cpu-only wave $w in ${cpu%% *}s: ratio $ratio; vgpu-sched $ms ms CPU per GPU pod, $share % of kube-apiserver's CPU, $(sw_delta "$(vs_metric vgpu_sched_api_connections_total)" "$conn0") API connections opened, $(sw_delta "$(vs_metric vgpu_sched_api_pool_waits_total)" "$waits0") requests waited for a kept one (load $(sw_load))"
+        e2e_log "gpu wave $w: $n pods settled in ${gpu%% *}s, cpu-only wave $w in ${cpu%% *}s: ratio $ratio; vgpu-sched $ms ms CPU per GPU pod, $share % of kube-apiserver's CPU, $(sw_delta "$(vs_metric vgpu_sched_api_connections_total)" "$conn0") API connections opened, $(sw_delta "$(vs_metric vgpu_sched_api_pool_waits_total)" "$waits0") requests waited for a kept one, $(sw_delta "$(vs_metric vgpu_sched_http_connections_total)" "$acc0") connections accepted (load $(sw_load))"
     done
 
     e2e_log "scale-waves: $nodes nodes, waves of $n (issue 31 targets: ratio <= 1.5; vgpu-sched's CPU a small share of kube-apiserver's); per wave: settle s, create s, CPU s of ${SW_PROCS[*]}, API requests, load"
