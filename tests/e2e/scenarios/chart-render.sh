@@ -54,7 +54,10 @@ chart_certs_serve() {
     pid=$!
     e2e_wait 30 "vgpu-sched serving the chart's certificate" \
         curl -sf --cacert "$dir/ca.crt" --resolve "vgpu-sched.vgpu-sched.svc:$port:127.0.0.1" \
-        "https://vgpu-sched.vgpu-sched.svc:$port/healthz"
+        "https://vgpu-sched.vgpu-sched.svc:$port/healthz" || {
+        kill "$pid"
+        return 1
+    }
     local got
     got="$(curl -sf --cacert "$dir/ca.crt" --resolve "vgpu-sched.vgpu-sched.svc:$port:127.0.0.1" \
         "https://vgpu-sched.vgpu-sched.svc:$port/healthz")"
