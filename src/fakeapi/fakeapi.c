@@ -2,7 +2,9 @@
  * watch can block in its content reader until an event, a bookmark tick, its timeout, a drop
  * or shutdown. Invariants: stored objects are immutable once stored (every change stores a new
  * json_t), so the store and the watch history share references safely; `api->mu` guards all
- * mutable state and `api->cv` is broadcast on every change a watcher or waiter may care about.
+ * mutable state. A watch waits on its kind's condition variable (`api->wcv`), broadcast when an
+ * object of that kind changes, so a write wakes only the watches that may send it; `api->cv`
+ * wakes the other waiters. A stop, a drop or a compaction wakes everyone.
  * Lookups are hashed by kind/namespace/name; LIST pages and watches find where to start by
  * halving a sorted view of the kind and the resourceVersion-ordered history. */
 #include "fakeapi.h"
@@ -159,7 +161,8 @@ struct vs_fakeapi {
     unsigned connections; /* TCP connections accepted, read and written with __atomic builtins */
 
     pthread_mutex_t mu; /* guards everything below */
-    pthread_cond_t cv;
+    pthread_cond_t cv;          /* waiters other than watches (vs_fakeapi_wait_watchers) */
+    pthread_cond_t wcv[NKINDS]; /* the watches of each kind */
     bool stopping;
     char *token;
     uint64_t rv;
@@ -167,7 +170,10 @@ struct vs_fakeapi {
     struct kindstore kinds[NKINDS];
     struct hist *hist; /* ring in resourceVersion order, so it can be searched by halving */
     size_t hist_cap, hist_start, hist_n;
-    uint64_t hist_floor; /* highest rv evicted from the ring */
+    /* Per kind, the highest rv evicted from the ring: a watch of that kind from an older
+     * version has missed an event (kube-apiserver keeps a watch cache per resource, so events
+     * of other kinds never expire it). */
+    uint64_t hist_floor[NKINDS];
     uint64_t compact[NKINDS];
     bool compact_event[NKINDS];
     struct rule *faults;
@@ -423,6 +429,21 @@ static struct hist *hist_at(const struct vs_fakeapi *api, size_t i)
     return &api->hist[(api->hist_start + i) % api->hist_cap];
 }
 
+/* Called with api->mu held: the watches of kind and the other waiters. */
+static void wake_kind(struct vs_fakeapi *api, int kind)
+{
+    pthread_cond_broadcast(&api->wcv[kind]);
+    pthread_cond_broadcast(&api->cv);
+}
+
+/* Called with api->mu held: every watch and waiter. */
+static void wake_all(struct vs_fakeapi *api)
+{
+    for (int k = 0; k < NKINDS; k++)
+        pthread_cond_broadcast(&api->wcv[k]);
+    pthread_cond_broadcast(&api->cv);
+}
+
 /* Position (0 = oldest) of the first kept event newer than rv; hist_n when there is none. */
 static size_t hist_after(const struct vs_fakeapi *api, uint64_t rv)
 {
@@ -441,7 +462,7 @@ static void hist_add(struct vs_fakeapi *api, int kind, const char *type, json_t 
 {
     if (api->hist_n == api->hist_cap) {
         struct hist *old = hist_at(api, 0);
-        api->hist_floor = old->rv;
+        api->hist_floor[old->kind] = old->rv;
         json_decref(old->o);
         api->hist_start = (api->hist_start + 1) % api->hist_cap;
         api->hist_n--;
@@ -496,7 +517,7 @@ static json_t *store(struct vs_fakeapi *api, int kind, const char *ns, const cha
     }
     free(heap);
     hist_add(api, kind, type, o);
-    pthread_cond_broadcast(&api->cv);
+    wake_kind(api, kind);
     return o;
 }
 
@@ -511,9 +532,10 @@ static json_t *remove_obj(struct vs_fakeapi *api, struct obj *e)
     json_object_set_new(meta_of(last), "resourceVersion", json_string(rv));
     hist_add(api, e->kind, "DELETED", last);
     HASH_DEL(ks->by_key, e);
+    int kind = e->kind;
     ks->sorted_ok = false;
     obj_free(e);
-    pthread_cond_broadcast(&api->cv);
+    wake_kind(api, kind);
     return last;
 }
 
@@ -1514,7 +1536,7 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
             pend_expired(w, w->cursor, api->rv);
             continue;
         }
-        if (w->cursor < api->hist_floor) {
+        if (w->cursor < api->hist_floor[w->kind]) {
             pend_expired(w, w->cursor, api->rv);
             continue;
         }
@@ -1556,7 +1578,7 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&api->cv, &api->mu, &ts);
+        pthread_cond_timedwait(&api->wcv[w->kind], &api->mu, &ts);
     }
     pthread_mutex_unlock(&api->mu);
     return ret;
@@ -1573,7 +1595,7 @@ static void watcher_free(void *cls)
             break;
         }
     }
-    pthread_cond_broadcast(&api->cv);
+    wake_all(api);
     pthread_mutex_unlock(&api->mu);
     sel_free(&w->labels);
     sel_free(&w->fields);
@@ -1636,12 +1658,12 @@ static struct watcher *do_watch(struct vs_fakeapi *api, struct MHD_Connection *c
                          api->rv);
             goto fail;
         }
-        if (v < api->compact[w->kind] || v < api->hist_floor)
+        if (v < api->compact[w->kind] || v < api->hist_floor[w->kind])
             pend_expired(w, v, api->rv);
     }
     w->next = api->watchers;
     api->watchers = w;
-    pthread_cond_broadcast(&api->cv);
+    wake_all(api);
     return w;
 fail:
     sel_free(&w->labels);
@@ -1947,6 +1969,8 @@ struct vs_fakeapi *vs_fakeapi_start(const struct vs_fakeapi_opts *o)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&api->cv, &ca);
+    for (int k = 0; k < NKINDS; k++)
+        pthread_cond_init(&api->wcv[k], &ca);
     pthread_condattr_destroy(&ca);
     if (!api->hist || (o->token && !api->token))
         goto fail;
@@ -2008,7 +2032,7 @@ void vs_fakeapi_stop(struct vs_fakeapi *api)
         return;
     pthread_mutex_lock(&api->mu);
     api->stopping = true;
-    pthread_cond_broadcast(&api->cv);
+    wake_all(api);
     pthread_mutex_unlock(&api->mu);
     if (api->d)
         MHD_stop_daemon(api->d);
@@ -2035,6 +2059,8 @@ void vs_fakeapi_stop(struct vs_fakeapi *api)
     free(api->cert_pem);
     free(api->key_pem);
     pthread_cond_destroy(&api->cv);
+    for (int k = 0; k < NKINDS; k++)
+        pthread_cond_destroy(&api->wcv[k]);
     pthread_mutex_destroy(&api->mu);
     free(api);
 }
@@ -2260,7 +2286,7 @@ void vs_fakeapi_drop_watches(struct vs_fakeapi *api)
 {
     pthread_mutex_lock(&api->mu);
     api->drop_gen++;
-    pthread_cond_broadcast(&api->cv);
+    wake_all(api);
     pthread_mutex_unlock(&api->mu);
 }
 
@@ -2277,7 +2303,7 @@ static void expire(struct vs_fakeapi *api, const char *resource, bool as_event)
     api->rv++;
     api->compact[k] = api->rv;
     api->compact_event[k] = as_event;
-    pthread_cond_broadcast(&api->cv);
+    wake_all(api);
     pthread_mutex_unlock(&api->mu);
 }
 

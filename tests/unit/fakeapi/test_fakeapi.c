@@ -698,6 +698,29 @@ Test(watch, resumes_from_history_or_expires, .timeout = 30)
     vs_fakeapi_stop(api);
 }
 
+/* The ring is shared, expiry is per kind (kube-apiserver keeps a watch cache per resource): a
+ * watch is expired only when an event of its own kind newer than its version has left. */
+Test(watch, events_of_other_kinds_leaving_the_ring_expire_no_watch, .timeout = 30)
+{
+    struct vs_fakeapi *api = fake(4);
+    put_pod(api, "a", "p0", NULL); /* rv 1 */
+    char name[16];
+    for (int i = 0; i < 6; i++) { /* rv 2..7: the ring keeps 4..7 */
+        snprintf(name, sizeof(name), "n%d", i);
+        put_node(api, name);
+    }
+    char *got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=1&timeoutSeconds=1");
+    cr_assert_str_eq(got, "");
+    free(got);
+    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=2&timeoutSeconds=5");
+    cr_assert_str_eq(got, "ERROR 410 too old resource version: 2 (7)");
+    free(got);
+    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=3&timeoutSeconds=1");
+    cr_assert_str_eq(got, "ADDED /n2 4\nADDED /n3 5\nADDED /n4 6\nADDED /n5 7");
+    free(got);
+    vs_fakeapi_stop(api);
+}
+
 /* The request record: kept by default (tests count requests with it), not kept at all when
  * asked (embedded mode, a long-running server). */
 Test(store, request_record_optional)
