@@ -160,7 +160,7 @@ struct vs_fakeapi {
 
     unsigned connections; /* TCP connections accepted, read and written with __atomic builtins */
 
-    pthread_mutex_t mu; /* guards everything below */
+    pthread_mutex_t mu;         /* guards everything below */
     pthread_cond_t cv;          /* waiters other than watches (vs_fakeapi_wait_watchers) */
     pthread_cond_t wcv[NKINDS]; /* the watches of each kind */
     bool stopping;
