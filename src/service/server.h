@@ -88,7 +88,7 @@ struct vs_server_opts {
  * Filter or Bind. With 60 s, an e2e soak whose waves came every 30 s hit it after 72 waves. */
 #define VS_SERVER_IDLE_TIMEOUT_S 120
 _Static_assert(VS_SERVER_IDLE_TIMEOUT_S > 90, "idle timeout must outlast Go clients' 90 s");
-/* Connections served at once (epoll or poll: descriptors past FD_SETSIZE are fine). */
+/* Connections served at once (poll, not select: descriptors past FD_SETSIZE are fine). */
 #define VS_SERVER_MAX_CONNECTIONS 16384
 
 struct vs_server;

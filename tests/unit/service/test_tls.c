@@ -347,9 +347,10 @@ Test(tls, connection_pools_are_not_malloc_chunks)
                  grown);
 }
 
-/* A connection whose descriptor is past FD_SETSIZE (1024) is served: the listener polls with
- * epoll (or poll), never select(), with which libmicrohttpd closes such a connection before
- * reading it (a burst's waiting Binds, API connections and watches can pass 1,024). */
+/* A connection whose descriptor is past FD_SETSIZE (1024) is served: the workers wait in
+ * poll() (epoll where poll is missing), never select(), with which libmicrohttpd closes such a
+ * connection before reading it (a burst's waiting Binds, API connections and watches can pass
+ * 1,024). */
 Test(tls, connection_past_fd_setsize_is_served)
 {
     struct rlimit rl;
