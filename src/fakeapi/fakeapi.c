@@ -4,7 +4,8 @@
  * json_t), so the store and the watch history share references safely; `api->mu` guards all
  * mutable state. A watch waits on its kind's condition variable (`api->wcv`), broadcast when an
  * object of that kind changes, so a write wakes only the watches that may send it; `api->cv`
- * wakes the other waiters. A stop, a drop or a compaction wakes everyone.
+ * wakes the other waiters (a watch starting or ending wakes only those). A stop, a drop or a
+ * compaction wakes everyone.
  * Lookups are hashed by kind/namespace/name; LIST pages and watches find where to start by
  * halving a sorted view of the kind and the resourceVersion-ordered history. */
 #include "fakeapi.h"
@@ -1595,7 +1596,7 @@ static void watcher_free(void *cls)
             break;
         }
     }
-    wake_all(api);
+    pthread_cond_broadcast(&api->cv); /* vs_fakeapi_wait_watchers counts watches */
     pthread_mutex_unlock(&api->mu);
     sel_free(&w->labels);
     sel_free(&w->fields);
@@ -1663,7 +1664,7 @@ static struct watcher *do_watch(struct vs_fakeapi *api, struct MHD_Connection *c
     }
     w->next = api->watchers;
     api->watchers = w;
-    wake_all(api);
+    pthread_cond_broadcast(&api->cv); /* vs_fakeapi_wait_watchers counts watches */
     return w;
 fail:
     sel_free(&w->labels);

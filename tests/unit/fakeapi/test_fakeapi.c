@@ -188,6 +188,14 @@ static char *watch_lines(struct vs_fakeapi *api, const char *path)
     return out;
 }
 
+/* Asserts the lines watch_lines reads from path. */
+static void expect_watch(struct vs_fakeapi *api, const char *path, const char *want)
+{
+    char *got = watch_lines(api, path);
+    cr_assert_str_eq(got, want, "%s", path);
+    free(got);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -662,39 +670,33 @@ Test(watch, resumes_from_history_or_expires, .timeout = 30)
     cr_assert_eq(vs_fakeapi_delete(api, "Pod", "b", "p13"), 0);
     /* rv 1..16 are the puts, 17 and 18 the deletes; the ring keeps 11..18. */
 
-    char *got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=12&timeoutSeconds=1");
-    cr_assert_str_eq(got, "ADDED a/p12 13\n"
-                          "ADDED b/p13 14\n"
-                          "ADDED a/p14 15\n"
-                          "DELETED a/p12 17\n"
-                          "DELETED b/p13 18");
-    free(got);
-    got = watch_lines(api, "/api/v1/namespaces/b/pods?watch=true&resourceVersion=10&"
-                           "timeoutSeconds=1");
-    cr_assert_str_eq(got, "ADDED b/p13 14\nDELETED b/p13 18");
-    free(got);
-    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=14&timeoutSeconds=1");
-    cr_assert_str_eq(got, "ADDED /p15 16");
-    free(got);
-    got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=18&timeoutSeconds=1");
-    cr_assert_str_eq(got, "");
-    free(got);
+    expect_watch(api, "/api/v1/pods?watch=true&resourceVersion=12&timeoutSeconds=1",
+                 "ADDED a/p12 13\n"
+                 "ADDED b/p13 14\n"
+                 "ADDED a/p14 15\n"
+                 "DELETED a/p12 17\n"
+                 "DELETED b/p13 18");
+    expect_watch(api,
+                 "/api/v1/namespaces/b/pods?watch=true&resourceVersion=10&"
+                 "timeoutSeconds=1",
+                 "ADDED b/p13 14\nDELETED b/p13 18");
+    expect_watch(api, "/api/v1/nodes?watch=true&resourceVersion=14&timeoutSeconds=1",
+                 "ADDED /p15 16");
+    expect_watch(api, "/api/v1/pods?watch=true&resourceVersion=18&timeoutSeconds=1", "");
 
     /* Older than the ring: 200 with a 410 ERROR event, and the stream ends. */
-    got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=9&timeoutSeconds=5");
-    cr_assert_str_eq(got, "ERROR 410 too old resource version: 9 (18)");
-    free(got);
+    expect_watch(api, "/api/v1/pods?watch=true&resourceVersion=9&timeoutSeconds=5",
+                 "ERROR 410 too old resource version: 9 (18)");
 
     /* Without a version: the current objects in key order, then nothing new. */
-    got = watch_lines(api, "/api/v1/namespaces/a/pods?watch=true&timeoutSeconds=1");
-    cr_assert_str_eq(got, "ADDED a/p00 1\n"
-                          "ADDED a/p02 3\n"
-                          "ADDED a/p04 5\n"
-                          "ADDED a/p06 7\n"
-                          "ADDED a/p08 9\n"
-                          "ADDED a/p10 11\n"
-                          "ADDED a/p14 15");
-    free(got);
+    expect_watch(api, "/api/v1/namespaces/a/pods?watch=true&timeoutSeconds=1",
+                 "ADDED a/p00 1\n"
+                 "ADDED a/p02 3\n"
+                 "ADDED a/p04 5\n"
+                 "ADDED a/p06 7\n"
+                 "ADDED a/p08 9\n"
+                 "ADDED a/p10 11\n"
+                 "ADDED a/p14 15");
     vs_fakeapi_stop(api);
 }
 
@@ -709,15 +711,11 @@ Test(watch, events_of_other_kinds_leaving_the_ring_expire_no_watch, .timeout = 3
         snprintf(name, sizeof(name), "n%d", i);
         put_node(api, name);
     }
-    char *got = watch_lines(api, "/api/v1/pods?watch=true&resourceVersion=1&timeoutSeconds=1");
-    cr_assert_str_eq(got, "");
-    free(got);
-    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=2&timeoutSeconds=5");
-    cr_assert_str_eq(got, "ERROR 410 too old resource version: 2 (7)");
-    free(got);
-    got = watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=3&timeoutSeconds=1");
-    cr_assert_str_eq(got, "ADDED /n2 4\nADDED /n3 5\nADDED /n4 6\nADDED /n5 7");
-    free(got);
+    expect_watch(api, "/api/v1/pods?watch=true&resourceVersion=1&timeoutSeconds=1", "");
+    expect_watch(api, "/api/v1/nodes?watch=true&resourceVersion=2&timeoutSeconds=5",
+                 "ERROR 410 too old resource version: 2 (7)");
+    expect_watch(api, "/api/v1/nodes?watch=true&resourceVersion=3&timeoutSeconds=1",
+                 "ADDED /n2 4\nADDED /n3 5\nADDED /n4 6\nADDED /n5 7");
     vs_fakeapi_stop(api);
 }
 
