@@ -1763,16 +1763,25 @@ void vs_ext_webhook(void *ctx, const struct vs_http_req *req, struct vs_http_res
     resp->content_type = "application/json";
 }
 
-struct render_ctx {
-    struct vs_app *a;
-    struct vs_metrics_extra *x;
-    char *out;
+struct snap_ctx {
+    bool legacy;
+    struct vs_metrics_snap *snap;
 };
 
-static void render_locked(void *ctx, const struct vs_model *m)
+static void snap_locked(void *ctx, const struct vs_model *m)
 {
-    struct render_ctx *rc = ctx;
-    rc->out = vs_metrics_render(rc->a->metrics, m, rc->x, rc->a->legacy_metrics);
+    struct snap_ctx *sc = ctx;
+    sc->snap = vs_metrics_snap_take(m, sc->legacy);
+}
+
+static long metrics_read(void *ctx, char *buf, size_t max)
+{
+    return vs_metrics_stream_read(ctx, buf, max);
+}
+
+static void metrics_free(void *ctx)
+{
+    vs_metrics_stream_free(ctx);
 }
 
 /* A Prometheus label value: backslash, quote and newline escaped (truncated to n). */
@@ -1851,24 +1860,20 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.allocation_s = a->bindq ? vs_bindq_service_s(a->bindq) : 0;
     x.events_queued = a->async ? vs_async_events_pending(a->async, NULL) : 0;
     x.patches_queued = a->async ? vs_async_patches_pending(a->async) : 0;
-    struct render_ctx rc = {.a = a, .x = &x, .out = NULL};
-    vs_store_read(a->store, render_locked, &rc);
-    char *opt = dra_metrics(a->access, a->store);
-    if (rc.out && opt && *opt) {
-        size_t n = strlen(rc.out), m = strlen(opt);
-        char *g = realloc(rc.out, n + m + 1);
-        if (g) {
-            memcpy(g + n, opt, m + 1);
-            rc.out = g;
-        } else {
-            free(rc.out);
-            rc.out = NULL;
-        }
+    /* The lock is held for the copy only; the text is made as the scraper reads it. */
+    struct snap_ctx sc = {.legacy = a->legacy_metrics};
+    vs_store_read(a->store, snap_locked, &sc);
+    struct vs_metrics_stream *st =
+        vs_metrics_stream_new(a->metrics, sc.snap, &x, dra_metrics(a->access, a->store));
+    if (!st) {
+        vs_http_error(resp, 500, "out of memory");
+        return;
     }
-    free(opt);
-    resp->status = rc.out ? 200 : 500;
+    resp->status = 200;
     resp->content_type = "text/plain; version=0.0.4";
-    resp->body = rc.out;
+    resp->stream_read = metrics_read;
+    resp->stream_free = metrics_free;
+    resp->stream_ctx = st;
 }
 
 bool vs_ext_patch_superseded(void *ctx, const char *uid, uint64_t reservation)

@@ -310,93 +310,268 @@ static long long percent_up(int64_t used, int64_t total)
     return (long long)ceil((double)used / (double)total * 100.0);
 }
 
-static void card_gauges(void *ctx, const struct vs_node *n)
+/* The gauges are most of a scrape's text at scale (5,000 nodes: 40,000 cards in each family,
+ * tens of thousands of pod samples), so their lines are appended piece by piece rather than
+ * formatted with printf; only the ratio's %g still is. */
+static void put(struct vs_buf *b, const char *s)
 {
-    struct gauge_ctx *g = ctx;
-    const struct label_names *l = &label_sets[g->old];
-    const char *name = card_names[g->family][g->old];
-    char nn[256], id[256], ty[256];
-    lv(n->name, nn, sizeof(nn));
+    vs_buf_puts(b, s);
+}
+
+static void put_ll(struct vs_buf *b, long long v)
+{
+    char t[24];
+    size_t i = sizeof(t);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        t[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        t[--i] = '-';
+    vs_buf_append(b, t + i, sizeof(t) - i);
+}
+
+/* `sep` name="value" (value already escaped with lv). */
+static void put_label(struct vs_buf *b, const char *sep, const char *name, const char *value)
+{
+    put(b, sep);
+    put(b, name);
+    put(b, "=\"");
+    put(b, value);
+    put(b, "\"");
+}
+
+static void put_label_ll(struct vs_buf *b, const char *name, long long v)
+{
+    put(b, ",");
+    put(b, name);
+    put(b, "=\"");
+    put_ll(b, v);
+    put(b, "\"");
+}
+
+/* The end of a sample line: the zone label, the value, the newline. */
+static void put_value(struct vs_buf *b, long long v)
+{
+    put(b, ",zone=\"vGPU\"} ");
+    put_ll(b, v);
+    put(b, "\n");
+}
+
+/* What a scrape reports of the model, copied under the store's read lock so that the text (tens
+ * of MiB at 5,000 nodes) is rendered after it, a piece at a time as the client reads it. Strings
+ * are label values already escaped, kept in one arena (offsets: the arena grows). */
+struct snap_card {
+    uint32_t node, uuid, type; /* arena offsets */
+    uint32_t index;
+    int32_t devmem, devcore;
+    int64_t used, usedmem, usedcores;
+    bool pct; /* cores reported as a percentage of the card (cores_percent) */
+};
+
+struct snap_usage {
+    uint32_t uuid;
+    int64_t mem, cores;
+    long long pct; /* cores as a percentage of the card's, -1 unless its cores are reported so */
+};
+
+struct snap_pod {
+    uint32_t ns, node, name;
+    size_t first, n; /* its usages */
+};
+
+struct vs_metrics_snap {
+    bool legacy;
+    bool has_model;
+    struct vs_buf arena;
+    struct snap_card *cards;
+    size_t n_cards, cap_cards;
+    struct snap_pod *pods;
+    size_t n_pods, cap_pods;
+    struct snap_usage *usages;
+    size_t n_usages, cap_usages;
+    struct vs_buf mig[2]; /* hami_node_gpu_mig_instance_info's samples, current and legacy */
+    struct vs_buf quota;  /* the quota families, whole */
+    const struct vs_devices *set;
+    bool any_percent;      /* some backend reports cores in percent (cores_percent) */
+    const char *last_type; /* the model's copy of the type snapped last, and its offset */
+    uint32_t last_type_at;
+    bool oom;
+};
+
+static uint32_t snap_str(struct vs_metrics_snap *s, const char *v)
+{
+    char e[256];
+    lv(v, e, sizeof(e));
+    uint32_t at = (uint32_t)s->arena.len;
+    if (!vs_buf_append(&s->arena, e, strlen(e) + 1))
+        s->oom = true;
+    return at;
+}
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static void snap_node(void *ctx, const struct vs_node *n)
+{
+    struct vs_metrics_snap *s = ctx;
+    if (s->oom)
+        return;
+    uint32_t node = snap_str(s, n->name);
     for (size_t i = 0; i < n->n_cards; i++) {
         const struct vs_card *c = &n->cards[i];
-        lv(c->uuid, id, sizeof(id));
-        lv(c->type, ty, sizeof(ty));
-        char base[900];
-        snprintf(base, sizeof(base), "%s=\"%s\",%s=\"%s\",%s=\"%u\"", l->node, nn, l->uuid, id,
-                 l->index, c->index);
-        switch (g->family) {
-        case F_MEM_LIMIT:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
-                          (long long)c->devmem * 1048576LL);
-            break;
-        case F_CORE_LIMIT:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %d\n", name, base, l->type, ty,
-                          cores_percent(g, c) ? 100 : c->devcore);
-            break;
-        case F_MEM_ALLOC:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base,
-                          l->cores, c->devcore, l->type, ty, (long long)c->usedmem * 1048576LL);
-            break;
-        case F_SHARED:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
-                          (long long)c->used);
-            break;
-        case F_CORE_ALLOC:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %lld\n", name, base, l->type, ty,
-                          cores_percent(g, c) ? percent_up(c->usedcores, c->devcore)
-                                              : (long long)c->usedcores);
-            break;
-        case F_OVERVIEW:
-            vs_buf_printf(g->b, "%s{%s,%s=\"%d\",%s=\"%d\",%s=\"%s\",zone=\"vGPU\"} %lld\n", name,
-                          base, l->cores, c->devcore, l->memlimit, c->devmem, l->type, ty,
-                          (long long)c->usedmem * 1048576LL);
-            break;
-        case F_MEM_RATIO:
-            if (c->devmem <= 0)
-                break;
-            /* The legacy family never had the type label. */
-            if (g->old)
-                vs_buf_printf(g->b, "%s{%s,zone=\"vGPU\"} %g\n", name, base,
-                              (double)c->usedmem / c->devmem);
-            else
-                vs_buf_printf(g->b, "%s{%s,%s=\"%s\",zone=\"vGPU\"} %g\n", name, base, l->type, ty,
-                              (double)c->usedmem / c->devmem);
-            break;
-        case F_MIG:
-            if (c->is_mig)
-                mig_gauges(g, n, c, base);
-            break;
-        default:
-            break;
+        if (!grow((void **)&s->cards, &s->cap_cards, s->n_cards, sizeof(*s->cards))) {
+            s->oom = true;
+            return;
+        }
+        struct snap_card *sc = &s->cards[s->n_cards++];
+        struct gauge_ctx g = {.old = 0, .set = s->set};
+        *sc = (struct snap_card){.node = node,
+                                 .uuid = snap_str(s, c->uuid),
+                                 .index = c->index,
+                                 .devmem = c->devmem,
+                                 .devcore = c->devcore,
+                                 .used = c->used,
+                                 .usedmem = c->usedmem,
+                                 .usedcores = c->usedcores,
+                                 .pct = cores_percent(&g, c)};
+        /* The model keeps one copy of each type: a node's cards mostly share it. */
+        if (!s->last_type || c->type != s->last_type) {
+            s->last_type = c->type;
+            s->last_type_at = snap_str(s, c->type);
+        }
+        sc->type = s->last_type_at;
+        if (!c->is_mig)
+            continue;
+        for (int old = 0; old < (s->legacy ? 2 : 1); old++) {
+            const struct label_names *l = &label_sets[old];
+            char nn[256], id[256], base[900];
+            lv(n->name, nn, sizeof(nn));
+            lv(c->uuid, id, sizeof(id));
+            snprintf(base, sizeof(base), "%s=\"%s\",%s=\"%s\",%s=\"%u\"", l->node, nn, l->uuid, id,
+                     l->index, c->index);
+            struct gauge_ctx mg = {.b = &s->mig[old], .family = F_MIG, .old = old, .set = s->set};
+            mig_gauges(&mg, n, c, base);
         }
     }
 }
 
-static void pod_gauges(void *ctx, const struct vs_podent *pe)
+static void snap_pod(void *ctx, const struct vs_podent *pe)
 {
-    struct gauge_ctx *g = ctx;
-    const struct label_names *l = &label_sets[g->old];
-    char ns[256], nn[256], pn[256], id[256];
-    lv(pe->ns, ns, sizeof(ns));
-    lv(pe->node, nn, sizeof(nn));
-    lv(pe->name, pn, sizeof(pn));
+    struct vs_metrics_snap *s = ctx;
+    if (s->oom)
+        return;
+    if (!grow((void **)&s->pods, &s->cap_pods, s->n_pods, sizeof(*s->pods))) {
+        s->oom = true;
+        return;
+    }
+    struct snap_pod *sp = &s->pods[s->n_pods++];
+    *sp = (struct snap_pod){.ns = snap_str(s, pe->ns),
+                            .node = snap_str(s, pe->node),
+                            .name = snap_str(s, pe->name),
+                            .first = s->n_usages};
+    struct gauge_ctx g = {.old = 0, .set = s->set};
     for (size_t i = 0; i < pe->n_usage; i++) {
-        lv(pe->usage[i].uuid, id, sizeof(id));
-        long long v =
-            g->family ? (long long)pe->usage[i].cores : (long long)pe->usage[i].mem * 1048576LL;
+        if (!grow((void **)&s->usages, &s->cap_usages, s->n_usages, sizeof(*s->usages))) {
+            s->oom = true;
+            return;
+        }
+        struct snap_usage *u = &s->usages[s->n_usages++];
+        *u = (struct snap_usage){.uuid = snap_str(s, pe->usage[i].uuid),
+                                 .mem = pe->usage[i].mem,
+                                 .cores = pe->usage[i].cores,
+                                 .pct = -1};
         /* A card's cores in percent (AMD): the share of the card the pod's compute units are. */
-        for (size_t k = 0; g->family && pe->on && k < pe->on->n_cards; k++) {
+        for (size_t k = 0; s->any_percent && pe->on && k < pe->on->n_cards; k++) {
             const struct vs_card *c = &pe->on->cards[k];
             if (strcmp(c->uuid, pe->usage[i].uuid) == 0) {
-                if (cores_percent(g, c))
-                    v = percent_up(pe->usage[i].cores, c->devcore);
+                if (cores_percent(&g, c))
+                    u->pct = percent_up(pe->usage[i].cores, c->devcore);
                 break;
             }
         }
-        vs_buf_printf(g->b,
-                      "%s{%s=\"%s\",%s=\"%s\",%s=\"%s\",%s=\"0\",%s=\"%s\",zone=\"vGPU\"} %lld\n",
-                      pod_names[g->family][g->old], l->pod_ns, ns, l->pod_node, nn, l->pod, pn,
-                      l->ctr, l->uuid, id, v);
+        sp->n++;
+    }
+}
+
+static void card_line(struct vs_buf *b, const struct vs_metrics_snap *s, int family, int old,
+                      const struct snap_card *c)
+{
+    const struct label_names *l = &label_sets[old];
+    const char *ty = s->arena.data + c->type;
+    if (family == F_MEM_RATIO && c->devmem <= 0)
+        return;
+    put(b, card_names[family][old]);
+    put_label(b, "{", l->node, s->arena.data + c->node);
+    put_label(b, ",", l->uuid, s->arena.data + c->uuid);
+    put_label_ll(b, l->index, c->index);
+    const bool pct = !old && c->pct;
+    switch (family) {
+    case F_MEM_LIMIT:
+        put_label(b, ",", l->type, ty);
+        put_value(b, (long long)c->devmem * 1048576LL);
+        break;
+    case F_CORE_LIMIT:
+        put_label(b, ",", l->type, ty);
+        put_value(b, pct ? 100 : c->devcore);
+        break;
+    case F_MEM_ALLOC:
+        put_label_ll(b, l->cores, c->devcore);
+        put_label(b, ",", l->type, ty);
+        put_value(b, (long long)c->usedmem * 1048576LL);
+        break;
+    case F_SHARED:
+        put_label(b, ",", l->type, ty);
+        put_value(b, (long long)c->used);
+        break;
+    case F_CORE_ALLOC:
+        put_label(b, ",", l->type, ty);
+        put_value(b, pct ? percent_up(c->usedcores, c->devcore) : (long long)c->usedcores);
+        break;
+    case F_OVERVIEW:
+        put_label_ll(b, l->cores, c->devcore);
+        put_label_ll(b, l->memlimit, c->devmem);
+        put_label(b, ",", l->type, ty);
+        put_value(b, (long long)c->usedmem * 1048576LL);
+        break;
+    case F_MEM_RATIO:
+        /* The legacy family never had the type label. */
+        if (!old)
+            put_label(b, ",", l->type, ty);
+        vs_buf_printf(b, ",zone=\"vGPU\"} %g\n", (double)c->usedmem / c->devmem);
+        break;
+    default:
+        break;
+    }
+}
+
+static void pod_lines(struct vs_buf *b, const struct vs_metrics_snap *s, int family, int old,
+                      const struct snap_pod *p)
+{
+    const struct label_names *l = &label_sets[old];
+    for (size_t i = p->first; i < p->first + p->n; i++) {
+        const struct snap_usage *u = &s->usages[i];
+        long long v = !family               ? (long long)u->mem * 1048576LL
+                      : !old && u->pct >= 0 ? u->pct
+                                            : (long long)u->cores;
+        put(b, pod_names[family][old]);
+        put_label(b, "{", l->pod_ns, s->arena.data + p->ns);
+        put_label(b, ",", l->pod_node, s->arena.data + p->node);
+        put_label(b, ",", l->pod, s->arena.data + p->name);
+        put_label(b, ",", l->ctr, "0");
+        put_label(b, ",", l->uuid, s->arena.data + u->uuid);
+        put_value(b, v);
     }
 }
 
@@ -437,54 +612,74 @@ static void quota_gauges(void *ctx, const struct vs_quota *q)
     }
 }
 
-char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
-                        const struct vs_metrics_extra *x, bool legacy)
+struct vs_metrics_snap *vs_metrics_snap_take(const struct vs_model *model, bool legacy)
 {
-    struct vs_buf b;
-    vs_buf_init(&b);
-    vs_buf_printf(&b,
-                  "# HELP hami_build_info Build information.\n# TYPE hami_build_info gauge\n"
-                  "hami_build_info{version=\"%s\",compiler=\"gcc\",platform=\"linux\"} 1\n",
-                  VS_VERSION);
-    /* Each legacy family right after its current one; a family's samples stay together. */
-    int olds = legacy ? 2 : 1;
-    for (int f = 0; model && f < F_CARD_FAMILIES; f++) {
-        for (int old = 0; old < olds; old++) {
-            vs_buf_printf(&b, "# TYPE %s gauge\n", card_names[f][old]);
-            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
-            vs_model_each_node(model, card_gauges, &g);
+    struct vs_metrics_snap *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->legacy = legacy;
+    s->has_model = model != NULL;
+    if (model) {
+        s->set = vs_model_devices(model);
+        for (size_t d = 0; s->set && d < s->set->n; d++)
+            s->any_percent |= s->set->dev[d]->cores_percent;
+        vs_model_each_node(model, snap_node, s);
+        vs_model_each_pod(model, snap_pod, s);
+        for (int f = 0; f < 2; f++) {
+            for (int old = 0; old < (legacy ? 2 : 1) && quota_names[f][old]; old++) {
+                vs_buf_printf(&s->quota, "# TYPE %s gauge\n", quota_names[f][old]);
+                struct gauge_ctx g = {.b = &s->quota, .family = f, .old = old, .set = s->set};
+                vs_model_each_quota(model, quota_gauges, &g);
+            }
         }
     }
-    for (int f = 0; model && f < 2; f++) {
-        for (int old = 0; old < olds && quota_names[f][old]; old++) {
-            vs_buf_printf(&b, "# TYPE %s gauge\n", quota_names[f][old]);
-            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
-            vs_model_each_quota(model, quota_gauges, &g);
-        }
+    if (s->oom || s->arena.oom || s->mig[0].oom || s->mig[1].oom || s->quota.oom) {
+        vs_metrics_snap_free(s);
+        return NULL;
     }
-    for (int f = 0; model && f < 2; f++) {
-        for (int old = 0; old < olds; old++) {
-            vs_buf_printf(&b, "# TYPE %s gauge\n", pod_names[f][old]);
-            struct gauge_ctx g = {.b = &b, .family = f, .old = old, .set = vs_model_devices(model)};
-            vs_model_each_pod(model, pod_gauges, &g);
-        }
-    }
-    render_hist(&b, "vgpu_sched_filter_duration_seconds", "Filter latency.", &m->filter_h);
-    render_hist(&b, "vgpu_sched_bind_duration_seconds", "Bind latency.", &m->bind_h);
-    render_hist(&b, "vgpu_sched_bind_queue_wait_seconds",
+    return s;
+}
+
+size_t vs_metrics_snap_bytes(const struct vs_metrics_snap *s)
+{
+    return sizeof(*s) + s->arena.cap + s->cap_cards * sizeof(*s->cards) +
+           s->cap_pods * sizeof(*s->pods) + s->cap_usages * sizeof(*s->usages) + s->mig[0].cap +
+           s->mig[1].cap + s->quota.cap;
+}
+
+void vs_metrics_snap_free(struct vs_metrics_snap *s)
+{
+    if (!s)
+        return;
+    vs_buf_cleanup(&s->arena);
+    vs_buf_cleanup(&s->mig[0]);
+    vs_buf_cleanup(&s->mig[1]);
+    vs_buf_cleanup(&s->quota);
+    free(s->cards);
+    free(s->pods);
+    free(s->usages);
+    free(s);
+}
+
+/* The counters and histograms after the gauges. */
+static void render_tail(struct vs_buf *b, struct vs_metrics *m, const struct vs_metrics_extra *x)
+{
+    render_hist(b, "vgpu_sched_filter_duration_seconds", "Filter latency.", &m->filter_h);
+    render_hist(b, "vgpu_sched_bind_duration_seconds", "Bind latency.", &m->bind_h);
+    render_hist(b, "vgpu_sched_bind_queue_wait_seconds",
                 "Time a Bind waited in its node's bind queue for the node lock.", &m->bind_wait_h);
-    render_hist(&b, "vgpu_sched_node_lock_hold_seconds",
+    render_hist(b, "vgpu_sched_node_lock_hold_seconds",
                 "Time from a Bind taking a node lock to its release being seen.", &m->lock_hold_h);
     static const char *const oc[] = {"scheduled", "unschedulable", "error", "passthrough"};
-    vs_buf_puts(&b, "# TYPE vgpu_sched_filter_total counter\n");
+    vs_buf_puts(b, "# TYPE vgpu_sched_filter_total counter\n");
     for (int i = 0; i < VS_FILTER_OUTCOMES; i++)
-        vs_buf_printf(&b, "vgpu_sched_filter_total{result=\"%s\"} %llu\n", oc[i],
+        vs_buf_printf(b, "vgpu_sched_filter_total{result=\"%s\"} %llu\n", oc[i],
                       (unsigned long long)atomic_load(&m->outcomes[i]));
-    vs_buf_puts(&b, "# TYPE vgpu_sched_filter_node_rejections_total counter\n");
+    vs_buf_puts(b, "# TYPE vgpu_sched_filter_node_rejections_total counter\n");
     for (size_t i = 0; i < NR; i++)
-        vs_buf_printf(&b, "vgpu_sched_filter_node_rejections_total{reason=\"%s\"} %llu\n",
+        vs_buf_printf(b, "vgpu_sched_filter_node_rejections_total{reason=\"%s\"} %llu\n",
                       reason_word(i), (unsigned long long)atomic_load(&m->reasons[i]));
-    vs_buf_printf(&b,
+    vs_buf_printf(b,
                   "# TYPE vgpu_sched_bind_total counter\n"
                   "vgpu_sched_bind_total{result=\"ok\"} %llu\n"
                   "vgpu_sched_bind_total{result=\"error\"} %llu\n",
@@ -492,13 +687,13 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   (unsigned long long)atomic_load(&m->binds_failed));
     static const char *const pm[] = {"verb", "filter"};
     static const char *const po[] = {"planned", "no_plan", "pdb_refused", "error"};
-    vs_buf_puts(&b, "# HELP vgpu_sched_preemptions_total GPU preemption attempts.\n"
-                    "# TYPE vgpu_sched_preemptions_total counter\n");
+    vs_buf_puts(b, "# HELP vgpu_sched_preemptions_total GPU preemption attempts.\n"
+                   "# TYPE vgpu_sched_preemptions_total counter\n");
     for (int i = 0; i < VS_PM_MODES; i++)
         for (int k = 0; k < VS_PO_OUTCOMES; k++)
-            vs_buf_printf(&b, "vgpu_sched_preemptions_total{mode=\"%s\",outcome=\"%s\"} %llu\n",
+            vs_buf_printf(b, "vgpu_sched_preemptions_total{mode=\"%s\",outcome=\"%s\"} %llu\n",
                           pm[i], po[k], (unsigned long long)atomic_load(&m->preempt[i][k]));
-    vs_buf_printf(&b,
+    vs_buf_printf(b,
                   "# HELP vgpu_sched_preemption_victims_total Pods evicted for GPU preemption.\n"
                   "# TYPE vgpu_sched_preemption_victims_total counter\n"
                   "vgpu_sched_preemption_victims_total %llu\n"
@@ -510,14 +705,14 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                   (unsigned long long)atomic_load(&m->victims),
                   (double)atomic_load(&m->preempt_bound_ms) / 1000.0,
                   (unsigned long long)atomic_load(&m->preempt_bound_n));
-    vs_buf_printf(&b,
+    vs_buf_printf(b,
                   "# HELP vgpu_sched_requeue_nudges_total Refused pods patched so kube-scheduler "
                   "retries them after capacity was freed.\n"
                   "# TYPE vgpu_sched_requeue_nudges_total counter\n"
                   "vgpu_sched_requeue_nudges_total %llu\n",
                   (unsigned long long)atomic_load(&m->requeue_nudges));
     if (x) {
-        vs_buf_printf(&b,
+        vs_buf_printf(b,
                       "# TYPE vgpu_sched_node_lock_total counter\n"
                       "vgpu_sched_node_lock_total{event=\"acquired\"} %llu\n"
                       "vgpu_sched_node_lock_total{event=\"contended\"} %llu\n"
@@ -526,7 +721,7 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       (unsigned long long)x->lock_acquired, (unsigned long long)x->lock_contended,
                       (unsigned long long)x->lock_broken, (unsigned long long)x->lock_released);
         static const char *const verbs[] = {"GET", "LIST", "WATCH", "PATCH", "POST", "PUT"};
-        vs_buf_printf(&b,
+        vs_buf_printf(b,
                       "# TYPE vgpu_sched_api_requests_total counter\n"
                       "vgpu_sched_api_requests_total %llu\n"
                       "# TYPE vgpu_sched_api_connections_total counter\n"
@@ -544,9 +739,9 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       (unsigned long long)x->api_pool_waits,
                       (unsigned long long)x->http_connections);
         for (int i = 0; i < 6; i++)
-            vs_buf_printf(&b, "vgpu_sched_api_errors_total{verb=\"%s\"} %llu\n", verbs[i],
+            vs_buf_printf(b, "vgpu_sched_api_errors_total{verb=\"%s\"} %llu\n", verbs[i],
                           (unsigned long long)x->api_errors[i]);
-        vs_buf_printf(&b,
+        vs_buf_printf(b,
                       "# TYPE vgpu_sched_malformed_annotations_total counter\n"
                       "vgpu_sched_malformed_annotations_total{object=\"pod\"} %llu\n"
                       "vgpu_sched_malformed_annotations_total{object=\"node\"} %llu\n"
@@ -570,6 +765,174 @@ char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                       x->leader ? 1 : 0, x->synced ? 1 : 0, (unsigned long long)x->binds_waiting,
                       x->allocation_s, (unsigned long long)x->events_queued,
                       (unsigned long long)x->patches_queued);
+    }
+}
+
+enum stage { ST_HEAD, ST_CARDS, ST_QUOTA, ST_PODS, ST_TAIL, ST_EXTRA, ST_DONE };
+
+/* Text is rendered into pend until this much is waiting to be read (or the end). */
+#define STREAM_CHUNK (64u << 10)
+
+struct vs_metrics_stream {
+    struct vs_metrics *m;
+    struct vs_metrics_snap *s;
+    struct vs_metrics_extra x;
+    bool has_x;
+    char *extra;
+    enum stage stage;
+    int family, old;
+    bool typed; /* the family's TYPE line is out */
+    size_t i;   /* the next card or pod of the family */
+    struct vs_buf pend;
+    size_t off; /* pend's bytes before it were read */
+};
+
+struct vs_metrics_stream *vs_metrics_stream_new(struct vs_metrics *m, struct vs_metrics_snap *snap,
+                                                const struct vs_metrics_extra *x, char *extra)
+{
+    struct vs_metrics_stream *st = snap ? calloc(1, sizeof(*st)) : NULL;
+    if (!st) {
+        vs_metrics_snap_free(snap);
+        free(extra);
+        return NULL;
+    }
+    st->m = m;
+    st->s = snap;
+    if (x) {
+        st->x = *x;
+        st->has_x = true;
+    }
+    st->extra = extra;
+    return st;
+}
+
+void vs_metrics_stream_free(struct vs_metrics_stream *st)
+{
+    if (!st)
+        return;
+    vs_metrics_snap_free(st->s);
+    vs_buf_cleanup(&st->pend);
+    free(st->extra);
+    free(st);
+}
+
+/* The family after this one (every family with each name of it: current, then legacy). */
+static void next_family(struct vs_metrics_stream *st, int families, enum stage then)
+{
+    st->typed = false;
+    st->i = 0;
+    if (++st->old < (st->s->legacy ? 2 : 1))
+        return;
+    st->old = 0;
+    if (++st->family < families)
+        return;
+    st->family = 0;
+    st->stage = then;
+}
+
+static bool pend_short(const struct vs_metrics_stream *st)
+{
+    return st->pend.len - st->off < STREAM_CHUNK;
+}
+
+static void stream_fill(struct vs_metrics_stream *st)
+{
+    struct vs_buf *b = &st->pend;
+    const struct vs_metrics_snap *s = st->s;
+    while (st->stage != ST_DONE && pend_short(st) && !b->oom) {
+        switch (st->stage) {
+        case ST_HEAD:
+            vs_buf_printf(b,
+                          "# HELP hami_build_info Build information.\n# TYPE hami_build_info "
+                          "gauge\nhami_build_info{version=\"%s\",compiler=\"gcc\",platform="
+                          "\"linux\"} 1\n",
+                          VS_VERSION);
+            st->stage = s->has_model ? ST_CARDS : ST_TAIL;
+            break;
+        case ST_CARDS:
+            if (!st->typed) {
+                vs_buf_printf(b, "# TYPE %s gauge\n", card_names[st->family][st->old]);
+                st->typed = true;
+                if (st->family == F_MIG) {
+                    if (s->mig[st->old].len)
+                        vs_buf_append(b, s->mig[st->old].data, s->mig[st->old].len);
+                    st->i = s->n_cards;
+                }
+            }
+            while (st->i < s->n_cards && pend_short(st))
+                card_line(b, s, st->family, st->old, &s->cards[st->i++]);
+            if (st->i == s->n_cards)
+                next_family(st, F_CARD_FAMILIES, ST_QUOTA);
+            break;
+        case ST_QUOTA:
+            if (s->quota.len)
+                vs_buf_append(b, s->quota.data, s->quota.len);
+            st->stage = ST_PODS;
+            break;
+        case ST_PODS:
+            if (!st->typed) {
+                vs_buf_printf(b, "# TYPE %s gauge\n", pod_names[st->family][st->old]);
+                st->typed = true;
+            }
+            while (st->i < s->n_pods && pend_short(st))
+                pod_lines(b, s, st->family, st->old, &s->pods[st->i++]);
+            if (st->i == s->n_pods)
+                next_family(st, 2, ST_TAIL);
+            break;
+        case ST_TAIL:
+            render_tail(b, st->m, st->has_x ? &st->x : NULL);
+            st->stage = ST_EXTRA;
+            break;
+        case ST_EXTRA:
+            if (st->extra)
+                put(b, st->extra);
+            st->stage = ST_DONE;
+            break;
+        case ST_DONE:
+            break;
+        }
+    }
+}
+
+long vs_metrics_stream_read(struct vs_metrics_stream *st, char *buf, size_t max)
+{
+    struct vs_buf *b = &st->pend;
+    if (b->len - st->off < max && st->stage != ST_DONE) {
+        /* Keep what is unread at the front, so pend stays about a chunk long. */
+        if (st->off) {
+            memmove(b->data, b->data + st->off, b->len - st->off);
+            b->len -= st->off;
+            st->off = 0;
+        }
+        stream_fill(st);
+    }
+    if (b->oom)
+        return -1;
+    size_t n = b->len - st->off < max ? b->len - st->off : max;
+    if (n)
+        memcpy(buf, b->data + st->off, n);
+    st->off += n;
+    return (long)n;
+}
+
+char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
+                        const struct vs_metrics_extra *x, bool legacy)
+{
+    struct vs_metrics_stream *st =
+        vs_metrics_stream_new(m, vs_metrics_snap_take(model, legacy), x, NULL);
+    if (!st)
+        return NULL;
+    struct vs_buf b;
+    vs_buf_init(&b);
+    char *chunk = malloc(STREAM_CHUNK);
+    long n = chunk ? 0 : -1;
+    while (chunk && (n = vs_metrics_stream_read(st, chunk, STREAM_CHUNK)) > 0)
+        vs_buf_append(&b, chunk, (size_t)n);
+    free(chunk);
+    vs_metrics_stream_free(st);
+    if (n < 0 || b.oom) {
+        vs_buf_cleanup(&b);
+        return NULL;
     }
     return vs_buf_steal(&b);
 }

@@ -95,8 +95,28 @@ struct vs_metrics_extra {
 };
 
 /* Renders everything; model may be NULL. With legacy, HAMi's pre-v2.8 family names (with their
- * label names) follow each current family that had one, same values. Returns a new string. */
+ * label names) follow each current family that had one, same values. Returns a new string
+ * (NULL when out of memory). The same text as a vs_metrics_stream of the model's snapshot. */
 char *vs_metrics_render(struct vs_metrics *m, const struct vs_model *model,
                         const struct vs_metrics_extra *x, bool legacy);
+
+/* A scrape in two steps, so the store's lock is held only while the model is copied: the
+ * snapshot (under the lock; model may be NULL) holds what the gauges report, a few dozen bytes
+ * per card and per pod allocation; the stream renders the text from it as the client reads,
+ * about 64 KiB at a time, so a scrape of 5,000 nodes never holds its tens of MiB at once. */
+struct vs_metrics_snap;
+struct vs_metrics_snap *vs_metrics_snap_take(const struct vs_model *model, bool legacy);
+void vs_metrics_snap_free(struct vs_metrics_snap *s);
+/* The memory it holds (bytes allocated, capacity included). */
+size_t vs_metrics_snap_bytes(const struct vs_metrics_snap *s);
+
+struct vs_metrics_stream;
+/* Takes snap and extra (appended after everything else; may be NULL) over, and frees them when
+ * it is freed or cannot be made (NULL: out of memory, or snap NULL). x is copied. */
+struct vs_metrics_stream *vs_metrics_stream_new(struct vs_metrics *m, struct vs_metrics_snap *snap,
+                                                const struct vs_metrics_extra *x, char *extra);
+/* Up to max bytes of the text into buf: how many, 0 at the end, -1 when out of memory. */
+long vs_metrics_stream_read(struct vs_metrics_stream *st, char *buf, size_t max);
+void vs_metrics_stream_free(struct vs_metrics_stream *st);
 
 #endif

@@ -272,11 +272,56 @@ const char *vs_http_req_arg(const struct vs_http_req *req, const char *name)
     return req->conn ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
 }
 
+struct stream {
+    long (*read)(void *ctx, char *buf, size_t max);
+    void (*free)(void *ctx);
+    void *ctx;
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct stream *st = cls;
+    long n = st->read(st->ctx, buf, max);
+    return n > 0    ? (ssize_t)n
+           : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                    : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    struct stream *st = cls;
+    st->free(st->ctx);
+    free(st);
+}
+
+/* The chunk size of a streamed body (libmicrohttpd's buffer for the reader). */
+#define STREAM_BLOCK (64u << 10)
+
+static struct MHD_Response *stream_response(struct vs_http_resp *r)
+{
+    struct stream *st = malloc(sizeof(*st));
+    struct MHD_Response *resp = NULL;
+    if (st) {
+        *st = (struct stream){r->stream_read, r->stream_free, r->stream_ctx};
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, st,
+                                                 stream_free);
+    }
+    if (!resp) {
+        free(st);
+        r->stream_free(r->stream_ctx);
+    }
+    r->stream_read = NULL;
+    r->stream_ctx = NULL;
+    return resp;
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c, struct vs_http_resp *r)
 {
     const char *body = r->body ? r->body : "";
     struct MHD_Response *resp =
-        r->static_body
+        r->stream_read ? stream_response(r)
+        : r->static_body
             ? MHD_create_response_from_buffer(r->static_len, (void *)r->static_body,
                                               MHD_RESPMEM_PERSISTENT)
             : MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -450,6 +495,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rc->job == 2) {
         struct vs_http_resp resp = rc->resp;
         rc->resp.body = NULL;
+        rc->resp.stream_read = NULL;
         rc->job = 0;
         return send_resp(c, &resp);
     }
@@ -516,6 +562,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (rc) {
         free(rc->body);
         free(rc->resp.body);
+        if (rc->resp.stream_read)
+            rc->resp.stream_free(rc->resp.stream_ctx);
         resp_headers_free(&rc->resp);
         free(rc);
     }

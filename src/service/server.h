@@ -33,6 +33,13 @@ struct vs_http_resp {
     /* Instead of body: static bytes sent as they are (compiled-in assets). */
     const char *static_body;
     size_t static_len;
+    /* Instead of body: a body made as the client reads it (sent chunked). stream_read puts up
+     * to max bytes into buf and returns how many, 0 at the end, -1 on failure (the connection
+     * is then closed); stream_free(stream_ctx) runs once the server is done with it, sent or
+     * not. */
+    long (*stream_read)(void *ctx, char *buf, size_t max);
+    void (*stream_free)(void *ctx);
+    void *stream_ctx;
     /* Extra response headers: names static, values owned (freed by the server). */
     struct vs_http_header {
         const char *name;

@@ -1,6 +1,7 @@
 /* test_metrics: HAMi's gauges of spec §9.2 rendered from a small model — per card, per realized
  * MIG instance, per namespace quota, per pod — with and without --legacy-metrics. Every sample is
  * asserted as an exact line; families must be contiguous under one TYPE line each. */
+#include "buf.h"
 #include "builders.h"
 #include "metrics.h"
 
@@ -421,4 +422,71 @@ Test(metrics, amd_cores_in_percent)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         assert_line(out, want[i]);
     free(out);
+}
+
+/* /metrics streams the text from a snapshot taken under the store's lock: read a few bytes at a
+ * time (lines, families and the extra text split across reads), it is the whole render. */
+static void assert_stream_is_render(const struct vs_model *model, bool legacy, size_t piece)
+{
+    struct vs_metrics_extra x;
+    memset(&x, 0, sizeof(x));
+    x.binds_waiting = 2;
+    char *want = vs_metrics_render(mx, model, &x, legacy);
+    cr_assert_not_null(want);
+    char *extra = tb_strdup("vgpu_sched_optional_api_available{api=\"x\"} 1\n");
+    struct vs_metrics_stream *st =
+        vs_metrics_stream_new(mx, vs_metrics_snap_take(model, legacy), &x, extra);
+    cr_assert_not_null(st);
+    struct vs_buf got;
+    vs_buf_init(&got);
+    char buf[64];
+    long n;
+    size_t reads = 0;
+    while ((n = vs_metrics_stream_read(st, buf, piece)) > 0) {
+        cr_assert_leq((size_t)n, piece);
+        vs_buf_append(&got, buf, (size_t)n);
+        reads++;
+    }
+    cr_assert_eq(n, 0);
+    cr_assert_eq(vs_metrics_stream_read(st, buf, piece), 0, "a read after the end");
+    vs_metrics_stream_free(st);
+    size_t wl = strlen(want);
+    cr_assert_eq(got.len, wl + strlen("vgpu_sched_optional_api_available{api=\"x\"} 1\n"));
+    cr_assert(strncmp(got.data, want, wl) == 0, "streamed:\n%s\nrendered:\n%s", got.data, want);
+    cr_assert_str_eq(got.data + wl, "vgpu_sched_optional_api_available{api=\"x\"} 1\n");
+    cr_assert_geq(reads, got.len / piece);
+    vs_buf_cleanup(&got);
+    free(want);
+}
+
+Test(metrics, stream_in_pieces_is_the_render)
+{
+    cluster();
+    assert_stream_is_render(m, false, 7);
+    assert_stream_is_render(m, true, 64);
+    assert_stream_is_render(NULL, false, 13);
+}
+
+/* The snapshot owns what it reports: the model changing (or going) after it was taken does not
+ * change the text made from it. */
+Test(metrics, snapshot_outlives_model_changes)
+{
+    cluster();
+    char *before = vs_metrics_render(mx, m, NULL, false);
+    struct vs_metrics_stream *st =
+        vs_metrics_stream_new(mx, vs_metrics_snap_take(m, false), NULL, NULL);
+    cr_assert_not_null(st);
+    vs_model_remove_pod(m, "train");
+    vs_model_free(m);
+    m = NULL;
+    struct vs_buf got;
+    vs_buf_init(&got);
+    char buf[4096];
+    long n;
+    while ((n = vs_metrics_stream_read(st, buf, sizeof(buf))) > 0)
+        vs_buf_append(&got, buf, (size_t)n);
+    vs_metrics_stream_free(st);
+    cr_assert_str_eq(got.data, before);
+    vs_buf_cleanup(&got);
+    free(before);
 }

@@ -28,7 +28,52 @@ static void ok_handler(void *ctx, const struct vs_http_req *req, struct vs_http_
     resp->content_type = "text/plain";
 }
 
-static const struct vs_route routes[] = {{"GET", "/healthz", ok_handler, NULL, false, false}};
+/* A streamed body (vs_http_resp.stream_read): STREAM_BYTES of a letter pattern, at most 1,000
+ * bytes a read; with ctx set, the read after the first fails. */
+#define STREAM_BYTES 250000
+struct gen {
+    size_t pos;
+    bool fail;
+};
+static atomic_int streams_freed;
+
+static long gen_read(void *ctx, char *buf, size_t max)
+{
+    struct gen *g = ctx;
+    if (g->fail && g->pos)
+        return -1;
+    size_t n = STREAM_BYTES - g->pos < max ? STREAM_BYTES - g->pos : max;
+    if (n > 1000)
+        n = 1000;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)('a' + (g->pos + i) % 26);
+    g->pos += n;
+    return (long)n;
+}
+
+static void gen_free(void *ctx)
+{
+    free(ctx);
+    atomic_fetch_add(&streams_freed, 1);
+}
+
+static void stream_handler(void *ctx, const struct vs_http_req *req, struct vs_http_resp *resp)
+{
+    struct gen *g = calloc(1, sizeof(*g));
+    cr_assert_not_null(g);
+    g->fail = ctx != NULL;
+    resp->status = 200;
+    resp->content_type = "text/plain";
+    resp->stream_read = gen_read;
+    resp->stream_free = gen_free;
+    resp->stream_ctx = g;
+}
+
+static const struct vs_route routes[] = {
+    {"GET", "/healthz", ok_handler, NULL, false, false},
+    {"GET", "/stream", stream_handler, NULL, false, false},
+    {"GET", "/stream-fails", stream_handler, "fail", false, false},
+};
 
 static void setup(void)
 {
@@ -50,7 +95,7 @@ static void start_opts(struct vs_server_opts o)
     o.bind = "127.0.0.1:0";
     o.threads = 2;
     o.routes = routes;
-    o.n_routes = 1;
+    o.n_routes = sizeof(routes) / sizeof(routes[0]);
     o.name = "main";
     struct vs_errbuf eb = {{0}};
     srv = vs_server_start(&o, &eb);
@@ -402,4 +447,35 @@ Test(tls, connections_opened_at_once_are_each_served)
         close(fds[i]);
     }
     cr_assert_eq(atomic_load(&accepted), N);
+}
+
+/* Waits up to 10 s for streams_freed to reach n. */
+static void wait_streams_freed(int n)
+{
+    for (int i = 0; i < 1000 && atomic_load(&streams_freed) < n; i++)
+        usleep(10000);
+    cr_assert_eq(atomic_load(&streams_freed), n);
+}
+
+/* A streamed body arrives whole (chunked, over many reads of the handler's stream) and its
+ * context is freed once; one whose read fails ends the transfer short, and is freed too. */
+Test(tls, streamed_body_whole_then_freed)
+{
+    start_plain(0);
+    atomic_store(&streams_freed, 0);
+    struct vs_harness plain = h;
+    plain.scheme = "http";
+    char *out;
+    cr_assert_eq(
+        vs_harness_call(&plain, vs_server_port(srv), "GET", "/stream", NULL, NULL, 0, &out), 200);
+    cr_assert_eq(strlen(out), STREAM_BYTES);
+    for (size_t i = 0; i < STREAM_BYTES; i++)
+        cr_assert_eq(out[i], (char)('a' + i % 26), "byte %zu", i);
+    free(out);
+    wait_streams_freed(1);
+    cr_assert_eq(
+        vs_harness_call(&plain, vs_server_port(srv), "GET", "/stream-fails", NULL, NULL, 0, &out),
+        0, "%s", out);
+    free(out);
+    wait_streams_freed(2);
 }
