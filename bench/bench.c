@@ -1113,6 +1113,65 @@ static void metrics_renders(struct vs_store *s, struct metrics_cost cost[2])
     vs_metrics_free(vm);
 }
 
+/* Filter while another thread scrapes /metrics every SCRAPE_GAP_MS (a scrape, then that pause),
+ * the way this build scrapes (snapshot under the lock, text after it) and the way the build
+ * before did (the whole text rendered under the lock): a Filter's commit takes the write lock,
+ * so it waits for a scrape holding the read lock. SCRAPED_ITERS Filters of 500 candidates each
+ * way. */
+#define SCRAPED_ITERS 20000
+#define SCRAPE_GAP_MS 100
+struct scraper {
+    struct vs_store *s;
+    bool under_lock;
+    atomic_bool stop;
+    long scrapes;
+};
+
+static void *scraper_main(void *arg)
+{
+    struct scraper *sc = arg;
+    struct vs_metrics *vm = vs_metrics_new();
+    char *chunk = malloc(64 << 10);
+    if (!vm || !chunk)
+        die("out of memory");
+    while (!atomic_load(&sc->stop)) {
+        struct metrics_render r = {.m = sc->under_lock ? vm : NULL};
+        vs_store_read(sc->s, metrics_render_locked, &r);
+        if (sc->under_lock) {
+            free(r.out);
+        } else {
+            struct vs_metrics_stream *st = vs_metrics_stream_new(vm, r.snap, NULL, NULL);
+            while (st && vs_metrics_stream_read(st, chunk, 64 << 10) > 0)
+                ;
+            vs_metrics_stream_free(st);
+        }
+        sc->scrapes++;
+        for (int i = 0; i < SCRAPE_GAP_MS && !atomic_load(&sc->stop); i++)
+            usleep(1000);
+    }
+    free(chunk);
+    vs_metrics_free(vm);
+    return NULL;
+}
+
+static void filter_scraped(struct vs_store *s, const struct vs_devcfg *cfg, char **names,
+                           const struct opts *o, bool under_lock, struct inproc *out, long *scrapes)
+{
+    struct opts oo = *o;
+    oo.iters = SCRAPED_ITERS;
+    struct scraper sc = {.s = s, .under_lock = under_lock};
+    pthread_t t;
+    if (pthread_create(&t, NULL, scraper_main, &sc) != 0)
+        die("cannot start the scraper thread");
+    struct vs_pod pod;
+    bench_pod(&pod);
+    filter_inproc(s, cfg, &pod, names, &oo, 500, out);
+    vs_pod_cleanup(&pod);
+    atomic_store(&sc.stop, true);
+    pthread_join(t, NULL);
+    *scrapes = sc.scrapes;
+}
+
 /* copy_us / encode_us: wall clock; cpu[0] / cpu[1] (may be NULL): the thread's CPU time. */
 static void dash_snapshot(struct vs_store *s, double *copy_us, double *encode_us, size_t *bytes,
                           double *cpu)
@@ -2759,6 +2818,10 @@ int main(int argc, char **argv)
     }
     struct metrics_cost mcost[2];
     metrics_renders(store, mcost);
+    struct inproc scraped[2];
+    long n_scrapes[2];
+    for (int way = 0; way < 2; way++)
+        filter_scraped(store, &cfg, names, &o, way == 1, &scraped[way], &n_scrapes[way]);
     vs_store_free(store);
     char label[64];
     snprintf(label, sizeof(label), "filter in-process %zu cand",
@@ -2782,6 +2845,16 @@ int main(int argc, char **argv)
                fdcu.fits, fdcu.misses, (unsigned long long)fdcu.digest);
     }
 
+    for (int way = 0; way < 2; way++) {
+        printf("%-34s p50=%9.1f us  p99=%9.1f us  max=%9.1f us  (n=%zu, %ld scrapes)\n",
+               way ? "filter 500 cand, scraped (whole text under the lock)"
+                   : "filter 500 cand, scraped (snapshot under the lock)",
+               pct(&scraped[way].lat, 0.5), pct(&scraped[way].lat, 0.99),
+               scraped[way].lat.n ? scraped[way].lat.v[scraped[way].lat.n - 1] : 0.0,
+               scraped[way].lat.n, n_scrapes[way]);
+        free(scraped[way].lat.v);
+        free(scraped[way].cpu.v);
+    }
     for (int legacy = 0; legacy < 2; legacy++)
         printf("metrics scrape%s: store lock held %.1f ms (snapshot of %.1f MiB), text streamed "
                "in %.1f ms, %.1f MiB (digest %016llx); fastest of %d\n",
