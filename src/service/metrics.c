@@ -784,7 +784,8 @@ struct vs_metrics_stream {
     bool typed; /* the family's TYPE line is out */
     size_t i;   /* the next card or pod of the family */
     struct vs_buf pend;
-    size_t off; /* pend's bytes before it were read */
+    size_t off;  /* pend's bytes before it were read */
+    size_t held; /* the most pend has held (its capacity) */
 };
 
 struct vs_metrics_stream *vs_metrics_stream_new(struct vs_metrics *m, struct vs_metrics_snap *snap,
@@ -804,6 +805,11 @@ struct vs_metrics_stream *vs_metrics_stream_new(struct vs_metrics *m, struct vs_
     }
     st->extra = extra;
     return st;
+}
+
+size_t vs_metrics_stream_held(const struct vs_metrics_stream *st)
+{
+    return st->held;
 }
 
 void vs_metrics_stream_free(struct vs_metrics_stream *st)
@@ -905,6 +911,8 @@ long vs_metrics_stream_read(struct vs_metrics_stream *st, char *buf, size_t max)
             st->off = 0;
         }
         stream_fill(st);
+        if (b->cap > st->held)
+            st->held = b->cap;
     }
     if (b->oom)
         return -1;

@@ -117,6 +117,8 @@ struct vs_metrics_stream *vs_metrics_stream_new(struct vs_metrics *m, struct vs_
                                                 const struct vs_metrics_extra *x, char *extra);
 /* Up to max bytes of the text into buf: how many, 0 at the end, -1 when out of memory. */
 long vs_metrics_stream_read(struct vs_metrics_stream *st, char *buf, size_t max);
+/* The most text it has held at once so far (its buffer's capacity, bytes). */
+size_t vs_metrics_stream_held(const struct vs_metrics_stream *st);
 void vs_metrics_stream_free(struct vs_metrics_stream *st);
 
 #endif

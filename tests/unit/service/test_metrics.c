@@ -490,3 +490,43 @@ Test(metrics, snapshot_outlives_model_changes)
     vs_buf_cleanup(&got);
     free(before);
 }
+
+/* A scrape of a large cluster never holds its text at once: 400 nodes of 8 cards and a pod on
+ * each card make over 4 MiB of text, and the stream's buffer stays within two chunks of 64 KiB
+ * plus one card's or pod's lines. */
+Test(metrics, stream_holds_a_chunk_not_the_text)
+{
+    char reg[8 * 256 + 8], card[256], node[32], uuid[32], alloc[96], pod[32];
+    for (int i = 0; i < 400; i++) {
+        size_t o = 0;
+        reg[o++] = '[';
+        for (int k = 0; k < 8; k++) {
+            snprintf(uuid, sizeof(uuid), "GPU-%03d-%d", i, k);
+            tb_card(card, sizeof(card), uuid, k, 0, 10, 24576, 100, 1);
+            o += (size_t)snprintf(reg + o, sizeof(reg) - o, "%s%s", k ? "," : "", card);
+        }
+        snprintf(reg + o, sizeof(reg) - o, "]");
+        snprintf(node, sizeof(node), "node-%03d", i);
+        tb_node(m, node, reg, NULL, NULL);
+        for (int k = 0; k < 8; k++) {
+            snprintf(pod, sizeof(pod), "p-%03d-%d", i, k);
+            snprintf(alloc, sizeof(alloc), "GPU-%03d-%d,NVIDIA,4000,20:;", i, k);
+            running("team", pod, node, alloc, NULL);
+        }
+    }
+    struct vs_metrics_stream *st =
+        vs_metrics_stream_new(mx, vs_metrics_snap_take(m, true), NULL, NULL);
+    cr_assert_not_null(st);
+    char *buf = malloc(16384);
+    cr_assert_not_null(buf);
+    size_t total = 0;
+    long n;
+    while ((n = vs_metrics_stream_read(st, buf, 16384)) > 0)
+        total += (size_t)n;
+    cr_assert_eq(n, 0);
+    cr_assert_gt(total, 4u << 20, "%zu bytes", total);
+    cr_assert_leq(vs_metrics_stream_held(st), 2 * (64u << 10) + 4096, "%zu bytes held",
+                  vs_metrics_stream_held(st));
+    vs_metrics_stream_free(st);
+    free(buf);
+}
