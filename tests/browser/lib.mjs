@@ -19,7 +19,7 @@ export async function startService(binary, cluster, extra = []) {
   proc.stdout.on('data', (d) => { out += d; });
   proc.stderr.on('data', (d) => { err += d; });
   const exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 15000;
+  const deadline = Date.now() + 60000;
   let mainPort = 0, metricsPort = 0, base = '/';
   while (Date.now() < deadline) {
     const m = /^listening on port (\d+)$/m.exec(out);
@@ -31,13 +31,15 @@ export async function startService(binary, cluster, extra = []) {
   if (!mainPort) { proc.kill(); throw new Error('vgpu-sched did not start: ' + err); }
   const origin = `http://127.0.0.1:${metricsPort}`;
   // ready: the store has synced (the snapshot says so)
-  while (Date.now() < deadline) {
+  let synced = false;
+  while (!synced && Date.now() < deadline) {
     try {
       const r = await fetch(origin + base + 'api/v1/snapshot');
-      if (r.ok && (await r.json()).service.synced) break;
+      synced = r.ok && (await r.json()).service.synced;
     } catch (e) { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 50));
+    if (!synced) await new Promise((r) => setTimeout(r, 50));
   }
+  if (!synced) { proc.kill(); throw new Error('vgpu-sched did not sync within 60 s: ' + err); }
   return {
     proc, mainPort, metricsPort, base, origin, url: origin + base,
     log: () => err,
