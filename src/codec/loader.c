@@ -15,6 +15,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "buf.h"
 #include "k8s_codec.h"
 
 /* Deeper YAML nesting is refused: conversion recurses, and so does json_decref. */
@@ -82,20 +83,6 @@ static void flush_warnings(struct load_ctx *c)
         free(c->warns[i]);
     }
     c->n_warns = 0;
-}
-
-/* Grows *arr (of elements of size sz) so that one more fits. */
-static bool reserve_one(void **arr, size_t n, size_t *cap, size_t sz)
-{
-    if (n < *cap)
-        return true;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *grown = realloc(*arr, ncap * sz);
-    if (!grown)
-        return false;
-    *arr = grown;
-    *cap = ncap;
-    return true;
 }
 
 static void builder_cleanup(struct builder *b)
@@ -227,7 +214,7 @@ static enum vs_err add_pod(struct load_ctx *c, const json_t *obj)
         vs_pod_cleanup(&p);
         return object_err(c, rc, obj, "Pod", NS_DEFAULTED);
     }
-    if (!reserve_one((void **)&b->set.pods, b->set.n_pods, &b->cap_pods, sizeof(p))) {
+    if (!vs_grow_one((void **)&b->set.pods, b->set.n_pods, &b->cap_pods, sizeof(p))) {
         vs_pod_cleanup(&p);
         return nomem(c);
     }
@@ -244,7 +231,7 @@ static enum vs_err add_node(struct load_ctx *c, const json_t *obj)
         vs_knode_cleanup(&n);
         return object_err(c, rc, obj, "Node", NS_NEVER);
     }
-    if (!reserve_one((void **)&b->set.nodes, b->set.n_nodes, &b->cap_nodes, sizeof(n))) {
+    if (!vs_grow_one((void **)&b->set.nodes, b->set.n_nodes, &b->cap_nodes, sizeof(n))) {
         vs_knode_cleanup(&n);
         return nomem(c);
     }
@@ -261,7 +248,7 @@ static enum vs_err add_quota(struct load_ctx *c, const json_t *obj)
         vs_kquota_cleanup(&q);
         return object_err(c, rc, obj, "ResourceQuota", NS_DEFAULTED);
     }
-    if (!reserve_one((void **)&b->set.quotas, b->set.n_quotas, &b->cap_quotas, sizeof(q))) {
+    if (!vs_grow_one((void **)&b->set.quotas, b->set.n_quotas, &b->cap_quotas, sizeof(q))) {
         vs_kquota_cleanup(&q);
         return nomem(c);
     }
@@ -276,7 +263,7 @@ static enum vs_err add_slice(struct load_ctx *c, const json_t *obj)
     enum vs_err rc = vs_dra_slice_from_json(obj, &sl, c->eb);
     if (rc != VS_OK)
         return rc == VS_ERR_NOMEM ? nomem(c) : vs_err_prefix(c->eb, rc, "%s", c->name);
-    if (!reserve_one((void **)&b->set.slices, b->set.n_slices, &b->cap_slices, sizeof(sl))) {
+    if (!vs_grow_one((void **)&b->set.slices, b->set.n_slices, &b->cap_slices, sizeof(sl))) {
         vs_dra_slice_cleanup(&sl);
         return nomem(c);
     }
@@ -291,7 +278,7 @@ static enum vs_err add_claim(struct load_ctx *c, const json_t *obj)
     enum vs_err rc = vs_dra_claim_from_json(obj, &cl, c->eb);
     if (rc != VS_OK)
         return rc == VS_ERR_NOMEM ? nomem(c) : vs_err_prefix(c->eb, rc, "%s", c->name);
-    if (!reserve_one((void **)&b->set.claims, b->set.n_claims, &b->cap_claims, sizeof(cl))) {
+    if (!vs_grow_one((void **)&b->set.claims, b->set.n_claims, &b->cap_claims, sizeof(cl))) {
         vs_dra_claim_cleanup(&cl);
         return nomem(c);
     }

@@ -2,6 +2,7 @@
 #include "buf.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,4 +123,19 @@ void vs_buf_truncate(struct vs_buf *b, size_t len)
         return;
     b->len = len;
     b->data[len] = '\0';
+}
+
+bool vs_grow_one(void **arr, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 16;
+    if (nc > SIZE_MAX / elem)
+        return false;
+    void *g = realloc(*arr, nc * elem);
+    if (!g)
+        return false;
+    *arr = g;
+    *cap = nc;
+    return true;
 }

@@ -24,4 +24,8 @@ void vs_buf_truncate(struct vs_buf *b, size_t len);
 /* Takes the content out: returns it (free with free()) and resets b; NULL if b.oom. */
 char *vs_buf_steal(struct vs_buf *b);
 
+/* Grows the array *arr of n elements of size elem (capacity *cap) so that one more fits,
+ * doubling; false when out of memory (the array is left as it was). */
+bool vs_grow_one(void **arr, size_t n, size_t *cap, size_t elem);
+
 #endif

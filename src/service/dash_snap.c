@@ -5,6 +5,7 @@
 #include "dash_snap.h"
 
 #include "annot.h"
+#include "buf.h"
 #include "sorted.h"
 
 #include <math.h>
@@ -134,20 +135,6 @@ static struct vs_dash_snap *snap_new(uint64_t version, int64_t now)
     return s;
 }
 
-/* Grows an array of elements of size sz to hold one more; false when out of memory. */
-static bool grow(void **v, size_t n, size_t *cap, size_t sz)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 64;
-    void *g = realloc(*v, nc * sz);
-    if (!g)
-        return false;
-    *v = g;
-    *cap = nc;
-    return true;
-}
-
 /* The one place a model card is read: today every card is NVIDIA's (vs_card.type is the model
  * string); a vendor field in the model is read here when it comes. */
 static bool card_view(struct vs_dash_arena *a, const struct vs_devices *set,
@@ -189,7 +176,7 @@ static enum vs_dash_state state_of(const struct vs_podent *pe)
 
 static long add_pod(struct vs_dash_snap *s, const struct vs_podent *pe, uint32_t node)
 {
-    if (!grow((void **)&s->pods, s->n_pods, &s->cap_pods, sizeof(*s->pods)))
+    if (!vs_grow_one((void **)&s->pods, s->n_pods, &s->cap_pods, sizeof(*s->pods)))
         return -1;
     struct vs_dash_pod *d = &s->pods[s->n_pods];
     d->ns = arena_dup(s->arena, pe->ns ? pe->ns : "");
@@ -230,7 +217,8 @@ static bool copy_shares(struct vs_dash_snap *s, const struct vs_node *n, uint32_
             for (size_t u = 0; u < pe->n_usage; u++) {
                 if (strcmp(pe->usage[u].uuid, n->cards[c].uuid) != 0)
                     continue;
-                if (!grow((void **)&s->shares, s->n_shares, &s->cap_shares, sizeof(*s->shares)))
+                if (!vs_grow_one((void **)&s->shares, s->n_shares, &s->cap_shares,
+                                 sizeof(*s->shares)))
                     return false;
                 s->shares[s->n_shares++] = (struct vs_dash_share){
                     (uint32_t)k, pe->usage[u].mem, pe->usage[u].cores, pe->usage[u].slots};
@@ -247,7 +235,7 @@ static void copy_node(void *ctx, const struct vs_node *n)
     struct vs_dash_snap *s = x->s;
     if (x->oom || (x->o->only_node && strcmp(x->o->only_node, n->name) != 0))
         return;
-    if (!grow((void **)&s->nodes, s->n_nodes, &s->cap_nodes, sizeof(*s->nodes))) {
+    if (!vs_grow_one((void **)&s->nodes, s->n_nodes, &s->cap_nodes, sizeof(*s->nodes))) {
         x->oom = true;
         return;
     }
@@ -284,7 +272,7 @@ static void copy_node(void *ctx, const struct vs_node *n)
         const struct vs_card *k = &n->cards[c];
         if (x->cards == VS_DASH_CARDS_UNUSABLE && k->health && !k->cordoned && !k->mig_unhealthy)
             continue;
-        if (!grow((void **)&s->cards, s->n_cards, &s->cap_cards, sizeof(*s->cards)) ||
+        if (!vs_grow_one((void **)&s->cards, s->n_cards, &s->cap_cards, sizeof(*s->cards)) ||
             !card_view(s->arena, x->set, k, &s->cards[s->n_cards])) {
             x->oom = true;
             return;
@@ -303,7 +291,7 @@ static void copy_ns(void *ctx, const struct vs_quota *q)
     struct vs_dash_snap *s = x->s;
     if (x->oom)
         return;
-    if (!grow((void **)&s->nss, s->n_nss, &s->cap_nss, sizeof(*s->nss))) {
+    if (!vs_grow_one((void **)&s->nss, s->n_nss, &s->cap_nss, sizeof(*s->nss))) {
         x->oom = true;
         return;
     }
@@ -714,7 +702,8 @@ enum vs_err vs_dash_pod_copy(const struct vs_model *m, const char *uid, uint64_t
             for (size_t u = 0; u < pe->n_usage; u++) {
                 if (strcmp(pe->usage[u].uuid, s->cards[c].uuid) != 0)
                     continue;
-                if (!grow((void **)&s->shares, s->n_shares, &s->cap_shares, sizeof(*s->shares))) {
+                if (!vs_grow_one((void **)&s->shares, s->n_shares, &s->cap_shares,
+                                 sizeof(*s->shares))) {
                     vs_dash_snap_free(s);
                     return VS_ERR_NOMEM;
                 }

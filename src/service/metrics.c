@@ -410,19 +410,6 @@ static uint32_t snap_str(struct vs_metrics_snap *s, const char *v)
     return at;
 }
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 static void snap_node(void *ctx, const struct vs_node *n)
 {
     struct vs_metrics_snap *s = ctx;
@@ -431,7 +418,7 @@ static void snap_node(void *ctx, const struct vs_node *n)
     uint32_t node = snap_str(s, n->name);
     for (size_t i = 0; i < n->n_cards; i++) {
         const struct vs_card *c = &n->cards[i];
-        if (!grow((void **)&s->cards, &s->cap_cards, s->n_cards, sizeof(*s->cards))) {
+        if (!vs_grow_one((void **)&s->cards, s->n_cards, &s->cap_cards, sizeof(*s->cards))) {
             s->oom = true;
             return;
         }
@@ -472,7 +459,7 @@ static void snap_pod(void *ctx, const struct vs_podent *pe)
     struct vs_metrics_snap *s = ctx;
     if (s->oom)
         return;
-    if (!grow((void **)&s->pods, &s->cap_pods, s->n_pods, sizeof(*s->pods))) {
+    if (!vs_grow_one((void **)&s->pods, s->n_pods, &s->cap_pods, sizeof(*s->pods))) {
         s->oom = true;
         return;
     }
@@ -483,7 +470,7 @@ static void snap_pod(void *ctx, const struct vs_podent *pe)
                             .first = s->n_usages};
     struct gauge_ctx g = {.old = 0, .set = s->set};
     for (size_t i = 0; i < pe->n_usage; i++) {
-        if (!grow((void **)&s->usages, &s->cap_usages, s->n_usages, sizeof(*s->usages))) {
+        if (!vs_grow_one((void **)&s->usages, s->n_usages, &s->cap_usages, sizeof(*s->usages))) {
             s->oom = true;
             return;
         }

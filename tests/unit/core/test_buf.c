@@ -64,3 +64,29 @@ Test(buf, truncate)
     cr_assert_str_eq(b.data, "abcZ");
     vs_buf_cleanup(&b);
 }
+
+/* vs_grow_one: room for one more element, by doubling from 16; what was there stays. */
+Test(buf, grow_one_doubles_and_keeps_the_elements)
+{
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < 40; i++) {
+        cr_assert(vs_grow_one((void **)&v, n, &cap, sizeof(*v)));
+        cr_assert_gt(cap, n);
+        v[n++] = i;
+    }
+    cr_assert_eq(cap, 64);
+    for (int i = 0; i < 40; i++)
+        cr_assert_eq(v[i], i);
+    /* no room asked: nothing changes */
+    int *same = v;
+    cr_assert(vs_grow_one((void **)&v, 10, &cap, sizeof(*v)));
+    cr_assert_eq(v, same);
+    cr_assert_eq(cap, 64);
+    /* a size whose doubling overflows is refused, the array left as it was */
+    size_t huge = 1;
+    cr_assert_not(vs_grow_one((void **)&v, 1, &huge, SIZE_MAX / 2 + 1));
+    cr_assert_eq(v, same);
+    cr_assert_eq(huge, 1);
+    free(v);
+}
