@@ -953,17 +953,24 @@ out:
     free(cname);
 }
 
-static json_t *parse_body(const struct req *r, struct reply *rp)
+/* The request body: a JSON object, or an array when array is set (a JSON patch). */
+static json_t *parse_body_as(const struct req *r, struct reply *rp, bool array)
 {
     json_error_t je;
     json_t *b = r->len ? json_loadb(r->body, r->len, 0, &je) : NULL;
-    if (!json_is_object(b)) {
-        reply_status(rp, 400, "BadRequest", "the request body must be a JSON object%s%s",
-                     b ? "" : ": ", b ? "" : (r->len ? je.text : "empty body"));
+    if (array ? !json_is_array(b) : !json_is_object(b)) {
+        reply_status(rp, 400, "BadRequest", "the request body must be a JSON %s%s%s",
+                     array ? "array" : "object", b ? "" : ": ",
+                     b ? "" : (r->len ? je.text : "empty body"));
         json_decref(b);
         return NULL;
     }
     return b;
+}
+
+static json_t *parse_body(const struct req *r, struct reply *rp)
+{
+    return parse_body_as(r, rp, false);
 }
 
 static void do_create(struct vs_fakeapi *api, const struct route *rt, const struct req *r,
@@ -1095,20 +1102,94 @@ static json_t *merge_apply(json_t *target, const json_t *patch)
     return target;
 }
 
+/* RFC 6901: the container holding the pointer's last token (an object member; arrays are not
+ * addressed here) and that token, unescaped into key. NULL when a step is missing or not an
+ * object. */
+static json_t *pointer_parent(json_t *doc, const char *ptr, char *key, size_t cap)
+{
+    if (*ptr != '/')
+        return NULL;
+    json_t *cur = doc;
+    for (const char *p = ptr + 1;;) {
+        size_t n = 0;
+        for (; *p && *p != '/'; p++) {
+            char ch = *p;
+            if (ch == '~') {
+                if (p[1] != '0' && p[1] != '1')
+                    return NULL;
+                ch = p[1] == '0' ? '~' : '/';
+                p++;
+            }
+            if (n + 1 >= cap)
+                return NULL;
+            key[n++] = ch;
+        }
+        key[n] = '\0';
+        if (!*p)
+            return json_is_object(cur) ? cur : NULL;
+        cur = json_object_get(cur, key);
+        if (!json_is_object(cur))
+            return NULL;
+        p++;
+    }
+}
+
+/* RFC 6902 test, add, replace and remove on object members, in order, all or none (as
+ * kube-apiserver's json-patch: a null test value matches a missing member). Returns an error
+ * message, NULL on success. */
+static const char *json_patch_apply(json_t *doc, const json_t *ops)
+{
+    if (!json_is_array(ops))
+        return "a JSON patch must be an array of operations";
+    size_t i;
+    const json_t *op;
+    json_array_foreach(ops, i, op)
+    {
+        const char *name = json_string_value(json_object_get(op, "op"));
+        const char *ptr = json_string_value(json_object_get(op, "path"));
+        const json_t *val = json_object_get(op, "value");
+        char key[512];
+        json_t *parent = ptr ? pointer_parent(doc, ptr, key, sizeof(key)) : NULL;
+        if (!name)
+            return "an operation has no op";
+        if (!parent)
+            return "an operation's path is missing";
+        json_t *cur = json_object_get(parent, key);
+        if (strcmp(name, "test") == 0) {
+            if ((!val || json_is_null(val)) ? cur != NULL : (!cur || !json_equal(cur, val)))
+                return "testing value failed";
+        } else if (strcmp(name, "add") == 0 || strcmp(name, "replace") == 0) {
+            if (!val)
+                return "an operation has no value";
+            if (name[0] == 'r' && !cur)
+                return "replace operation does not apply: doc is missing key";
+            json_object_set_new(parent, key, json_deep_copy(val));
+        } else if (strcmp(name, "remove") == 0) {
+            if (!cur)
+                return "remove operation does not apply: doc is missing key";
+            json_object_del(parent, key);
+        } else {
+            return "unsupported operation";
+        }
+    }
+    return NULL;
+}
+
 static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const struct route *rt,
                      const struct req *r, struct reply *rp)
 {
     const struct kinddef *kd = &KINDS[rt->kind];
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    if (!ct || (strncmp(ct, "application/merge-patch+json", 28) != 0 &&
+    bool jsonp = ct && strncmp(ct, "application/json-patch+json", 27) == 0;
+    if (!ct || (!jsonp && strncmp(ct, "application/merge-patch+json", 28) != 0 &&
                 strncmp(ct, "application/strategic-merge-patch+json", 38) != 0)) {
         reply_status(rp, 415, NULL,
                      "the body of the request was in an unknown format - accepted media types "
-                     "include: application/merge-patch+json, "
+                     "include: application/json-patch+json, application/merge-patch+json, "
                      "application/strategic-merge-patch+json");
         return;
     }
-    json_t *patch = parse_body(r, rp);
+    json_t *patch = parse_body_as(r, rp, jsonp);
     if (!patch)
         return;
     const struct obj *e = obj_find(api, rt->kind, rt->ns, rt->name);
@@ -1117,6 +1198,24 @@ static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const str
         goto out;
     }
     const json_t *cur = e->o;
+    if (jsonp) {
+        json_t *o = json_deep_copy(cur);
+        const char *why = o ? json_patch_apply(o, patch) : "out of memory";
+        if (why) {
+            json_decref(o);
+            reply_status(rp, 422, "Invalid",
+                         "the server rejected our request due to an error in our request (%s)",
+                         why);
+            goto out;
+        }
+        keep_identity(o, cur, rt->kind);
+        json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
+        if (stored)
+            reply_json(rp, 200, stored);
+        else
+            reply_status(rp, 500, NULL, "out of memory");
+        goto out;
+    }
     const char *prv = meta_str(patch, "resourceVersion"), *puid = meta_str(patch, "uid");
     const char *cuid = meta_str(cur, "uid");
     if (prv && strcmp(prv, meta_str(cur, "resourceVersion")) != 0) {

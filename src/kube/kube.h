@@ -72,6 +72,10 @@ enum vs_err vs_kube_get(struct vs_kube *k, const char *path, json_t **out, struc
 /* application/merge-patch+json */
 enum vs_err vs_kube_merge_patch(struct vs_kube *k, const char *path, const json_t *patch,
                                 json_t **out, struct vs_errbuf *eb);
+/* application/json-patch+json (RFC 6902: an array of operations, applied all or none; a failed
+ * "test" is 422, VS_ERR_KUBE) */
+enum vs_err vs_kube_json_patch(struct vs_kube *k, const char *path, const json_t *ops, json_t **out,
+                               struct vs_errbuf *eb);
 enum vs_err vs_kube_post(struct vs_kube *k, const char *path, const json_t *body, json_t **out,
                          struct vs_errbuf *eb);
 enum vs_err vs_kube_put(struct vs_kube *k, const char *path, const json_t *body, json_t **out,

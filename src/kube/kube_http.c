@@ -726,6 +726,12 @@ enum vs_err vs_kube_merge_patch(struct vs_kube *k, const char *path, const json_
     return vs_kube_request(k, "PATCH", path, "application/merge-patch+json", patch, out, eb);
 }
 
+enum vs_err vs_kube_json_patch(struct vs_kube *k, const char *path, const json_t *ops, json_t **out,
+                               struct vs_errbuf *eb)
+{
+    return vs_kube_request(k, "PATCH", path, "application/json-patch+json", ops, out, eb);
+}
+
 enum vs_err vs_kube_post(struct vs_kube *k, const char *path, const json_t *body, json_t **out,
                          struct vs_errbuf *eb)
 {

@@ -62,6 +62,7 @@ struct qnode {
     bool owner_done;  /* that owner was seen allocated (bind-phase success or failed) */
     double owner_at;  /* monotonic: when that owner was first seen (vs_bindq_nodes) */
     char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
+    char *seen_lock;  /* the lock's value in that event, NULL when none */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
     bool holder_seen; /* the watch showed the holder's own lock */
@@ -224,6 +225,7 @@ void vs_bindq_free(struct vs_bindq *q)
         HASH_DEL(q->nodes, n);
         free(n->name);
         free(n->owner);
+        free(n->seen_lock);
         free(n->holder_uid);
         free(n->holder_key);
         free(n);
@@ -535,12 +537,17 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             /* The watch's last event shows the node unlocked, or locked by a pod seen allocated
              * since (its device plugin is done with the node; its release is owner-checked, so
              * it leaves our lock alone): take it at that version. */
-            char rv[sizeof(n->rv)];
-            bool at = r->take_at && (!n->owner || n->owner_done) && n->rv[0];
-            if (at)
-                memcpy(rv, n->rv, sizeof(rv));
+            bool at = r->take_seen && (!n->owner || n->owner_done) && n->rv[0];
+            char *seen = NULL;
+            if (at && n->seen_lock && !(seen = strdup(n->seen_lock)))
+                at = false;
             pthread_mutex_unlock(&q->mu);
-            enum vs_err te = at ? r->take_at(r->ctx, rv, &teb) : r->take(r->ctx, &teb);
+            if (!at)
+                vs_log(VS_LOG_DEBUG, "node_lock_take", "node=%s pod=%s/%s owner=%s done=%d known=%d",
+                       n->name, r->ns, r->name, n->owner ? n->owner : "", n->owner_done,
+                       n->rv[0] != '\0');
+            enum vs_err te = at ? r->take_seen(r->ctx, seen, &teb) : r->take(r->ctx, &teb);
+            free(seen);
             pthread_mutex_lock(&q->mu);
             if (te == VS_OK) {
                 free(n->holder_uid);
@@ -665,7 +672,9 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         pthread_mutex_unlock(&q->mu);
         return;
     }
-    if (!deleted && rv && strlen(rv) < sizeof(n->rv))
+    free(n->seen_lock);
+    n->seen_lock = NULL;
+    if (!deleted && rv && strlen(rv) < sizeof(n->rv) && (!lock || (n->seen_lock = strdup(lock))))
         memcpy(n->rv, rv, strlen(rv) + 1);
     else
         n->rv[0] = '\0';

@@ -60,9 +60,10 @@ struct vs_bindq_req {
     const char *node, *uid, *ns, *name;
     enum vs_err (*take)(void *ctx, struct vs_errbuf *eb);
     /* May be NULL. Used instead of take when the node watch's last event (vs_bindq_node_event_rv)
-     * showed the node unlocked, with that event's resourceVersion: the lock is written
-     * conditional on it, so no read of the node is needed. Same results as take. */
-    enum vs_err (*take_at)(void *ctx, const char *rv, struct vs_errbuf *eb);
+     * showed the node unlocked (seen NULL) or locked by a pod seen allocated since (seen: that
+     * lock's value): the lock is written conditional on that value, so no read of the node is
+     * needed. Same results as take. */
+    enum vs_err (*take_seen)(void *ctx, const char *seen, struct vs_errbuf *eb);
     enum vs_err (*check)(void *ctx, struct vs_errbuf *eb);
     void *ctx;
     /* CLOCK_MONOTONIC seconds when the Bind arrived (0: when it joins the queue): the wait_ms
@@ -94,7 +95,7 @@ void vs_bindq_forget(struct vs_bindq *q, const char *uid);
  * or NULL; relist is true for objects of a (re)list. */
 void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock, bool deleted,
                          bool relist);
-/* The same with the event's resourceVersion (NULL: unknown), for take_at. */
+/* The same with the event's resourceVersion (NULL: unknown), for take_seen. */
 void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lock, const char *rv,
                             bool deleted, bool relist);
 /* A pod was deleted (deleted) or reached phase Succeeded/Failed (!deleted): a lock it owns may

@@ -1354,10 +1354,10 @@ static enum vs_err take_lock(void *ctx, struct vs_errbuf *eb)
     return vs_nodelock_acquire(t->a->lock, t->node, t->ns, t->name, eb);
 }
 
-static enum vs_err take_lock_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+static enum vs_err take_lock_seen(void *ctx, const char *seen, struct vs_errbuf *eb)
 {
     struct bind_try *t = ctx;
-    return vs_nodelock_acquire_at(t->a->lock, t->node, rv, t->ns, t->name, eb);
+    return vs_nodelock_acquire_seen(t->a->lock, t->node, seen, t->ns, t->name, eb);
 }
 
 /* A waiting Bind whose reservation expired leaves the queue (the pod is filtered again). */
@@ -1384,7 +1384,7 @@ static enum vs_err acquire_lock(struct vs_app *a, const char *node, const char *
                              .ns = ns,
                              .name = name,
                              .take = take_lock,
-                             .take_at = take_lock_at,
+                             .take_seen = take_lock_seen,
                              .check = *uid ? check_reservation : NULL,
                              .ctx = &t,
                              .since = since};

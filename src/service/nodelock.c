@@ -385,29 +385,49 @@ out:
     return err;
 }
 
-enum vs_err vs_nodelock_acquire_at(struct vs_nodelock *l, const char *node, const char *rv,
-                                   const char *ns, const char *name, struct vs_errbuf *eb)
+/* One JSON patch: the lock annotation tested to be `expect` (NULL: absent), then set to ours. */
+static enum vs_err cas_lock(struct vs_nodelock *l, const char *node, const char *expect,
+                            const char *ns, const char *name, struct vs_errbuf *eb)
 {
-    if (!rv || !*rv)
-        return vs_nodelock_acquire(l, node, ns, name, eb);
+    static const char ptr[] = "/metadata/annotations/hami.io~1mutex.lock";
+    char path[512];
+    node_path(path, sizeof(path), node);
+    char *value = vs_annot_format_lock(l->now(), ns, name);
+    json_t *ops = value ? json_pack("[{s:s,s:s,s:o},{s:s,s:s,s:s}]", "op", "test", "path", ptr,
+                                    "value", expect ? json_string(expect) : json_null(), "op",
+                                    "add", "path", ptr, "value", value)
+                        : NULL;
+    free(value);
+    if (!ops)
+        return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
+    enum vs_err err = vs_kube_json_patch(l->k, path, ops, NULL, eb);
+    json_decref(ops);
+    return err;
+}
+
+enum vs_err vs_nodelock_acquire_seen(struct vs_nodelock *l, const char *node, const char *seen,
+                                     const char *ns, const char *name, struct vs_errbuf *eb)
+{
     struct node_mu *nm = node_mu(l, node);
     if (!nm)
         return vs_err_set(eb, VS_ERR_NOMEM, "out of memory");
     pthread_mutex_lock(&nm->mu);
-    char *value = vs_annot_format_lock(l->now(), ns, name);
-    enum vs_err err = value ? patch_lock(l, node, value, rv, eb) : VS_ERR_NOMEM;
-    free(value);
+    enum vs_err err = cas_lock(l, node, seen, ns, name, eb);
+    if (err && err != VS_ERR_NOMEM && seen) {
+        atomic_fetch_add(&l->at_conflicts, 1);
+        err = cas_lock(l, node, NULL, ns, name, eb);
+    }
     if (!err) {
         atomic_fetch_add(&l->acquired, 1);
         atomic_fetch_add(&l->acquired_at, 1);
-    } else if (err == VS_ERR_CONFLICT) {
+    } else if (err != VS_ERR_NOMEM) {
         atomic_fetch_add(&l->at_conflicts, 1);
     }
     pthread_mutex_unlock(&nm->mu);
     if (err == VS_OK || err == VS_ERR_NOMEM)
         return err;
-    /* The node changed since that event (409), or the PATCH failed: read it and decide as
-     * always (a PATCH that landed although its answer was lost reads as our own lock). */
+    vs_log(VS_LOG_DEBUG, "node_lock_read", "node=%s pod=%s/%s seen=\"%s\" error=\"%s\"", node, ns,
+           name, seen ? seen : "", eb->msg);
     return vs_nodelock_acquire(l, node, ns, name, eb);
 }
 

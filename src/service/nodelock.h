@@ -1,9 +1,10 @@
 /* nodelock: HAMi's node lock `hami.io/mutex.lock` (spec/hami-compat.md §6.2) over the API:
- * value "<RFC3339>,<ns>,<pod>", conditional merge patches carrying the node's resourceVersion,
- * owner-checked release. Our fixes: a lock whose owner pod is gone, terminal, already
- * `bind-phase=success` or `bind-phase=failed` (the device plugin answered) is broken (and logged);
- * a malformed lock value is reported and broken once it has been seen unchanged for longer than the
- * timeout, instead of blocking forever. */
+ * value "<RFC3339>,<ns>,<pod>", conditional merge patches carrying the node's resourceVersion
+ * (or a JSON patch testing the lock's value, when the watch showed it), owner-checked release. Our
+ * fixes: a lock whose owner pod is gone, terminal, already `bind-phase=success` or
+ * `bind-phase=failed` (the device plugin answered) is broken (and logged); a malformed lock value
+ * is reported and broken once it has been seen unchanged for longer than the timeout, instead of
+ * blocking forever. */
 #ifndef VS_NODELOCK_H
 #define VS_NODELOCK_H
 
@@ -17,8 +18,9 @@ struct vs_nodelock;
 
 struct vs_nodelock_stats {
     uint64_t acquired, contended, broken, released;
-    uint64_t acquired_at;     /* of acquired: by vs_nodelock_acquire_at's conditional PATCH alone */
-    uint64_t at_conflicts;    /* vs_nodelock_acquire_at PATCHes refused (409: the node changed) */
+    uint64_t acquired_at;     /* of acquired: by vs_nodelock_acquire_seen's JSON patches alone */
+    uint64_t at_conflicts;    /* vs_nodelock_acquire_seen's JSON patches refused (the lock was
+                               * not as seen: 422) or failed */
     uint64_t release_retries; /* late attempts at releases that had failed */
 };
 
@@ -30,12 +32,16 @@ void vs_nodelock_free(struct vs_nodelock *l);
  * "node <n> has been locked within <timeout>: node lock contention"; other errors as is. */
 enum vs_err vs_nodelock_acquire(struct vs_nodelock *l, const char *node, const char *ns,
                                 const char *name, struct vs_errbuf *eb);
-/* The same, first as one conditional PATCH at `rv`: the node's resourceVersion in a watch event
- * that showed it unlocked (the event of the previous holder's release is the fresh state, so the
- * GET is saved). A 409 (the node changed since) or any other failure of that PATCH falls back
- * to vs_nodelock_acquire, which reads the node and applies every rule. rv NULL: acquire. */
-enum vs_err vs_nodelock_acquire_at(struct vs_nodelock *l, const char *node, const char *rv,
-                                   const char *ns, const char *name, struct vs_errbuf *eb);
+/* The same, first as one JSON patch that tests the lock is what the node watch last showed —
+ * `seen`, the previous holder's value once that holder was seen allocated, or NULL: no lock —
+ * and sets ours (a compare-and-swap of the annotation alone: other changes of the node do not
+ * refuse it, as a resourceVersion precondition would). When the test fails and `seen` was a
+ * value, the device plugin's release of it may have come first: one more JSON patch takes the
+ * lock if none is there. Any other failure falls back to vs_nodelock_acquire, which reads the
+ * node and applies every rule (a PATCH that landed although its answer was lost reads as our
+ * own lock). */
+enum vs_err vs_nodelock_acquire_seen(struct vs_nodelock *l, const char *node, const char *seen,
+                                     const char *ns, const char *name, struct vs_errbuf *eb);
 /* Releases the lock if it is ours (or unconditionally with force). When a non-forced release
  * fails (the API is down), the error is returned and the release is retried in the background
  * every second until it succeeds or the lock is no longer ours, so a failed Bind never leaves

@@ -90,13 +90,17 @@ static enum vs_err take(void *ctx, struct vs_errbuf *eb)
     return VS_OK;
 }
 
-/* A PATCH at the node's current version replaces its lock, whoever owns it; at another version
- * it conflicts and nodelock reads the node (take). */
-static enum vs_err take_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+/* As nodelock's acquire_seen: the lock is replaced when its owner is still the one of `seen`
+ * (none for NULL), or taken when there is none; otherwise nodelock reads the node (take). */
+static enum vs_err take_seen(void *ctx, const char *seen, struct vs_errbuf *eb)
 {
     struct bind *b = ctx;
+    char want[64] = "";
+    const char *c1 = seen ? strchr(seen, ',') : NULL, *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (c2)
+        snprintf(want, sizeof(want), "%.*s/%s", (int)(c2 - c1 - 1), c1 + 1, c2 + 1);
     pthread_mutex_lock(&api_mu);
-    if (strtoul(rv, NULL, 10) == ver[b->node]) {
+    if (strcmp(owner[b->node], want) == 0 || !owner[b->node][0]) {
         if (owner[b->node][0])
             atomic_fetch_add(&handovers, 1);
         set_owner(b);
@@ -156,7 +160,7 @@ static void *binder(void *arg)
                                  .ns = b.ns,
                                  .name = b.name,
                                  .take = take,
-                                 .take_at = take_at,
+                                 .take_seen = take_seen,
                                  .check = check,
                                  .ctx = &b};
         struct vs_errbuf eb;

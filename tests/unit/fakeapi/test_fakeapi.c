@@ -61,9 +61,10 @@ static size_t sink_write(char *p, size_t size, size_t n, void *ctx)
     return size * n;
 }
 
-/* One request; returns the body as a new string ("" when empty), the status in *code. */
-static char *call(struct vs_fakeapi *api, const char *method, const char *path, const char *body,
-                  long *code)
+/* One request with a body of content type ct; returns the body as a new string ("" when
+ * empty), the status in *code. */
+static char *call_ct(struct vs_fakeapi *api, const char *method, const char *path, const char *body,
+                     const char *ct, long *code)
 {
     char url[8192];
     struct sink s = {0};
@@ -77,7 +78,9 @@ static char *call(struct vs_fakeapi *api, const char *method, const char *path, 
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
     if (body) {
-        h = curl_slist_append(h, "Content-Type: application/merge-patch+json");
+        char hdr[128];
+        snprintf(hdr, sizeof(hdr), "Content-Type: %s", ct);
+        h = curl_slist_append(h, hdr);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     }
@@ -86,6 +89,13 @@ static char *call(struct vs_fakeapi *api, const char *method, const char *path, 
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return s.data ? s.data : strdup("");
+}
+
+/* A merge patch, or any other request. */
+static char *call(struct vs_fakeapi *api, const char *method, const char *path, const char *body,
+                  long *code)
+{
+    return call_ct(api, method, path, body, "application/merge-patch+json", code);
 }
 
 static json_t *call_json(struct vs_fakeapi *api, const char *method, const char *path,
@@ -735,6 +745,71 @@ Test(store, request_record_optional)
         cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes"), off ? 0u : 3u);
         vs_fakeapi_stop(api);
     }
+}
+
+/* JSON patches (RFC 6902) as kube-apiserver applies them: in order, all or none; a null test
+ * matches a missing member; "~1" is "/" in a path; a failure is 422 and changes nothing. */
+Test(store, json_patch_tests_and_sets_members)
+{
+    struct vs_fakeapi_opts o = {.quiet = true};
+    struct vs_fakeapi *api = vs_fakeapi_start(&o);
+    cr_assert_not_null(api);
+    uint64_t rv0 = vs_fakeapi_put(api, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\","
+                                       "\"annotations\":{\"a\":\"1\"}}}");
+    cr_assert_gt(rv0, 0);
+    const char *jp = "application/json-patch+json", *path = "/api/v1/nodes/n1";
+    long code;
+    char *text =
+        call_ct(api, "PATCH", path,
+                "[{\"op\":\"test\",\"path\":\"/metadata/annotations/x~1lock\",\"value\":null},"
+                "{\"op\":\"add\",\"path\":\"/metadata/annotations/x~1lock\",\"value\":\"v1\"},"
+                "{\"op\":\"replace\",\"path\":\"/metadata/annotations/a\",\"value\":\"2\"}]",
+                jp, &code);
+    cr_assert_eq(code, 200, "%s", text);
+    json_t *n = json_loads(text, 0, NULL);
+    free(text);
+    json_t *an = json_object_get(json_object_get(n, "metadata"), "annotations");
+    cr_assert_str_eq(json_string_value(json_object_get(an, "x/lock")), "v1");
+    cr_assert_str_eq(json_string_value(json_object_get(an, "a")), "2");
+    cr_assert_str_neq(meta(n, "resourceVersion"), "");
+    json_decref(n);
+    /* A failed test: 422, and the replace before it is not applied. */
+    char *out = call_ct(api, "PATCH", path,
+                        "[{\"op\":\"replace\",\"path\":\"/metadata/annotations/a\","
+                        "\"value\":\"3\"},{\"op\":\"test\",\"path\":"
+                        "\"/metadata/annotations/x~1lock\",\"value\":\"v0\"}]",
+                        jp, &code);
+    cr_assert_eq(code, 422);
+    cr_assert(strstr(out, "\"reason\":\"Invalid\""), "%s", out);
+    cr_assert(strstr(out, "testing value failed"), "%s", out);
+    free(out);
+    /* A null test against a present member, replace and remove of a missing one, a path through
+     * a missing object: each refused. */
+    const char *bad[] = {
+        "[{\"op\":\"test\",\"path\":\"/metadata/annotations/a\",\"value\":null}]",
+        "[{\"op\":\"replace\",\"path\":\"/metadata/annotations/b\",\"value\":\"1\"}]",
+        "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/b\"}]",
+        "[{\"op\":\"add\",\"path\":\"/metadata/labels/b\",\"value\":\"1\"}]",
+        "[{\"op\":\"move\",\"from\":\"/metadata/annotations/a\",\"path\":\"/metadata/x\"}]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        free(call_ct(api, "PATCH", path, bad[i], jp, &code));
+        cr_assert_eq(code, 422, "%s", bad[i]);
+    }
+    free(call_ct(api, "PATCH", path, "{\"op\":\"test\"}", jp, &code));
+    cr_assert_eq(code, 400);
+    /* remove, and a test of the value that is there. */
+    free(call_ct(api, "PATCH", path,
+                 "[{\"op\":\"test\",\"path\":\"/metadata/annotations/x~1lock\",\"value\":\"v1\"},"
+                 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/x~1lock\"}]",
+                 jp, &code));
+    cr_assert_eq(code, 200);
+    json_t *got = vs_fakeapi_get(api, "Node", NULL, "n1");
+    an = json_object_get(json_object_get(got, "metadata"), "annotations");
+    cr_assert_null(json_object_get(an, "x/lock"));
+    cr_assert_str_eq(json_string_value(json_object_get(an, "a")), "2");
+    json_decref(got);
+    vs_fakeapi_stop(api);
 }
 
 /* ------------------------------------------------------------------------------------------ */

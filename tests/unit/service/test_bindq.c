@@ -34,7 +34,7 @@ static int node_ix(const char *node)
 struct bind {
     const char *node, *uid, *ns, *name;
     bool check_fails;
-    bool use_at;  /* offers take_at too */
+    bool use_at;  /* offers take_seen too */
     double since; /* vs_bindq_req.since */
     enum vs_err err;
     char msg[VS_ERRBUF_SIZE];
@@ -62,20 +62,24 @@ static enum vs_err take(void *ctx, struct vs_errbuf *eb)
     return VS_OK;
 }
 
-static atomic_int at_tries[MAXN]; /* take_at() calls per node */
-static char at_rv[MAXN][16];      /* the version the last one was given */
-static char cur_rv[MAXN][16];     /* the node's version, when a test models it ("": not) */
+static atomic_int at_tries[MAXN]; /* take_seen() calls per node */
+static char at_seen[MAXN][128];   /* the lock value the last one was given ("-": none) */
 
-/* A PATCH at the node's current version replaces whatever lock it has (as nodelock's
- * acquire_at); at another version it conflicts and nodelock reads the node (take). */
-static enum vs_err take_at(void *ctx, const char *rv, struct vs_errbuf *eb)
+/* As nodelock's acquire_seen: the lock is replaced when its owner is still the one of `seen`
+ * (none for NULL), or taken when it is gone (the holder's release came first); otherwise
+ * nodelock reads the node (take). */
+static enum vs_err take_seen(void *ctx, const char *seen, struct vs_errbuf *eb)
 {
     struct bind *b = ctx;
     int i = node_ix(b->node);
     atomic_fetch_add(&at_tries[i], 1);
-    snprintf(at_rv[i], sizeof(at_rv[i]), "%s", rv);
+    snprintf(at_seen[i], sizeof(at_seen[i]), "%s", seen ? seen : "-");
+    char want[128] = "";
+    const char *c1 = seen ? strchr(seen, ',') : NULL, *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (c2)
+        snprintf(want, sizeof(want), "%.*s/%s", (int)(c2 - c1 - 1), c1 + 1, c2 + 1);
     pthread_mutex_lock(&api_mu);
-    if (cur_rv[i][0] && strcmp(cur_rv[i], rv) == 0) {
+    if (strcmp(owner[i], want) == 0 || !owner[i][0]) {
         snprintf(owner[i], sizeof(owner[i]), "%s/%s", b->ns, b->name);
         pthread_mutex_unlock(&api_mu);
         snprintf(order[atomic_fetch_add(&n_order, 1)], 64, "%s", b->name);
@@ -101,7 +105,7 @@ static void *bind_main(void *arg)
                              .ns = b->ns,
                              .name = b->name,
                              .take = take,
-                             .take_at = b->use_at ? take_at : NULL,
+                             .take_seen = b->use_at ? take_seen : NULL,
                              .check = check,
                              .ctx = b,
                              .since = b->since};
@@ -179,8 +183,7 @@ static void setup_q(int64_t wait_ms, int depth)
     for (int i = 0; i < MAXN; i++) {
         atomic_store(&tries[i], 0);
         atomic_store(&at_tries[i], 0);
-        at_rv[i][0] = '\0';
-        cur_rv[i][0] = '\0';
+        at_seen[i][0] = '\0';
     }
     atomic_store(&n_order, 0);
     struct vs_bindq_opts o = {
@@ -266,7 +269,7 @@ Test(bindq, other_nodes_never_wait)
     cr_assert_eq(a.err, VS_OK, "%s", a.msg);
 }
 
-Test(bindq, node_seen_unlocked_is_taken_at_the_events_version)
+Test(bindq, node_seen_unlocked_is_taken_as_seen)
 {
     /* No event of n0 yet: the lock is taken the usual way. */
     struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a", .use_at = true};
@@ -279,7 +282,7 @@ Test(bindq, node_seen_unlocked_is_taken_at_the_events_version)
     struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b", .use_at = true};
     start(&b);
     wait_waiting(1);
-    /* a's release is seen at version 8: b takes the lock at it. */
+    /* a's release is seen at version 8: b takes the lock as none, without reading the node. */
     pthread_mutex_lock(&api_mu);
     owner[0][0] = '\0';
     pthread_mutex_unlock(&api_mu);
@@ -288,8 +291,8 @@ Test(bindq, node_seen_unlocked_is_taken_at_the_events_version)
     cr_assert_eq(b.err, VS_OK, "%s", b.msg);
     cr_assert_str_eq(owner[0], "ns/b");
     cr_assert_eq(atomic_load(&at_tries[0]), 1);
-    cr_assert_str_eq(at_rv[0], "8");
-    cr_assert_eq(atomic_load(&tries[0]), 2);
+    cr_assert_str_eq(at_seen[0], "-");
+    cr_assert_eq(atomic_load(&tries[0]), 1);
     /* A lock the watch shows (another owner's) is tried the usual way. */
     lock = vs_annot_format_lock(1767225600, "ns", "b");
     vs_bindq_node_event_rv(q, "n0", lock, "9", false, false);
@@ -494,15 +497,13 @@ Test(bindq, allocated_holder_whose_release_is_lost_lets_the_next_try)
     cr_assert_eq(vs_bindq_load(q, "n0"), 1); /* a is no longer counted in flight */
 }
 
-Test(bindq, allocated_holder_hands_its_lock_over_at_the_watched_version)
+Test(bindq, allocated_holder_hands_its_lock_over_as_seen)
 {
     struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a", .use_at = true};
     bind_main(&a);
     cr_assert_eq(a.err, VS_OK, "%s", a.msg);
-    char *lock = vs_annot_format_lock(1767225600, "ns", "a");
-    vs_bindq_node_event_rv(q, "n0", lock, "7", false, false); /* a's own lock, version 7 */
-    free(lock);
-    snprintf(cur_rv[0], sizeof(cur_rv[0]), "7");
+    char *alock = vs_annot_format_lock(1767225600, "ns", "a");
+    vs_bindq_node_event_rv(q, "n0", alock, "7", false, false); /* a's own lock, version 7 */
     struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b", .use_at = true};
     struct bind c = {.node = "n0", .uid = "u-c", .ns = "ns", .name = "c", .use_at = true};
     start(&b);
@@ -513,13 +514,14 @@ Test(bindq, allocated_holder_hands_its_lock_over_at_the_watched_version)
     vs_bindq_pod_allocated(q, "ns", "other"); /* not the owner: nothing moves */
     cr_assert_eq(atomic_load(&at_tries[0]), 0);
     /* a's device plugin wrote bind-phase=success; its release has not come round: b replaces
-     * a's lock at version 7, c keeps waiting behind b. */
+     * a's lock as the watch showed it, c keeps waiting behind b. */
     vs_bindq_pod_allocated(q, "ns", "a");
     join(&b);
     cr_assert_eq(b.err, VS_OK, "%s", b.msg);
     cr_assert_str_eq(owner[0], "ns/b");
     cr_assert_eq(atomic_load(&at_tries[0]), 1);
-    cr_assert_str_eq(at_rv[0], "7");
+    cr_assert_str_eq(at_seen[0], alock);
+    free(alock);
     cr_assert_eq(atomic_load(&tries[0]), 1); /* a's take only: no read-and-break path */
     cr_assert_eq(vs_bindq_waiting(q), 1);
     cr_assert_eq(vs_bindq_load(q, "n0"), 2); /* b and c; a is no longer in flight */
@@ -527,16 +529,15 @@ Test(bindq, allocated_holder_hands_its_lock_over_at_the_watched_version)
      * for c: the lock is b's until b is seen allocated or released. */
     vs_bindq_node_event_rv(q, "n0", NULL, "8", false, false);
     cr_assert_eq(atomic_load(&at_tries[0]), 1);
-    lock = vs_annot_format_lock(1767225600, "ns", "b");
-    vs_bindq_node_event_rv(q, "n0", lock, "9", false, false);
-    free(lock);
-    snprintf(cur_rv[0], sizeof(cur_rv[0]), "9");
+    char *block = vs_annot_format_lock(1767225600, "ns", "b");
+    vs_bindq_node_event_rv(q, "n0", block, "9", false, false);
     cr_assert_eq(atomic_load(&at_tries[0]), 1);
     vs_bindq_pod_allocated(q, "ns", "b");
     join(&c);
     cr_assert_eq(c.err, VS_OK, "%s", c.msg);
     cr_assert_str_eq(owner[0], "ns/c");
-    cr_assert_str_eq(at_rv[0], "9");
+    cr_assert_str_eq(at_seen[0], block);
+    free(block);
     cr_assert_str_eq(order[0], "a");
     cr_assert_str_eq(order[1], "b");
     cr_assert_str_eq(order[2], "c");

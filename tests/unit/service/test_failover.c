@@ -841,51 +841,84 @@ Test(failover_api, malformed_lock_is_broken_after_the_timeout)
     vs_nodelock_free(l);
 }
 
-/* vs_nodelock_acquire_at: one conditional PATCH at the version the watch showed unlocked; a
- * stale version (409) falls back to reading the node, with every rule of acquire. */
-Test(failover_api, lock_at_the_watched_version)
+/* Sets annotation key of node to value (NULL: removes it), as another writer of the node would. */
+static void node_annotate(const char *node, const char *key, const char *value)
+{
+    json_t *n = vs_fakeapi_get(api, "Node", NULL, node);
+    cr_assert_not_null(n);
+    json_t *an = json_object_get(json_object_get(n, "metadata"), "annotations");
+    cr_assert_not_null(an);
+    if (value)
+        json_object_set_new(an, key, json_string(value));
+    else
+        json_object_del(an, key);
+    char *j = json_dumps(n, JSON_COMPACT);
+    json_decref(n);
+    cr_assert_neq(vs_fakeapi_put(api, j), 0);
+    free(j);
+}
+
+/* vs_nodelock_acquire_seen: one JSON patch that tests the lock is as the watch showed it and sets
+ * ours; other changes of the node do not refuse it; a release that came first costs one more
+ * patch; any other state falls back to reading the node, with every rule of acquire. */
+Test(failover_api, lock_taken_as_the_watch_showed_it)
 {
     char *j = vs_harness_node("n1", 1, 16000);
-    uint64_t rv = vs_fakeapi_put(api, j);
+    cr_assert_neq(vs_fakeapi_put(api, j), 0);
     free(j);
-    cr_assert_neq(rv, 0);
-    char rvs[32];
-    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
     put_owner("q", "allocating", "n1");
     struct vs_nodelock *l = vs_nodelock_new(kube, 300, fixed_now);
     struct vs_errbuf eb;
+    /* Seen unlocked: taken by one PATCH, no read. */
     vs_fakeapi_reset_counts(api);
-    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "p", &eb), VS_OK, "%s", eb.msg);
-    char *want = vs_annot_format_lock(fixed_now(), "default", "p");
-    cr_assert_str_eq(lock_of("n1"), want);
-    free(want);
+    cr_assert_eq(vs_nodelock_acquire_seen(l, "n1", NULL, "default", "p", &eb), VS_OK, "%s", eb.msg);
+    char *p_lock = vs_annot_format_lock(fixed_now(), "default", "p");
+    cr_assert_str_eq(lock_of("n1"), p_lock);
     cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 0);
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 1);
-    /* The device plugin releases p's lock: the node is unlocked at a newer version. A Bind
-     * holding the older one gets a 409, reads the node and takes the lock. */
-    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "p", false, &eb), VS_OK, "%s", eb.msg);
+    /* p is allocated and the node changed meanwhile (another annotation): q takes p's lock over
+     * by one PATCH, which a resourceVersion precondition would have refused. */
+    node_annotate("n1", "hami.io/node-handshake", "Reported 2026-01-01 00:00:00");
     vs_fakeapi_reset_counts(api);
-    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "q", &eb), VS_OK, "%s", eb.msg);
-    want = vs_annot_format_lock(fixed_now(), "default", "q");
-    cr_assert_str_eq(lock_of("n1"), want);
+    cr_assert_eq(vs_nodelock_acquire_seen(l, "n1", p_lock, "default", "q", &eb), VS_OK, "%s",
+                 eb.msg);
+    char *q_lock = vs_annot_format_lock(fixed_now(), "default", "q");
+    cr_assert_str_eq(lock_of("n1"), q_lock);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 1);
+    /* q's device plugin released q's lock before r's Bind acted on the event that showed it:
+     * the test fails, the lock is taken as none. */
+    cr_assert_eq(vs_nodelock_release(l, "n1", "default", "q", false, &eb), VS_OK, "%s", eb.msg);
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_seen(l, "n1", q_lock, "default", "r", &eb), VS_OK, "%s",
+                 eb.msg);
+    char *r_lock = vs_annot_format_lock(fixed_now(), "default", "r");
+    cr_assert_str_eq(lock_of("n1"), r_lock);
+    cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 2);
+    /* Another scheduler took the node for q (allocating) since: neither patch applies, the node
+     * is read and q's live lock is contention, HAMi's words, left as it is. */
+    node_annotate("n1", VS_ANNO_LOCK, q_lock);
+    vs_fakeapi_reset_counts(api);
+    cr_assert_eq(vs_nodelock_acquire_seen(l, "n1", r_lock, "default", "s", &eb), VS_ERR_CONFLICT);
+    cr_assert_str_eq(eb.msg, "node n1 has been locked within 5m0s: node lock contention");
+    cr_assert_str_eq(lock_of("n1"), q_lock);
     cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
     cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 2);
-    /* A stale version while q (allocating) holds the lock: contention, HAMi's words, q's lock
-     * left as it is. */
-    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", rvs, "default", "r", &eb), VS_ERR_CONFLICT);
-    cr_assert_str_eq(eb.msg, "node n1 has been locked within 5m0s: node lock contention");
-    cr_assert_str_eq(lock_of("n1"), want);
-    free(want);
-    /* No version known: acquire's way (GET, then the owner rules). */
+    /* Seen unlocked, but locked now: one patch, then the read (no second patch). */
     vs_fakeapi_reset_counts(api);
-    cr_assert_eq(vs_nodelock_acquire_at(l, "n1", NULL, "default", "r", &eb), VS_ERR_CONFLICT);
+    cr_assert_eq(vs_nodelock_acquire_seen(l, "n1", NULL, "default", "s", &eb), VS_ERR_CONFLICT);
+    cr_assert_str_eq(lock_of("n1"), q_lock);
     cr_assert_eq(vs_fakeapi_count(api, "GET", "/api/v1/nodes/n1"), 1);
-    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 0);
+    cr_assert_eq(vs_fakeapi_count(api, "PATCH", "/api/v1/nodes/n1"), 1);
     struct vs_nodelock_stats st;
     vs_nodelock_stats(l, &st);
-    cr_assert_eq(st.acquired, 2);
-    cr_assert_eq(st.acquired_at, 1);
-    cr_assert_eq(st.at_conflicts, 2);
+    cr_assert_eq(st.acquired, 3);
+    cr_assert_eq(st.acquired_at, 3);
+    cr_assert_eq(st.at_conflicts, 4);
     cr_assert_eq(st.contended, 2);
+    free(p_lock);
+    free(q_lock);
+    free(r_lock);
     vs_nodelock_free(l);
 }
