@@ -63,6 +63,8 @@ struct qnode {
     double owner_at;  /* monotonic: when that owner was first seen (vs_bindq_nodes) */
     char rv[64];      /* the node's resourceVersion in that event ("": unknown) */
     char *seen_lock;  /* the lock's value in that event, NULL when none */
+    bool unseen;      /* made for a Filter's or a Bind's pod before any event of the node: the
+                       * watch has shown no lock here (it makes an entry for every lock it sees) */
     char *holder_uid; /* the pod whose Bind took the lock here, until its release is seen */
     char *holder_key; /* its "ns/name" */
     bool holder_seen; /* the watch showed the holder's own lock */
@@ -268,6 +270,7 @@ static struct qnode *node_get(struct vs_bindq *q, const char *name)
         return NULL;
     }
     n->name_len = strlen(name);
+    n->unseen = true;
     HASH_ADD_KEYPTR(hh, q->nodes, n->name, n->name_len, n);
     return n;
 }
@@ -536,16 +539,19 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             teb.msg[0] = '\0';
             /* The watch's last event shows the node unlocked, or locked by a pod seen allocated
              * since (its device plugin is done with the node; its release is owner-checked, so
-             * it leaves our lock alone): take it at that version. */
-            bool at = r->take_seen && (!n->owner || n->owner_done) && n->rv[0];
+             * it leaves our lock alone), or no event of the node came since its entry was made
+             * for a pod (the watch makes an entry for every lock it sees, so it has shown none
+             * here): take it as seen. A lock the watch has not shown yet fails the patch's test,
+             * and the node is read. */
+            bool at = r->take_seen && (!n->owner || n->owner_done) && (n->rv[0] || n->unseen);
             char *seen = NULL;
             if (at && n->seen_lock && !(seen = strdup(n->seen_lock)))
                 at = false;
             pthread_mutex_unlock(&q->mu);
             if (!at)
-                vs_log(VS_LOG_DEBUG, "node_lock_take", "node=%s pod=%s/%s owner=%s done=%d known=%d",
-                       n->name, r->ns, r->name, n->owner ? n->owner : "", n->owner_done,
-                       n->rv[0] != '\0');
+                vs_log(VS_LOG_DEBUG, "node_lock_take",
+                       "node=%s pod=%s/%s owner=%s done=%d known=%d", n->name, r->ns, r->name,
+                       n->owner ? n->owner : "", n->owner_done, n->rv[0] != '\0');
             enum vs_err te = at ? r->take_seen(r->ctx, seen, &teb) : r->take(r->ctx, &teb);
             free(seen);
             pthread_mutex_lock(&q->mu);
@@ -672,6 +678,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         pthread_mutex_unlock(&q->mu);
         return;
     }
+    n->unseen = false;
     free(n->seen_lock);
     n->seen_lock = NULL;
     if (!deleted && rv && strlen(rv) < sizeof(n->rv) && (!lock || (n->seen_lock = strdup(lock))))

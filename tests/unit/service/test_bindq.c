@@ -271,11 +271,14 @@ Test(bindq, other_nodes_never_wait)
 
 Test(bindq, node_seen_unlocked_is_taken_as_seen)
 {
-    /* No event of n0 yet: the lock is taken the usual way. */
+    /* No event of n0 yet: the watch has shown no lock there, so the lock is taken as none,
+     * without reading the node. */
     struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a", .use_at = true};
     bind_main(&a);
     cr_assert_eq(a.err, VS_OK, "%s", a.msg);
-    cr_assert_eq(atomic_load(&at_tries[0]), 0);
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_str_eq(at_seen[0], "-");
+    cr_assert_eq(atomic_load(&tries[0]), 0);
     char *lock = vs_annot_format_lock(1767225600, "ns", "a");
     vs_bindq_node_event_rv(q, "n0", lock, "7", false, false);
     free(lock);
@@ -290,9 +293,9 @@ Test(bindq, node_seen_unlocked_is_taken_as_seen)
     join(&b);
     cr_assert_eq(b.err, VS_OK, "%s", b.msg);
     cr_assert_str_eq(owner[0], "ns/b");
-    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_eq(atomic_load(&at_tries[0]), 2);
     cr_assert_str_eq(at_seen[0], "-");
-    cr_assert_eq(atomic_load(&tries[0]), 1);
+    cr_assert_eq(atomic_load(&tries[0]), 0);
     /* A lock the watch shows (another owner's) is tried the usual way. */
     lock = vs_annot_format_lock(1767225600, "ns", "b");
     vs_bindq_node_event_rv(q, "n0", lock, "9", false, false);
@@ -309,6 +312,24 @@ Test(bindq, node_seen_unlocked_is_taken_as_seen)
     join(&c);
     cr_assert_eq(c.err, VS_OK, "%s", c.msg);
     cr_assert_eq(atomic_load(&at_tries[1]), 0);
+    cr_assert_eq(atomic_load(&tries[1]), 2);
+}
+
+/* A lock on a node the watch has shown no event of yet: the Bind's patch as none fails its test,
+ * the node is read (contention), and the Bind waits for the lock's release like any other. */
+Test(bindq, unseen_lock_fails_the_test_and_is_read)
+{
+    hold(1, "other/x");
+    struct bind c = {.node = "n1", .uid = "u-c", .ns = "ns", .name = "c", .use_at = true};
+    start(&c);
+    wait_tries(1, 1);
+    cr_assert_eq(atomic_load(&at_tries[1]), 1);
+    cr_assert_str_eq(at_seen[1], "-");
+    wait_waiting(1);
+    release(1);
+    join(&c);
+    cr_assert_eq(c.err, VS_OK, "%s", c.msg);
+    cr_assert_str_eq(owner[1], "ns/c");
     cr_assert_eq(atomic_load(&tries[1]), 2);
 }
 
@@ -510,28 +531,28 @@ Test(bindq, allocated_holder_hands_its_lock_over_as_seen)
     wait_waiting(1);
     start(&c);
     wait_waiting(2);
-    cr_assert_eq(atomic_load(&at_tries[0]), 0);
-    vs_bindq_pod_allocated(q, "ns", "other"); /* not the owner: nothing moves */
-    cr_assert_eq(atomic_load(&at_tries[0]), 0);
+    cr_assert_eq(atomic_load(&at_tries[0]), 1); /* a's, before any event of n0 */
+    vs_bindq_pod_allocated(q, "ns", "other");   /* not the owner: nothing moves */
+    cr_assert_eq(atomic_load(&at_tries[0]), 1);
     /* a's device plugin wrote bind-phase=success; its release has not come round: b replaces
      * a's lock as the watch showed it, c keeps waiting behind b. */
     vs_bindq_pod_allocated(q, "ns", "a");
     join(&b);
     cr_assert_eq(b.err, VS_OK, "%s", b.msg);
     cr_assert_str_eq(owner[0], "ns/b");
-    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_eq(atomic_load(&at_tries[0]), 2);
     cr_assert_str_eq(at_seen[0], alock);
     free(alock);
-    cr_assert_eq(atomic_load(&tries[0]), 1); /* a's take only: no read-and-break path */
+    cr_assert_eq(atomic_load(&tries[0]), 0); /* no read-and-break path */
     cr_assert_eq(vs_bindq_waiting(q), 1);
     cr_assert_eq(vs_bindq_load(q, "n0"), 2); /* b and c; a is no longer in flight */
     /* a's release arriving now (an event still showing a's lock, then none) changes nothing
      * for c: the lock is b's until b is seen allocated or released. */
     vs_bindq_node_event_rv(q, "n0", NULL, "8", false, false);
-    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_eq(atomic_load(&at_tries[0]), 2);
     char *block = vs_annot_format_lock(1767225600, "ns", "b");
     vs_bindq_node_event_rv(q, "n0", block, "9", false, false);
-    cr_assert_eq(atomic_load(&at_tries[0]), 1);
+    cr_assert_eq(atomic_load(&at_tries[0]), 2);
     vs_bindq_pod_allocated(q, "ns", "b");
     join(&c);
     cr_assert_eq(c.err, VS_OK, "%s", c.msg);
