@@ -1840,6 +1840,8 @@ void vs_ext_metrics(void *ctx, const struct vs_http_req *req, struct vs_http_res
     x.lock_contended = ls.contended;
     x.lock_broken = ls.broken;
     x.lock_released = ls.released;
+    x.lock_taken_as_seen = ls.acquired_at;
+    x.lock_seen_refused = ls.at_conflicts;
     struct vs_kube_stats ks;
     vs_kube_stats(a->kube, &ks);
     x.api_requests = ks.requests;

@@ -704,9 +704,13 @@ static void render_tail(struct vs_buf *b, struct vs_metrics *m, const struct vs_
                       "vgpu_sched_node_lock_total{event=\"acquired\"} %llu\n"
                       "vgpu_sched_node_lock_total{event=\"contended\"} %llu\n"
                       "vgpu_sched_node_lock_total{event=\"broken\"} %llu\n"
-                      "vgpu_sched_node_lock_total{event=\"released\"} %llu\n",
+                      "vgpu_sched_node_lock_total{event=\"released\"} %llu\n"
+                      "vgpu_sched_node_lock_total{event=\"taken_as_seen\"} %llu\n"
+                      "vgpu_sched_node_lock_total{event=\"seen_refused\"} %llu\n",
                       (unsigned long long)x->lock_acquired, (unsigned long long)x->lock_contended,
-                      (unsigned long long)x->lock_broken, (unsigned long long)x->lock_released);
+                      (unsigned long long)x->lock_broken, (unsigned long long)x->lock_released,
+                      (unsigned long long)x->lock_taken_as_seen,
+                      (unsigned long long)x->lock_seen_refused);
         static const char *const verbs[] = {"GET", "LIST", "WATCH", "PATCH", "POST", "PUT"};
         vs_buf_printf(b,
                       "# TYPE vgpu_sched_api_requests_total counter\n"

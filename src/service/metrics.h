@@ -84,6 +84,9 @@ double vs_metrics_quantile(const struct vs_metrics_hist *h, double q);
 /* Gauges and counters owned by other modules, read at scrape time. */
 struct vs_metrics_extra {
     uint64_t lock_acquired, lock_contended, lock_broken, lock_released;
+    /* Of lock_acquired: taken by the patch tested against the watch's view; such patches refused
+     * (the lock was not as seen) or failed. */
+    uint64_t lock_taken_as_seen, lock_seen_refused;
     uint64_t api_requests, api_connections, api_pool_waits, api_errors[6];
     uint64_t http_connections; /* connections the main listener accepted */
     uint64_t malformed_pods, malformed_nodes, reservations_expired, commit_conflicts, relists;

@@ -345,9 +345,15 @@ Test(metrics, bind_queue_wait_lock_hold_and_waiting)
     x.events_queued = 12;
     x.patches_queued = 3;
     x.http_connections = 41;
+    x.lock_acquired = 9;
+    x.lock_taken_as_seen = 8;
+    x.lock_seen_refused = 2;
     char *out = vs_metrics_render(mx, NULL, &x, false);
     cr_assert_not_null(out);
     assert_families_contiguous(out);
+    assert_line(out, "vgpu_sched_node_lock_total{event=\"acquired\"} 9");
+    assert_line(out, "vgpu_sched_node_lock_total{event=\"taken_as_seen\"} 8");
+    assert_line(out, "vgpu_sched_node_lock_total{event=\"seen_refused\"} 2");
     assert_line(out, "# TYPE vgpu_sched_bind_queue_wait_seconds histogram");
     assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"0.0001\"} 1");
     assert_line(out, "vgpu_sched_bind_queue_wait_seconds_bucket{le=\"0.025\"} 2");
