@@ -1198,8 +1198,9 @@ static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const str
         goto out;
     }
     const json_t *cur = e->o;
+    json_t *o;
     if (jsonp) {
-        json_t *o = json_deep_copy(cur);
+        o = json_deep_copy(cur);
         const char *why = o ? json_patch_apply(o, patch) : "out of memory";
         if (why) {
             json_decref(o);
@@ -1208,34 +1209,28 @@ static void do_patch(struct vs_fakeapi *api, struct MHD_Connection *c, const str
                          why);
             goto out;
         }
-        keep_identity(o, cur, rt->kind);
-        json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
-        if (stored)
-            reply_json(rp, 200, stored);
-        else
-            reply_status(rp, 500, NULL, "out of memory");
-        goto out;
+    } else {
+        const char *prv = meta_str(patch, "resourceVersion"), *puid = meta_str(patch, "uid");
+        const char *cuid = meta_str(cur, "uid");
+        if (prv && strcmp(prv, meta_str(cur, "resourceVersion")) != 0) {
+            reply_status(rp, 409, "Conflict",
+                         "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                         "modified; please apply your changes to the latest version and try again",
+                         kd->qualified, rt->name);
+            goto out;
+        }
+        if (puid && (!cuid || strcmp(puid, cuid) != 0)) {
+            reply_status(rp, 409, "Conflict",
+                         "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
+                         "precondition: %s, UID in object meta: %s",
+                         kd->qualified, rt->name, puid, cuid ? cuid : "");
+            goto out;
+        }
+        json_t *pm = json_object_get(patch, "metadata");
+        if (json_is_object(pm))
+            json_object_del(pm, "resourceVersion"); /* a precondition, not data */
+        o = merge_apply(json_deep_copy(cur), patch);
     }
-    const char *prv = meta_str(patch, "resourceVersion"), *puid = meta_str(patch, "uid");
-    const char *cuid = meta_str(cur, "uid");
-    if (prv && strcmp(prv, meta_str(cur, "resourceVersion")) != 0) {
-        reply_status(rp, 409, "Conflict",
-                     "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
-                     "please apply your changes to the latest version and try again",
-                     kd->qualified, rt->name);
-        goto out;
-    }
-    if (puid && (!cuid || strcmp(puid, cuid) != 0)) {
-        reply_status(rp, 409, "Conflict",
-                     "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
-                     "precondition: %s, UID in object meta: %s",
-                     kd->qualified, rt->name, puid, cuid ? cuid : "");
-        goto out;
-    }
-    json_t *pm = json_object_get(patch, "metadata");
-    if (json_is_object(pm))
-        json_object_del(pm, "resourceVersion"); /* a precondition, not data */
-    json_t *o = merge_apply(json_deep_copy(cur), patch);
     keep_identity(o, cur, rt->kind);
     json_t *stored = store(api, rt->kind, rt->ns, rt->name, o, "MODIFIED");
     if (stored)

@@ -61,8 +61,9 @@ struct vs_bindq_req {
     enum vs_err (*take)(void *ctx, struct vs_errbuf *eb);
     /* May be NULL. Used instead of take when the node watch's last event (vs_bindq_node_event_rv)
      * showed the node unlocked (seen NULL) or locked by a pod seen allocated since (seen: that
-     * lock's value): the lock is written conditional on that value, so no read of the node is
-     * needed. Same results as take. */
+     * lock's value), or when no event of the node came since the queue's entry for it was made
+     * for a pod (seen NULL: the watch makes an entry for every lock it sees): the lock is written
+     * conditional on that value, so no read of the node is needed. Same results as take. */
     enum vs_err (*take_seen)(void *ctx, const char *seen, struct vs_errbuf *eb);
     enum vs_err (*check)(void *ctx, struct vs_errbuf *eb);
     void *ctx;
