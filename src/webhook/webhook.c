@@ -694,6 +694,8 @@ static void review_pod(struct review *r, const json_t *req, struct verdict *v)
         add_op(r, "add", "/spec/runtimeClassName", json_string(r->runtime));
     if (r->set_annotations.n) {
         const json_t *md = member(obj, "metadata");
+        if (!json_is_object(md)) /* kube-apiserver always sends it; a patch must still apply */
+            add_op(r, "add", "/metadata", json_object());
         if (!json_is_object(member(md, "annotations")))
             add_op(r, "add", "/metadata/annotations", json_object());
         for (size_t k = 0; k < r->set_annotations.n; k++) {
