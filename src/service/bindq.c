@@ -547,11 +547,12 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
             char *seen = NULL;
             if (at && n->seen_lock && !(seen = strdup(n->seen_lock)))
                 at = false;
-            pthread_mutex_unlock(&q->mu);
+            /* Logged under the mutex: the entry's owner may change once it is released. */
             if (!at)
                 vs_log(VS_LOG_DEBUG, "node_lock_take",
                        "node=%s pod=%s/%s owner=%s done=%d known=%d", n->name, r->ns, r->name,
                        n->owner ? n->owner : "", n->owner_done, n->rv[0] != '\0');
+            pthread_mutex_unlock(&q->mu);
             enum vs_err te = at ? r->take_seen(r->ctx, seen, &teb) : r->take(r->ctx, &teb);
             free(seen);
             pthread_mutex_lock(&q->mu);
