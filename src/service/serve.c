@@ -695,12 +695,12 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     mallopt(M_TRIM_THRESHOLD, 16 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
     /* glibc gives each thread that meets a locked arena a new one (up to 8 per core), and every
-     * arena keeps its own free memory: under waves of pods RSS grew 36 KiB a wave with the
-     * default arenas and 12 KiB with two, 2.2 MiB less after the first wave (e2e soak,
-     * docs/reliability.md). Filters come one at a time from kube-scheduler, so two arenas cost
-     * little waiting; MALLOC_ARENA_MAX still wins if set. */
+     * arena keeps its own free memory. Eight arenas: with two, the HTTPS server's malloc'd
+     * connection pools (server.c) made the Filter handler's CPU bimodal (arena contention);
+     * with glibc's default of 16 here RSS grew 36 KiB a wave under waves of pods (e2e soak,
+     * docs/reliability.md), with eight it stays flat. MALLOC_ARENA_MAX still wins if set. */
     if (!getenv("MALLOC_ARENA_MAX"))
-        mallopt(M_ARENA_MAX, 2);
+        mallopt(M_ARENA_MAX, 8);
     const struct vs_node_policy *np;
     struct vs_gpu_policy gp;
     if (vs_policy_parse_node(c->node_policy, "--node-scheduler-policy", &np, eb) ||
