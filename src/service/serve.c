@@ -696,9 +696,10 @@ struct vs_service *vs_service_start(const struct vs_service_config *c, int *exit
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
     /* glibc gives each thread that meets a locked arena a new one (up to 8 per core), and every
      * arena keeps its own free memory. Eight arenas: with two, the HTTPS server's malloc'd
-     * connection pools (server.c) made the Filter handler's CPU bimodal (arena contention);
-     * with glibc's default of 16 here RSS grew 36 KiB a wave under waves of pods (e2e soak,
-     * docs/reliability.md), with eight it stays flat. MALLOC_ARENA_MAX still wins if set. */
+     * connection pools (server.c) made the Filter handler's CPU bimodal (suspected: contention
+     * on the two); under waves of pods (e2e soak, docs/reliability.md) RSS grew 36 KiB a wave
+     * with glibc's default (16 arenas on 2 cores), 13 KiB with eight. MALLOC_ARENA_MAX still
+     * wins if set. */
     if (!getenv("MALLOC_ARENA_MAX"))
         mallopt(M_ARENA_MAX, 8);
     const struct vs_node_policy *np;

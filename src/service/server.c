@@ -780,9 +780,9 @@ struct vs_server *vs_server_start(const struct vs_server_opts *o, struct vs_errb
      * libmicrohttpd mallocs a pool of up to 32 KiB (its default size) and maps a larger one
      * with mmap. Malloc'd, a new connection costs the service about half the CPU of a mapped
      * one here (no mmap and munmap, no page faults on fresh pages: every Bind kube-scheduler
-     * has in flight beyond two opens one); with serve's eight arenas the pools' churn does not
-     * raise RSS under waves (docs/reliability.md "Long-lived objects apart from request
-     * memory"). */
+     * has in flight beyond two opens one); with serve's eight arenas the soak's RSS stays
+     * within its limits, about 1 MiB above mapped pools (docs/reliability.md "Eight malloc
+     * arenas"). */
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_POOL_BYTES, NULL};
     /* Waiting Binds keep their connections open: with poll there is no FD_SETSIZE cap
      * (the process's descriptor limit still is one: `serve` raises it to the hard limit). */

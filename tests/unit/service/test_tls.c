@@ -366,8 +366,8 @@ Test(tls, idle_connection_closed_only_after_the_timeout)
  * handed out. (A pool over 32 KiB is mapped instead and adds nothing there.) */
 Test(tls, connection_pools_are_malloc_chunks)
 {
-#ifdef __SANITIZE_ADDRESS__
-    cr_skip_test("ASan's allocator is not glibc's: mallinfo2 does not see it");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    cr_skip_test("the sanitizer's allocator is not glibc's: mallinfo2 does not see it");
 #endif
     start_plain(0);
     enum { N = 16 };
