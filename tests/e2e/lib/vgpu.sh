@@ -143,6 +143,23 @@ vs_cpu_seconds() {
     printf '%s\n' "${out[*]}"
 }
 
+# vs_cpu_pids NAME... : the PIDs of the processes vs_cpu_seconds reads, comma-separated, for
+# vs_settle --cpu-pids (fails if one is not running).
+vs_cpu_pids() {
+    local name pid out=()
+    for name in "$@"; do
+        pid="$(vs_pid "$name")"
+        [[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
+        out+=("$pid")
+    done
+    local IFS=,
+    printf '%s\n' "${out[*]}"
+}
+
+# vs_settled_cpu SETTLE-JSON : "S1 S2 ..." from its "cpu" array (vs_settle --cpu-pids): the CPU
+# seconds each process had used when the settled state was first seen.
+vs_settled_cpu() { sed -E 's/.*"cpu":\[([^]]*)\].*/\1/; t; s/.*/-/' <<<"$1" | tr ',' ' '; }
+
 # vs_metric NAME : the value of an unlabelled sample on vgpu-sched's /metrics ("-" if absent).
 vs_metric() {
     curl -s --max-time 5 "$(vs_metrics_url)" |

@@ -53,11 +53,12 @@ BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
 
 # baseline_burst KIND NS N : creates the burst and waits for it to settle; prints "SETTLE API ETCD
 # SCHEDULER VGPU-SCHED AGENT REQUESTS CONNECTIONS ACCEPTED": the settle time (s), each process's
-# CPU seconds over the burst, the API requests answered, the API connections vgpu-sched opened
+# CPU seconds from before the creates until the settled state was first seen (vs_settle
+# --cpu-pids: the stable window after it not included), the API requests answered, the API connections vgpu-sched opened
 # and the connections its extender/webhook listener accepted (kube-scheduler's and
 # kube-apiserver's: a TLS handshake each); fails unless all N are bound.
 baseline_burst() {
-    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0
+    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0 pids
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
     # The Events vgpu-sched held during the last GPU burst are posted before this burst starts,
     # so neither kind of burst carries the other's work.
@@ -67,12 +68,16 @@ baseline_burst() {
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req0.txt"
     conn0="$(vs_metric vgpu_sched_api_connections_total)"
     acc0="$(vs_metric vgpu_sched_http_connections_total)"
+    pids="$(vs_cpu_pids "${BASELINE_PROCS[@]}")" || {
+        e2e_fail "$kind burst: one of ${BASELINE_PROCS[*]} is not running"
+        return 1
+    }
     cpu0="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
     t0="$(date +%s.%N)"
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
         "$E2E_CLUSTER/baseline-$kind.yaml" 2>/dev/null
-    out="$(vs_settle "$ns" 5m --started "$t0")"
-    cpu1="$(vs_cpu_seconds "${BASELINE_PROCS[@]}")"
+    out="$(vs_settle "$ns" 5m --started "$t0" --cpu-pids "$pids")"
+    cpu1="$(vs_settled_cpu "$out")"
     # Requests per pod by kind, appended round after round (baseline-KIND-requests.txt).
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req1.txt"
     {

@@ -22,8 +22,9 @@
 # connections its listener accepted, each a TLS handshake (vgpu_sched_http_connections_total).
 # Per wave: the settle time from the first create (and how long the creates alone took), the
 # CPU seconds of kube-apiserver, etcd, kube-scheduler, vgpu-sched and the agent over the wave
-# (vs_cpu_seconds: from before the creates until vs_settle returns, its 3 s stable window
-# included), the API requests answered (the same span); for
+# (from before the creates until the settled state was first seen: vs_settle --cpu-pids), the
+# API requests answered (from before the creates until vs_settle returns, its 3 s stable window
+# included); for
 # the pair of waves w the ratio GPU / CPU-only settle time, vgpu-sched's CPU ms per GPU pod
 # placed and its CPU as a share of kube-apiserver's in the GPU wave. Printed after each GPU wave
 # and at the end, and written to scale-waves.txt. Reported, not asserted (a benchmark on a shared
@@ -63,12 +64,16 @@ sw_pods() {
 # create (s), how long the creates took (s), each process's CPU seconds over the wave and the API
 # requests answered; fails unless all N are bound and Running.
 sw_wave() {
-    local kind=$1 w=$2 n=$3 ns file t0 t1 out bound req0 cpu0 cpu1
+    local kind=$1 w=$2 n=$3 ns file t0 t1 out bound req0 cpu0 cpu1 pids
     ns="$(printf 'scale-%s-%02d' "$kind" "$w")"
     file="$E2E_CLUSTER/scale-$kind-$w.yaml"
     sw_pods "$kind" "$n" "$ns" >"$file"
     vs_namespace "$ns"
     req0="$(vs_api_requests)"
+    pids="$(vs_cpu_pids "${SW_PROCS[@]}")" || {
+        e2e_fail "$kind wave $w: one of ${SW_PROCS[*]} is not running"
+        return 1
+    }
     cpu0="$(vs_cpu_seconds "${SW_PROCS[@]}")"
     t0="$(date +%s.%N)"
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$file" 2>/dev/null || {
@@ -76,11 +81,11 @@ sw_wave() {
         return 1
     }
     t1="$(date +%s.%N)"
-    out="$(vs_settle "$ns" 10m --started "$t0")" || {
+    out="$(vs_settle "$ns" 10m --started "$t0" --cpu-pids "$pids")" || {
         e2e_fail "$kind wave $w: not settled: $out"
         return 1
     }
-    cpu1="$(vs_cpu_seconds "${SW_PROCS[@]}")"
+    cpu1="$(vs_settled_cpu "$out")"
     bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
     [[ "$bound" == "$n" ]] || {
         e2e_fail "$kind wave $w: $bound of $n bound: $out"

@@ -1,19 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -30,7 +35,15 @@ import (
 // and kube-scheduler has nothing left to try (its scheduler_pending_pods gauges for the active
 // and backoff queues are 0), all of it unchanged for --stable. Any other pod that fails (phase
 // Failed or Succeeded) ends the wait with an error. Prints a JSON summary: "settled" is the time from the start
-// (--started, else the call) until that state was first seen, "seconds" adds the --stable window.
+// (--started, else the call) until that state was first seen, "seconds" adds the --stable window;
+// with --cpu-pids, "cpu" holds each process's CPU seconds (user + system) read when that state
+// was first seen, so a caller that read them before the burst has the burst's own CPU without
+// the stable window's.
+//
+// The pods and the FilteringFailed Events are watched (one LIST each, then a watch), so a state
+// is seen when the API server sends it, not at the next poll, and the wait adds no load that
+// grows with the Events of earlier bursts; only kube-scheduler's queue gauges are polled, every
+// settleTick once no pod is waiting.
 
 type settleSummary struct {
 	Pods          int            `json:"pods"`
@@ -40,7 +53,11 @@ type settleSummary struct {
 	Seconds       float64        `json:"seconds"`
 	Settled       float64        `json:"settled"`
 	Reasons       map[string]int `json:"reasons"`
+	CPU           []float64      `json:"cpu,omitempty"`
 }
+
+// settleTick: how often the queue gauges are read and the --stable window checked.
+const settleTick = 100 * time.Millisecond
 
 func cmdSettle(args []string) error {
 	fs := flag.NewFlagSet("settle", flag.ContinueOnError)
@@ -52,8 +69,19 @@ func cmdSettle(args []string) error {
 	started := fs.Float64("started", 0, "unix time (seconds, fractional) the clock starts at, e.g. when the pods were created (default: now)")
 	allowFailed := fs.Bool("allow-failed", false, "a pod Failed by the device plugin (bind-phase=failed, UnexpectedAdmissionError) is an end state")
 	schedURL := fs.String("scheduler-metrics", "", "kube-scheduler /metrics URL (client certificate of the kubeconfig; server certificate not verified)")
+	cpuPids := fs.String("cpu-pids", "", "comma-separated PIDs whose CPU seconds are read when the settled state is first seen (\"cpu\" in the summary)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var pids []int
+	if *cpuPids != "" {
+		for _, f := range strings.Split(*cpuPids, ",") {
+			pid, err := strconv.Atoi(f)
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("--cpu-pids: bad PID %q", f)
+			}
+			pids = append(pids, pid)
+		}
 	}
 	cs, err := newClient(*kubeconfig)
 	if err != nil {
@@ -71,75 +99,174 @@ func cmdSettle(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+
+	w, err := watchSettle(ctx, cs, *ns, *selector)
+	if err != nil {
+		return err
+	}
 	var last string
-	var since time.Time
+	var since, polled time.Time
+	var queues string
 	var sum settleSummary
-	var pending []string
+	var cpuAt []float64
+	tick := time.NewTicker(settleTick)
+	defer tick.Stop()
 	for {
-		sig, s, waiting, failed, err := settleState(ctx, cs, *ns, *selector, *allowFailed)
-		if err == nil && len(failed) > 0 {
+		sig, s, waiting, failed := settleState(w.pods.List(), w.events.List(), *allowFailed, false)
+		if len(failed) > 0 {
 			return fmt.Errorf("pods failed: %s", strings.Join(failed, "; "))
 		}
-		if err == nil && len(waiting) == 0 && schedClient != nil {
-			var q string
-			if q, err = pendingQueues(ctx, schedClient, *schedURL); err == nil {
-				sig += " " + q
-				if q != "active=0 backoff=0" {
-					waiting = []string{"kube-scheduler queues " + q}
+		now := time.Now()
+		if len(waiting) == 0 && schedClient != nil {
+			// The gauges only matter once no pod is waiting; read at most once a tick.
+			if now.Sub(polled) >= settleTick || queues == "" {
+				q, err := pendingQueues(ctx, schedClient, *schedURL)
+				if err != nil {
+					if ctx.Err() == nil {
+						logger.Printf("settle: %v (retrying)", err)
+					}
+					q = ""
 				}
+				queues, polled = q, time.Now()
 			}
+			switch {
+			case queues == "":
+				waiting = []string{"kube-scheduler queues unread"}
+			case queues != "active=0 backoff=0":
+				waiting = []string{"kube-scheduler queues " + queues}
+			}
+			sig += " " + queues
+		} else {
+			queues = ""
 		}
-		if err == nil {
-			pending = waiting
-			sum = s
-			if len(waiting) == 0 {
-				if sig != last {
-					last, since = sig, time.Now()
-				} else if time.Since(since) >= *stable {
-					sum.Seconds = float64(time.Since(start).Milliseconds()) / 1000
-					sum.Settled = float64(since.Sub(start).Milliseconds()) / 1000
-					out, _ := json.Marshal(sum)
-					fmt.Println(string(out))
-					return nil
+		sum = s
+		if len(waiting) == 0 {
+			if sig != last {
+				last, since = sig, now
+				if cpuAt, err = procCPU(pids); err != nil {
+					return err
 				}
-			} else {
-				last = ""
+			} else if now.Sub(since) >= *stable {
+				sum.Seconds = float64(now.Sub(start).Milliseconds()) / 1000
+				sum.Settled = float64(since.Sub(start).Milliseconds()) / 1000
+				sum.CPU = cpuAt
+				out, _ := json.Marshal(sum)
+				fmt.Println(string(out))
+				return nil
 			}
-		} else if ctx.Err() == nil {
-			logger.Printf("settle: %v (retrying)", err)
+		} else {
+			last = ""
 		}
 		select {
 		case <-ctx.Done():
+			pending := waiting
+			if len(waiting) > 0 && waiting[0] == settleSomeWaiting {
+				_, _, pending, _ = settleState(w.pods.List(), w.events.List(), *allowFailed, true)
+			}
 			if len(pending) > 10 {
 				pending = append(pending[:10], fmt.Sprintf("... %d more", len(pending)-10))
 			}
 			return fmt.Errorf("not settled after %v (%d bound, %d unschedulable): waiting for %s",
 				*timeout, sum.Bound, sum.Unschedulable, strings.Join(pending, "; "))
-		case <-time.After(500 * time.Millisecond):
+		case <-w.changed:
+		case <-tick.C:
 		}
 	}
 }
 
-// settleState classifies the pods. sig changes whenever any pod changes state.
-func settleState(ctx context.Context, cs kubeClient, ns, selector string, allowFailed bool) (sig string, sum settleSummary, waiting, failed []string, err error) {
-	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return
+// procCPU: each process's CPU seconds so far, user + system (/proc/PID/stat fields 14 and 15,
+// in the kernel's USER_HZ of 100 ticks per second).
+func procCPU(pids []int) ([]float64, error) {
+	var out []float64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil, fmt.Errorf("--cpu-pids: %w", err)
+		}
+		// The command name (field 2) is in parentheses and may hold spaces: count after it.
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(f) < 13 {
+			return nil, fmt.Errorf("--cpu-pids: /proc/%d/stat: unexpected format", pid)
+		}
+		ut, err1 := strconv.ParseUint(f[11], 10, 64)
+		st, err2 := strconv.ParseUint(f[12], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("--cpu-pids: /proc/%d/stat: unexpected format", pid)
+		}
+		out = append(out, float64(ut+st)/100)
 	}
-	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FilteringFailed"})
-	if err != nil {
-		return
+	return out, nil
+}
+
+// settleWatch: the caches of the watched pods and FilteringFailed Events; changed receives (at
+// most one pending value) whenever either changes.
+type settleWatch struct {
+	pods, events cache.Store
+	changed      chan struct{}
+}
+
+// watchSettle starts the watches of the pods of ns matching selector and of ns's
+// FilteringFailed Events and returns once both have listed.
+func watchSettle(ctx context.Context, cs kubeClient, ns, selector string) (*settleWatch, error) {
+	w := &settleWatch{changed: make(chan struct{}, 1)}
+	notify := func() {
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
 	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	pods := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	events := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "reason=FilteringFailed" }))
+	podInf := pods.Core().V1().Pods().Informer()
+	evInf := events.Core().V1().Events().Informer()
+	for _, inf := range []cache.SharedIndexInformer{podInf, evInf} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+	}
+	pods.Start(ctx.Done())
+	events.Start(ctx.Done())
+	for _, f := range []informers.SharedInformerFactory{pods, events} {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return nil, fmt.Errorf("settle: the watch of %v did not sync: %v", typ, ctx.Err())
+			}
+		}
+	}
+	w.pods, w.events = podInf.GetStore(), evInf.GetStore()
+	return w, nil
+}
+
+// settleSomeWaiting stands for the waiting pods when settleState is not asked to describe them.
+const settleSomeWaiting = "pods (not described)"
+
+// settleState classifies the pods. sig changes whenever any pod changes state; it is only built
+// once no pod is waiting. waiting describes each waiting pod with detail, else it is
+// [settleSomeWaiting] when any is (the caller classifies on every watch event: this keeps that
+// cheap).
+func settleState(podObjs, eventObjs []any, allowFailed, detail bool) (sig string, sum settleSummary, waiting, failed []string) {
 	refused := map[string]bool{}
-	for _, e := range events.Items {
-		if e.Source.Component == "hami-scheduler" || e.ReportingController == "hami-scheduler" {
+	for _, o := range eventObjs {
+		e, ok := o.(*corev1.Event)
+		if ok && (e.Source.Component == "hami-scheduler" || e.ReportingController == "hami-scheduler") {
 			refused[string(e.InvolvedObject.UID)] = true
 		}
 	}
 	sum.Reasons = map[string]int{}
 	var states []string
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, o := range podObjs {
+		p, ok := o.(*corev1.Pod)
+		if !ok {
+			continue
+		}
 		sum.Pods++
 		state := "waiting"
 		switch {
@@ -165,11 +292,19 @@ func settleState(ctx context.Context, cs kubeClient, ns, selector string, allowF
 				}
 			}
 		}
-		if state == "waiting" {
+		switch {
+		case state == "waiting" && detail:
 			waiting = append(waiting, fmt.Sprintf("%s (node %q, phase %s, bind-phase %q)", p.Name,
 				p.Spec.NodeName, p.Status.Phase, p.Annotations[annoBindPhase]))
+		case state == "waiting":
+			waiting = []string{settleSomeWaiting}
+		case len(waiting) == 0:
+			states = append(states, p.Name+"="+state)
 		}
-		states = append(states, p.Name+"="+state)
+	}
+	if len(waiting) > 0 {
+		sort.Strings(waiting)
+		return
 	}
 	sort.Strings(states)
 	sig = strings.Join(states, ",")
