@@ -218,6 +218,11 @@ build_tools() {
     rm -rf "$tmp"
     mkdir -p "$tmp"
     (cd "$src" && go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$tmp/vs-e2e" ./cmd/vs-e2e)
+    # Its Go tests run with each build: the stamp above stands for sources that passed them. The
+    # build's flags and no vet, so the test reuses the packages just compiled (vet would analyse
+    # every dependency first: minutes on a cold cache, against seconds).
+    e2e_log "tools: go test ./cmd/vs-e2e"
+    (cd "$src" && go test -vet=off -trimpath -buildvcs=false -count=1 ./cmd/vs-e2e) >&2
     install_bins "$tmp" tools "$want" vs-e2e
 }
 
