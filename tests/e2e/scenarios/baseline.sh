@@ -54,9 +54,9 @@ BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
 # baseline_burst KIND NS N : creates the burst and waits for it to settle; prints "SETTLE API ETCD
 # SCHEDULER VGPU-SCHED AGENT REQUESTS CONNECTIONS ACCEPTED": the settle time (s), each process's
 # CPU seconds from before the creates until the settled state was first seen (vs_settle
-# --cpu-pids: the stable window after it not included), the API requests answered, the API connections vgpu-sched opened
-# and the connections its extender/webhook listener accepted (kube-scheduler's and
-# kube-apiserver's: a TLS handshake each); fails unless all N are bound.
+# --cpu-pids: the stable window after it not included), the API requests answered, the API
+# connections vgpu-sched opened and the connections its extender/webhook listener accepted
+# (kube-scheduler's and kube-apiserver's: a TLS handshake each); fails unless all N are bound.
 baseline_burst() {
     local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0 pids
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
