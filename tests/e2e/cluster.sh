@@ -36,6 +36,9 @@
 #                        each ignoredByScheduler (other vendors' resources, e.g. huawei.com/Ascend910B3)
 #   VS_E2E_PRIORITIZE=1  a second extender entry (same URL) with only prioritizeVerb and no
 #                        managedResources: vgpu-sched also scores the pods without a GPU
+#   VS_E2E_SCORE_ALL_NODES=0  leave out percentageOfNodesToScore: 100 (kube-scheduler's adaptive
+#                        default, as the chart unless extender.prioritizeCpuPods; it only differs
+#                        from 100 above 100 nodes)
 #   VS_E2E_SCHEDULER_TEMPLATE  the KubeSchedulerConfiguration template (default
 #                        templates/scheduler-config.yaml; the drop-in scenarios use
 #                        templates/hami-scheduler-config.yaml, HAMi's extender stanza)
@@ -299,7 +302,8 @@ extender_url() {
 }
 
 render_scheduler_config() {
-    local url tmpl out ext=0 tls=0 prio=0
+    local url tmpl out ext=0 tls=0 prio=0 all=1
+    [[ "${VS_E2E_SCORE_ALL_NODES:-1}" == 0 ]] && all=0
     url="$(extender_url)"
     tmpl="$(cat "${VS_E2E_SCHEDULER_TEMPLATE:-$E2E_DIR/templates/scheduler-config.yaml}")"
     out=${tmpl//@KUBECONFIG@/$DIR/scheduler.kubeconfig}
@@ -329,8 +333,8 @@ render_scheduler_config() {
         managed+="      - name: $r"$'\n'"        ignoredByScheduler: true"$'\n'
     done
     out=${out//$'\n'"#@ MANAGED"$'\n'/$'\n'$managed}
-    printf '%s\n' "$out" | awk -v ext="$ext" -v tls="$tls" -v prio="$prio" '
-        function skip(b) { return (b == "extender" && !ext) || (b == "tls" && !tls) || (b == "prioritize" && !prio) }
+    printf '%s\n' "$out" | awk -v ext="$ext" -v tls="$tls" -v prio="$prio" -v all="$all" '
+        function skip(b) { return (b == "extender" && !ext) || (b == "tls" && !tls) || (b == "prioritize" && !prio) || (b == "score_all" && !all) }
         /^#@ BEGIN / { if (skip($3)) off++; next }
         /^#@ END /   { if (skip($3)) off--; next }
         !off' >"$DIR/scheduler-config.yaml"
