@@ -1,8 +1,10 @@
-/* async: the API writes that Filter does not wait for. Filter commits its reservation, queues the
- * pod patch here and answers kube-scheduler at once; Bind waits for that patch (by pod UID)
- * before it creates the binding, so a binding never precedes the device annotations. Events
- * are queued here too (best effort; held while Binds are active). Patches of different pods go out
- * in parallel, those of one pod in order. */
+/* async: the API writes nobody waits for at once. When Filter's decision cannot travel in the
+ * pod's Binding (--patch-at-filter, or it removes an annotation the pod carries), Filter commits
+ * its reservation, queues the pod patch here and answers kube-scheduler at once; Bind waits for
+ * that patch (by pod UID) before it creates the binding, so a binding never precedes the device
+ * annotations. Quiet patches (a bound pod's missing label) and Events are queued here too (best
+ * effort; Events held while Binds are active). Patches of different pods go out in parallel,
+ * those of one pod in order. */
 #ifndef VS_ASYNC_H
 #define VS_ASYNC_H
 
