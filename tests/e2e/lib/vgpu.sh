@@ -126,25 +126,9 @@ vs_pid() { awk -v n="${1:-vgpu-sched}" '$1 == n { p = $2 } END { print p }' "$E2
 
 vs_ready() { curl -fsS --max-time 2 --cacert "$E2E_CLUSTER/pki/ca.crt" "$(vs_url /readyz)"; }
 
-# vs_cpu_seconds NAME... : "S1 S2 ..." the CPU seconds (user + system, /proc/PID/stat) each
-# process started by cluster.sh spawn under NAME has used so far (etcd, kube-apiserver,
-# kube-scheduler, vgpu-sched, agent), "-" for one not running.
-vs_cpu_seconds() {
-    local name pid tck out=()
-    tck="$(getconf CLK_TCK)"
-    for name in "$@"; do
-        pid="$(vs_pid "$name")"
-        if [[ -n "$pid" && -r "/proc/$pid/stat" ]]; then
-            out+=("$(awk -v t="$tck" '{ sub(/^.*\) /, ""); split($0, f, " "); printf "%.2f", (f[12] + f[13]) / t }' "/proc/$pid/stat")")
-        else
-            out+=(-)
-        fi
-    done
-    printf '%s\n' "${out[*]}"
-}
-
-# vs_cpu_pids NAME... : the PIDs of the processes vs_cpu_seconds reads, comma-separated, for
-# vs_settle --cpu-pids (fails if one is not running).
+# vs_cpu_pids NAME... : the PIDs of the processes cluster.sh spawn started under NAME (etcd,
+# kube-apiserver, kube-scheduler, vgpu-sched, agent), comma-separated, for `vs-e2e cpu PIDS`
+# (their CPU seconds so far) and vs_settle --cpu-pids (fails if one is not running).
 vs_cpu_pids() {
     local name pid out=()
     for name in "$@"; do

@@ -74,7 +74,10 @@ sw_wave() {
         e2e_fail "$kind wave $w: one of ${SW_PROCS[*]} is not running"
         return 1
     }
-    cpu0="$(vs_cpu_seconds "${SW_PROCS[@]}")"
+    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
+        e2e_fail "$kind wave $w: reading the CPU seconds of ${SW_PROCS[*]} failed"
+        return 1
+    }
     t0="$(date +%s.%N)"
     "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$file" 2>/dev/null || {
         e2e_fail "$kind wave $w: creating the pods failed"

@@ -12,6 +12,7 @@
 //	vs-e2e settle [flags]          wait until every pod is bound and Running or refused
 //	vs-e2e capacity [flags]        per-card usage of bound pods never exceeds a card
 //	vs-e2e faults [flags]          pods hit by the agent's injected faults are exactly the drawn ones
+//	vs-e2e cpu PID[,PID...]        each process's CPU seconds so far (user + system)
 //
 // Every subcommand takes --kubeconfig (default $KUBECONFIG).
 package main
@@ -32,6 +33,7 @@ commands:
   settle [flags]        wait until every pod is bound+Running or refused by the extender
   capacity [flags]      check no card is over-committed by bound pods (vs-e2e capacity -h)
   faults [flags]        check the outcome of the agent's injected faults (vs-e2e faults -h)
+  cpu PID[,PID...]      print each process's CPU seconds so far (user + system), space separated
 `)
 }
 
@@ -58,6 +60,8 @@ func main() {
 		err = cmdCapacity(os.Args[2:])
 	case "faults":
 		err = cmdFaults(os.Args[2:])
+	case "cpu":
+		err = cmdCPU(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return

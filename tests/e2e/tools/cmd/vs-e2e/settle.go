@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,12 +72,9 @@ func cmdSettle(args []string) error {
 	}
 	var pids []int
 	if *cpuPids != "" {
-		for _, f := range strings.Split(*cpuPids, ",") {
-			pid, err := strconv.Atoi(f)
-			if err != nil || pid <= 0 {
-				return fmt.Errorf("--cpu-pids: bad PID %q", f)
-			}
-			pids = append(pids, pid)
+		var err error
+		if pids, err = parsePids(*cpuPids); err != nil {
+			return fmt.Errorf("--cpu-pids: %w", err)
 		}
 	}
 	cs, err := newClient(*kubeconfig)
@@ -144,7 +138,7 @@ func cmdSettle(args []string) error {
 			if sig != last {
 				last, since = sig, now
 				if cpuAt, err = procCPU(pids); err != nil {
-					return err
+					return fmt.Errorf("--cpu-pids: %w", err)
 				}
 			} else if now.Sub(since) >= *stable {
 				sum.Seconds = float64(now.Sub(start).Milliseconds()) / 1000
@@ -172,31 +166,6 @@ func cmdSettle(args []string) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// procCPU: each process's CPU seconds so far, user + system (/proc/PID/stat fields 14 and 15,
-// in the kernel's USER_HZ of 100 ticks per second).
-func procCPU(pids []int) ([]float64, error) {
-	var out []float64
-	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return nil, fmt.Errorf("--cpu-pids: %w", err)
-		}
-		// The command name (field 2) is in parentheses and may hold spaces: count after it.
-		i := bytes.LastIndexByte(b, ')')
-		f := strings.Fields(string(b[i+1:]))
-		if i < 0 || len(f) < 13 {
-			return nil, fmt.Errorf("--cpu-pids: /proc/%d/stat: unexpected format", pid)
-		}
-		ut, err1 := strconv.ParseUint(f[11], 10, 64)
-		st, err2 := strconv.ParseUint(f[12], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("--cpu-pids: /proc/%d/stat: unexpected format", pid)
-		}
-		out = append(out, float64(ut+st)/100)
-	}
-	return out, nil
 }
 
 // settleWatch: the caches of the watched pods and FilteringFailed Events; changed receives (at
