@@ -9,6 +9,7 @@
 #include "bindq.h"
 
 #include "annot.h"
+#include "buf.h"
 #include "log.h"
 #include "metrics.h"
 #include "nodelock.h"
@@ -25,7 +26,6 @@
 #include <time.h>
 
 #include <uthash.h>
-#include <utlist.h>
 
 /* The allocation time's moving average: each new sample moves it by this share. */
 #define SERVICE_ALPHA 0.25
@@ -73,8 +73,17 @@ struct qnode {
     size_t expected;  /* expect entries on this node */
     size_t name_len;  /* strlen(name) */
     bool busy;        /* expected >= depth: in q->busyv */
-    bool in_locked;   /* owner or holder_key set: linked in q->locked */
-    struct qnode *lk_prev, *lk_next;
+    char *ix[2];      /* the pod keys it is filed under in q->keys: owner, holder_key */
+    UT_hash_handle hh;
+};
+
+/* The nodes whose lock owner or holder is one pod ("ns/name"), for vs_bindq_pod_allocated: a
+ * lookup instead of a pass over every locked node per pod event (a wave at 1,000 nodes has
+ * hundreds locked at once, and each allocated pod brings several events). Usually one node. */
+struct keyref {
+    char *key;
+    struct qnode **v;
+    size_t n, cap;
     UT_hash_handle hh;
 };
 
@@ -87,9 +96,8 @@ struct vs_bindq {
      * Filter sorts them (hundreds to thousands in a large burst). */
     struct qnode **busyv;
     size_t nbusy, busycap;
-    /* Nodes a lock is seen on or held by us: what vs_bindq_pod_allocated looks through (a few
-     * at a time), instead of every node that ever had a Bind. */
-    struct qnode *locked;
+    struct keyref *keys; /* see struct keyref */
+    bool keys_broken;    /* out of memory once: vs_bindq_pod_allocated looks through every node */
     bool closed;
     char close_msg[VS_ERRBUF_SIZE];
     double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
@@ -184,17 +192,82 @@ static void busy_update(struct vs_bindq *q, struct qnode *n)
     n->busy = busy;
 }
 
-/* Caller holds mu: after any change of n->owner or n->holder_key. */
-static void locked_update(struct vs_bindq *q, struct qnode *n)
+static bool same(const char *a, const char *b)
 {
-    bool want = n->owner || n->holder_key;
-    if (want == n->in_locked)
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Caller holds mu: key's entry goes. */
+static void key_del(struct vs_bindq *q, struct keyref *k)
+{
+    HASH_DEL(q->keys, k);
+    free(k->key);
+    free(k->v);
+    free(k);
+}
+
+/* Caller holds mu: n leaves key's entry (the entry goes with its last node). */
+static void key_drop(struct vs_bindq *q, const char *key, struct qnode *n)
+{
+    struct keyref *k = NULL;
+    HASH_FIND_STR(q->keys, key, k);
+    if (!k)
         return;
-    n->in_locked = want;
-    if (want)
-        DL_PREPEND2(q->locked, n, lk_prev, lk_next);
-    else
-        DL_DELETE2(q->locked, n, lk_prev, lk_next);
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->v[i] == n) {
+            k->v[i] = k->v[--k->n];
+            break;
+        }
+    }
+    if (k->n == 0)
+        key_del(q, k);
+}
+
+/* Caller holds mu: n joins key's entry. False when out of memory. */
+static bool key_add(struct vs_bindq *q, const char *key, struct qnode *n)
+{
+    struct keyref *k = NULL;
+    HASH_FIND_STR(q->keys, key, k);
+    if (!k) {
+        if (!(k = calloc(1, sizeof(*k))) || !(k->key = strdup(key))) {
+            free(k);
+            return false;
+        }
+        HASH_ADD_KEYPTR(hh, q->keys, k->key, strlen(k->key), k);
+    }
+    if (!vs_grow_one((void **)&k->v, k->n, &k->cap, sizeof(k->v[0]))) {
+        if (k->n == 0)
+            key_del(q, k);
+        return false;
+    }
+    k->v[k->n++] = n;
+    return true;
+}
+
+/* Caller holds mu: after any change of n->owner or n->holder_key, so q->keys files n under
+ * each of them (once when they are equal). */
+static void keys_update(struct vs_bindq *q, struct qnode *n)
+{
+    const char *want[2] = {n->owner, same(n->holder_key, n->owner) ? NULL : n->holder_key};
+    for (int i = 0; i < 2; i++) {
+        if (n->ix[i] && !same(n->ix[i], want[0]) && !same(n->ix[i], want[1])) {
+            key_drop(q, n->ix[i], n);
+            free(n->ix[i]);
+            n->ix[i] = NULL;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!want[i] || same(want[i], n->ix[0]) || same(want[i], n->ix[1]))
+            continue;
+        int slot = n->ix[0] ? 1 : 0;
+        char *dup = strdup(want[i]);
+        if (!dup || !key_add(q, dup, n)) {
+            free(dup);
+            q->keys_broken = true;
+            continue;
+        }
+        n->ix[slot] = dup;
+    }
 }
 
 static void expect_del(struct vs_bindq *q, struct expect *e)
@@ -230,7 +303,14 @@ void vs_bindq_free(struct vs_bindq *q)
         free(n->seen_lock);
         free(n->holder_uid);
         free(n->holder_key);
+        free(n->ix[0]);
+        free(n->ix[1]);
         free(n);
+    }
+    struct keyref *k, *kt;
+    HASH_ITER(hh, q->keys, k, kt)
+    {
+        key_del(q, k);
     }
     free(q->busyv);
     pthread_mutex_destroy(&q->mu);
@@ -408,7 +488,7 @@ static void clear_holder(struct vs_bindq *q, struct qnode *n, bool seen_release)
     n->holder_uid = n->holder_key = NULL;
     n->holder_seen = false;
     n->done_at = 0;
-    locked_update(q, n);
+    keys_update(q, n);
     atomic_fetch_sub(&q->held, 1);
     active_dropped(q);
 }
@@ -566,7 +646,7 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
                 n->holder_key = malloc(kl);
                 if (n->holder_key)
                     snprintf(n->holder_key, kl, "%s/%s", r->ns, r->name);
-                locked_update(q, n);
+                keys_update(q, n);
                 n->holder_seen = n->owner && n->holder_key && strcmp(n->owner, n->holder_key) == 0;
                 double now = mono();
                 /* It queued behind the previous holder (or behind Binds that took the lock
@@ -655,11 +735,6 @@ static char *owner_of(const char *lock)
     return k;
 }
 
-static bool same(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 void vs_bindq_node_event(struct vs_bindq *q, const char *node, const char *lock, bool deleted,
                          bool relist)
 {
@@ -699,7 +774,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         free(n->owner);
         n->owner = NULL;
         n->owner_done = false;
-        locked_update(q, n);
+        keys_update(q, n);
         n->gen++;
         wake_head(n);
         pthread_mutex_unlock(&q->mu);
@@ -714,7 +789,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
         bool ours = same(owner, n->holder_key);
         free(n->owner);
         n->owner = owner;
-        locked_update(q, n);
+        keys_update(q, n);
         if (ours)
             n->holder_seen = true; /* our own lock: nothing changed for the waiters */
         if (ours || !relist) {
@@ -739,7 +814,7 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
     }
     free(n->owner);
     n->owner = owner;
-    locked_update(q, n);
+    keys_update(q, n);
     if (n->holder_uid)
         clear_holder(q, n, true); /* the lock we took is released or replaced */
     n->gen++;
@@ -790,36 +865,68 @@ void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, con
     pthread_mutex_unlock(&q->mu);
 }
 
+/* Caller holds mu: the pod key (its lock seen on n, or its Bind holding n) was seen allocated. */
+static void allocated_on(struct vs_bindq *q, struct qnode *n, const char *key)
+{
+    bool owns = n->owner && strcmp(n->owner, key) == 0;
+    if (owns)
+        n->owner_done = true;
+    if (n->holder_key && strcmp(n->holder_key, key) == 0 && owns && n->holder_seen && n->rv[0]) {
+        /* The watch showed our holder's lock at n->rv: the next Bind takes the lock over at
+         * that version, without waiting for the device plugin's release to come round. */
+        vs_log(VS_LOG_DEBUG, "node_lock_handover", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
+               n->name, key, (mono() - n->taken_at) * 1e3, n->nwait);
+        if (q->o.metrics)
+            vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
+        clear_holder(q, n, false);
+        n->gen++;
+        wake_head(n);
+    } else if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
+        n->done_at = mono();
+        wake_head(n);
+    } else if (owns && n->head) {
+        n->gen++;
+        wake_head(n);
+    }
+}
+
+size_t vs_bindq_pod_keys(struct vs_bindq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = HASH_COUNT(q->keys);
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name)
 {
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
     pthread_mutex_lock(&q->mu);
-    struct qnode *n, *t;
-    DL_FOREACH_SAFE2(q->locked, n, t, lk_next)
-    {
-        bool owns = n->owner && strcmp(n->owner, key) == 0;
-        if (owns)
-            n->owner_done = true;
-        if (n->holder_key && strcmp(n->holder_key, key) == 0 && owns && n->holder_seen &&
-            n->rv[0]) {
-            /* The watch showed our holder's lock at n->rv: the next Bind takes the lock over at
-             * that version, without waiting for the device plugin's release to come round. */
-            vs_log(VS_LOG_DEBUG, "node_lock_handover", "node=%s holder=%s hold_ms=%.1f waiting=%zu",
-                   n->name, key, (mono() - n->taken_at) * 1e3, n->nwait);
-            if (q->o.metrics)
-                vs_metrics_lock_hold(q->o.metrics, mono() - n->taken_at);
-            clear_holder(q, n, false);
-            n->gen++;
-            wake_head(n);
-        } else if (n->holder_key && n->done_at == 0 && strcmp(n->holder_key, key) == 0) {
-            n->done_at = mono();
-            wake_head(n);
-        } else if (owns && n->head) {
-            n->gen++;
-            wake_head(n);
+    struct keyref *k = NULL;
+    HASH_FIND_STR(q->keys, key, k);
+    /* allocated_on may take nodes out of k (clear_holder): act on a copy. */
+    struct qnode *few[4], **v = few;
+    size_t nv = k ? k->n : 0;
+    if (nv > 4 && !(v = malloc(nv * sizeof(*v))))
+        q->keys_broken = true;
+    if (q->keys_broken) { /* out of memory once: the index may miss a node */
+        struct qnode *n, *t;
+        HASH_ITER(hh, q->nodes, n, t)
+        {
+            allocated_on(q, n, key);
         }
+        if (v != few)
+            free(v);
+        pthread_mutex_unlock(&q->mu);
+        return;
     }
+    if (nv)
+        memcpy(v, k->v, nv * sizeof(*v));
+    for (size_t i = 0; i < nv; i++)
+        allocated_on(q, v[i], key);
+    if (v != few)
+        free(v);
     pthread_mutex_unlock(&q->mu);
 }
 

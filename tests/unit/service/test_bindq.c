@@ -596,6 +596,77 @@ Test(bindq, allocated_owner_wakes_only_its_node)
     cr_assert_str_eq(owner[0], "ns/x");
 }
 
+/* owner_done of node n in vs_bindq_nodes' view; -1 when the node is not listed. */
+static int view_done(const char *node)
+{
+    struct vs_bindq_node_view *v = NULL;
+    size_t n = vs_bindq_nodes(q, &v);
+    int done = -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].node, node) == 0)
+            done = v[i].owner_done;
+    vs_bindq_nodes_free(v, n);
+    return done;
+}
+
+/* vs_bindq_pod_allocated finds the nodes by pod: every node whose lock the pod owns (two here,
+ * one a lock an earlier Bind left behind) and no other; a node whose lock changed hands is found
+ * under the new owner only, and one whose lock went away under nobody. */
+Test(bindq, allocated_owner_is_found_on_every_node_it_locks)
+{
+    hold(0, "ns/x");
+    watch(0);
+    hold(1, "ns/x");
+    watch(1);
+    hold(2, "ns/y");
+    watch(2);
+    cr_assert_eq(vs_bindq_pod_keys(q), 2);
+    vs_bindq_pod_allocated(q, "ns", "x");
+    cr_assert_eq(view_done("n0"), 1);
+    cr_assert_eq(view_done("n1"), 1);
+    cr_assert_eq(view_done("n2"), 0);
+    release(0);
+    hold(0, "ns/w");
+    watch(0);
+    cr_assert_eq(view_done("n0"), 0); /* a new owner starts not done */
+    vs_bindq_pod_allocated(q, "ns", "x");
+    cr_assert_eq(view_done("n0"), 0);
+    vs_bindq_pod_allocated(q, "ns", "w");
+    cr_assert_eq(view_done("n0"), 1);
+    release(2);
+    cr_assert_eq(view_done("n2"), -1);
+    vs_bindq_pod_allocated(q, "ns", "y"); /* n2 is no longer filed under y */
+    cr_assert_eq(view_done("n2"), -1);
+    cr_assert_eq(view_done("n1"), 1);
+    cr_assert_eq(vs_bindq_pod_keys(q), 2); /* x (n1) and w (n0) */
+    release(0);
+    release(1);
+    cr_assert_eq(vs_bindq_pod_keys(q), 0);
+}
+
+/* A holder whose own lock the watch has not shown yet (the node still shows the previous
+ * owner's): allocated, the holder is found by its Bind, not by the lock, and the node is
+ * released for the next Bind after the hand-off grace (0 here) without a watch event. */
+Test(bindq, allocated_holder_is_found_before_its_lock_is_seen)
+{
+    struct bind a = {.node = "n3", .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    struct bind b = {.node = "n3", .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    cr_assert_eq(atomic_load(&tries[3]), 1);
+    pthread_mutex_lock(&api_mu);
+    owner_dead[3] = true; /* a carries bind-phase=success: nodelock breaks its lock */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_pod_allocated(q, "ns", "a");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[3], "ns/b");
+    cr_assert_eq(atomic_load(&tries[3]), 2);
+    cr_assert_eq(vs_bindq_pod_keys(q), 1); /* b, its holder (no event of n3 shown it yet) */
+}
+
 Test(bindq, shutdown_fails_waiters_and_later_binds)
 {
     hold(0, "other/x");
