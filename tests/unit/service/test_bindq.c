@@ -564,6 +564,19 @@ Test(bindq, allocated_holder_hands_its_lock_over_as_seen)
     cr_assert_str_eq(order[2], "c");
 }
 
+/* owner_done of node n in vs_bindq_nodes' view; -1 when the node is not listed. */
+static int view_done(const char *node)
+{
+    struct vs_bindq_node_view *v = NULL;
+    size_t n = vs_bindq_nodes(q, &v);
+    int done = -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].node, node) == 0)
+            done = v[i].owner_done;
+    vs_bindq_nodes_free(v, n);
+    return done;
+}
+
 /* Several nodes locked at once: an allocated pod wakes only the node its lock is on, and a node
  * whose lock went away is no longer looked at. */
 Test(bindq, allocated_owner_wakes_only_its_node)
@@ -585,7 +598,10 @@ Test(bindq, allocated_owner_wakes_only_its_node)
     vs_bindq_pod_allocated(q, "ns", "z");
     release(2);
     vs_bindq_pod_allocated(q, "ns", "z"); /* n2 unlocked now: nothing to wake */
-    usleep(50 * 1000);
+    /* n1 is woken only with its owner marked done (then b tries again, below): not yet. */
+    cr_assert_eq(view_done("n0"), 1);
+    cr_assert_eq(view_done("n1"), 0);
+    cr_assert_eq(view_done("n2"), -1);
     cr_assert_eq(atomic_load(&tries[1]), 1);
     cr_assert_eq(vs_bindq_waiting(q), 1);
     vs_bindq_pod_allocated(q, "ns", "y");
@@ -594,19 +610,6 @@ Test(bindq, allocated_owner_wakes_only_its_node)
     cr_assert_str_eq(owner[1], "ns/b");
     cr_assert_eq(atomic_load(&tries[1]), 2);
     cr_assert_str_eq(owner[0], "ns/x");
-}
-
-/* owner_done of node n in vs_bindq_nodes' view; -1 when the node is not listed. */
-static int view_done(const char *node)
-{
-    struct vs_bindq_node_view *v = NULL;
-    size_t n = vs_bindq_nodes(q, &v);
-    int done = -1;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(v[i].node, node) == 0)
-            done = v[i].owner_done;
-    vs_bindq_nodes_free(v, n);
-    return done;
 }
 
 /* vs_bindq_pod_allocated finds the nodes by pod: every node whose lock the pod owns (two here,
