@@ -32,7 +32,8 @@
 
 struct waiter {
     struct waiter *prev, *next;
-    pthread_cond_t cv; /* its own: see the top of the file */
+    struct qnode *node; /* whose queue it is in */
+    pthread_cond_t cv;  /* its own: see the top of the file */
     const struct vs_bindq_req *r;
     bool failed, recheck, tried;
     bool behind; /* it joined while the node was held or others waited */
@@ -73,16 +74,17 @@ struct qnode {
     size_t expected;  /* expect entries on this node */
     size_t name_len;  /* strlen(name) */
     bool busy;        /* expected >= depth: in q->busyv */
-    char *ix[2];      /* the pod keys it is filed under in q->keys: owner, holder_key */
+    char *ix[2];      /* the pod keys it is filed under in q->by_key: owner, holder_key */
     UT_hash_handle hh;
 };
 
-/* The nodes whose lock owner or holder is one pod ("ns/name"), for vs_bindq_pod_allocated: a
- * lookup instead of a pass over every locked node per pod event (a wave at 1,000 nodes has
- * hundreds locked at once, and each allocated pod brings several events). Usually one node. */
+/* A string's entries in a multimap (struct vs_bindq's by_key and by_uid): what a pod event
+ * looks up instead of a pass over every node (a wave at 1,000 nodes has hundreds locked at once,
+ * each allocated pod brings several events, and a deleted namespace thousands of deletions).
+ * Usually one entry per string. */
 struct keyref {
     char *key;
-    struct qnode **v;
+    void **v;
     size_t n, cap;
     UT_hash_handle hh;
 };
@@ -96,8 +98,9 @@ struct vs_bindq {
      * Filter sorts them (hundreds to thousands in a large burst). */
     struct qnode **busyv;
     size_t nbusy, busycap;
-    struct keyref *keys; /* see struct keyref */
-    bool keys_broken;    /* out of memory once: vs_bindq_pod_allocated looks through every node */
+    struct keyref *by_key; /* pod "ns/name" -> the nodes whose lock owner or holder it is */
+    struct keyref *by_uid; /* pod UID -> its waiting Binds (struct waiter) */
+    bool keys_broken;      /* out of memory once: pod events look through every node instead */
     bool closed;
     char close_msg[VS_ERRBUF_SIZE];
     double service_s; /* moving average of a node's time per allocation (0: none seen yet) */
@@ -198,60 +201,80 @@ static bool same(const char *a, const char *b)
 }
 
 /* Caller holds mu: key's entry goes. */
-static void key_del(struct vs_bindq *q, struct keyref *k)
+static void key_del(struct keyref **tab, struct keyref *k)
 {
-    HASH_DEL(q->keys, k);
+    HASH_DEL(*tab, k);
     free(k->key);
     free(k->v);
     free(k);
 }
 
-/* Caller holds mu: n leaves key's entry (the entry goes with its last node). */
-static void key_drop(struct vs_bindq *q, const char *key, struct qnode *n)
+/* Caller holds mu: p leaves key's entry (the entry goes with its last one). */
+static void key_drop(struct keyref **tab, const char *key, const void *p)
 {
     struct keyref *k = NULL;
-    HASH_FIND_STR(q->keys, key, k);
+    HASH_FIND_STR(*tab, key, k);
     if (!k)
         return;
     for (size_t i = 0; i < k->n; i++) {
-        if (k->v[i] == n) {
+        if (k->v[i] == p) {
             k->v[i] = k->v[--k->n];
             break;
         }
     }
     if (k->n == 0)
-        key_del(q, k);
+        key_del(tab, k);
 }
 
-/* Caller holds mu: n joins key's entry. False when out of memory. */
-static bool key_add(struct vs_bindq *q, const char *key, struct qnode *n)
+/* Caller holds mu: p joins key's entry. False when out of memory. */
+static bool key_add(struct keyref **tab, const char *key, void *p)
 {
     struct keyref *k = NULL;
-    HASH_FIND_STR(q->keys, key, k);
+    HASH_FIND_STR(*tab, key, k);
     if (!k) {
         if (!(k = calloc(1, sizeof(*k))) || !(k->key = strdup(key))) {
             free(k);
             return false;
         }
-        HASH_ADD_KEYPTR(hh, q->keys, k->key, strlen(k->key), k);
+        HASH_ADD_KEYPTR(hh, *tab, k->key, strlen(k->key), k);
     }
     if (!vs_grow_one((void **)&k->v, k->n, &k->cap, sizeof(k->v[0]))) {
         if (k->n == 0)
-            key_del(q, k);
+            key_del(tab, k);
         return false;
     }
-    k->v[k->n++] = n;
+    k->v[k->n++] = p;
     return true;
 }
 
-/* Caller holds mu: after any change of n->owner or n->holder_key, so q->keys files n under
+/* Caller holds mu: a copy of key's entries (*few when they fit, else malloc'd: free it when it
+ * is not few); *n 0 when none. False when out of memory (then keys_broken is set). */
+static bool key_copy(struct vs_bindq *q, struct keyref *tab, const char *key, void **few,
+                     size_t nfew, void ***out, size_t *n)
+{
+    struct keyref *k = NULL;
+    HASH_FIND_STR(tab, key, k);
+    *out = few;
+    *n = k ? k->n : 0;
+    if (*n > nfew && !(*out = malloc(*n * sizeof(**out)))) {
+        *out = few;
+        *n = 0;
+        q->keys_broken = true;
+        return false;
+    }
+    if (*n)
+        memcpy(*out, k->v, *n * sizeof(**out));
+    return true;
+}
+
+/* Caller holds mu: after any change of n->owner or n->holder_key, so q->by_key files n under
  * each of them (once when they are equal). */
 static void keys_update(struct vs_bindq *q, struct qnode *n)
 {
     const char *want[2] = {n->owner, same(n->holder_key, n->owner) ? NULL : n->holder_key};
     for (int i = 0; i < 2; i++) {
         if (n->ix[i] && !same(n->ix[i], want[0]) && !same(n->ix[i], want[1])) {
-            key_drop(q, n->ix[i], n);
+            key_drop(&q->by_key, n->ix[i], n);
             free(n->ix[i]);
             n->ix[i] = NULL;
         }
@@ -261,7 +284,7 @@ static void keys_update(struct vs_bindq *q, struct qnode *n)
             continue;
         int slot = n->ix[0] ? 1 : 0;
         char *dup = strdup(want[i]);
-        if (!dup || !key_add(q, dup, n)) {
+        if (!dup || !key_add(&q->by_key, dup, n)) {
             free(dup);
             q->keys_broken = true;
             continue;
@@ -308,9 +331,13 @@ void vs_bindq_free(struct vs_bindq *q)
         free(n);
     }
     struct keyref *k, *kt;
-    HASH_ITER(hh, q->keys, k, kt)
+    HASH_ITER(hh, q->by_key, k, kt)
     {
-        key_del(q, k);
+        key_del(&q->by_key, k);
+    }
+    HASH_ITER(hh, q->by_uid, k, kt)
+    {
+        key_del(&q->by_uid, k);
     }
     free(q->busyv);
     pthread_mutex_destroy(&q->mu);
@@ -576,6 +603,9 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
     e->active = true;
     expect_unlink(q, e); /* active entries are not swept */
     w.behind = n->holder_uid || n->head;
+    w.node = n;
+    if (r->uid && *r->uid && !key_add(&q->by_uid, r->uid, &w))
+        q->keys_broken = true;
     w.prev = n->tail;
     if (n->tail)
         n->tail->next = &w;
@@ -679,6 +709,8 @@ enum vs_err vs_bindq_lock(struct vs_bindq *q, const struct vs_bindq_req *r, doub
     }
     bool was_head = n->head == &w;
     unlink_waiter(n, &w);
+    if (r->uid && *r->uid)
+        key_drop(&q->by_uid, r->uid, &w);
     atomic_fetch_sub(&q->waiting, 1);
     active_dropped(q);
     if (err) {
@@ -822,6 +854,27 @@ void vs_bindq_node_event_rv(struct vs_bindq *q, const char *node, const char *lo
     pthread_mutex_unlock(&q->mu);
 }
 
+/* Caller holds mu: w's pod was deleted. */
+static void fail_deleted(struct waiter *w, const char *key)
+{
+    char msg[VS_ERRBUF_SIZE];
+    snprintf(msg, sizeof(msg), "pod %s was deleted while its Bind waited for node %s's lock", key,
+             w->node->name);
+    fail_waiter(w, VS_ERR_NOTFOUND, msg);
+    wake_head(w->node);
+}
+
+/* Caller holds mu: the lock's owner key is gone or terminal, so the next try may break the lock. */
+static void owner_gone(struct vs_bindq *q, struct qnode *n, const char *key)
+{
+    if (!n->owner || strcmp(n->owner, key) != 0)
+        return;
+    if (n->holder_key && strcmp(n->holder_key, key) == 0)
+        clear_holder(q, n, false);
+    n->gen++;
+    wake_head(n);
+}
+
 void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, const char *name,
                         bool deleted)
 {
@@ -829,33 +882,32 @@ void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, con
         return;
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    bool by_uid = deleted && uid && *uid;
     pthread_mutex_lock(&q->mu);
-    struct qnode *n, *t;
-    HASH_ITER(hh, q->nodes, n, t)
-    {
-        bool hit = false;
-        if (deleted && uid && *uid) {
-            for (struct waiter *w = n->head; w; w = w->next) {
-                if (w->r->uid && strcmp(w->r->uid, uid) == 0) {
-                    char msg[VS_ERRBUF_SIZE];
-                    snprintf(msg, sizeof(msg),
-                             "pod %s was deleted while its Bind waited for node %s's lock", key,
-                             n->name);
-                    fail_waiter(w, VS_ERR_NOTFOUND, msg);
-                    hit = true;
-                }
-            }
+    void *wfew[4], **wv = wfew, *nfew[4], **nv = nfew;
+    size_t nw = 0, nn = 0;
+    if (by_uid)
+        key_copy(q, q->by_uid, uid, wfew, 4, &wv, &nw);
+    key_copy(q, q->by_key, key, nfew, 4, &nv, &nn);
+    if (q->keys_broken) { /* out of memory once: the indexes may miss a Bind or a node */
+        struct qnode *n, *t;
+        HASH_ITER(hh, q->nodes, n, t)
+        {
+            for (struct waiter *w = n->head; by_uid && w; w = w->next)
+                if (w->r->uid && strcmp(w->r->uid, uid) == 0)
+                    fail_deleted(w, key);
+            owner_gone(q, n, key);
         }
-        /* The lock's owner is gone or terminal: the next try may break the lock. */
-        if (n->owner && strcmp(n->owner, key) == 0) {
-            if (n->holder_key && strcmp(n->holder_key, key) == 0)
-                clear_holder(q, n, false);
-            n->gen++;
-            hit = true;
-        }
-        if (hit)
-            wake_head(n);
+    } else {
+        for (size_t i = 0; i < nw; i++)
+            fail_deleted(wv[i], key);
+        for (size_t i = 0; i < nn; i++)
+            owner_gone(q, nv[i], key);
     }
+    if (wv != wfew)
+        free(wv);
+    if (nv != nfew)
+        free(nv);
     if (deleted && uid) {
         struct expect *e = NULL;
         HASH_FIND_STR(q->expects, uid, e);
@@ -893,7 +945,7 @@ static void allocated_on(struct vs_bindq *q, struct qnode *n, const char *key)
 size_t vs_bindq_pod_keys(struct vs_bindq *q)
 {
     pthread_mutex_lock(&q->mu);
-    size_t n = HASH_COUNT(q->keys);
+    size_t n = HASH_COUNT(q->by_key) + HASH_COUNT(q->by_uid);
     pthread_mutex_unlock(&q->mu);
     return n;
 }
@@ -903,28 +955,20 @@ void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
     pthread_mutex_lock(&q->mu);
-    struct keyref *k = NULL;
-    HASH_FIND_STR(q->keys, key, k);
-    /* allocated_on may take nodes out of k (clear_holder): act on a copy. */
-    struct qnode *few[4], **v = few;
-    size_t nv = k ? k->n : 0;
-    if (nv > 4 && !(v = malloc(nv * sizeof(*v))))
-        q->keys_broken = true;
+    /* allocated_on may take nodes out of the entry (clear_holder): act on a copy. */
+    void *few[4], **v;
+    size_t nv;
+    key_copy(q, q->by_key, key, few, 4, &v, &nv);
     if (q->keys_broken) { /* out of memory once: the index may miss a node */
         struct qnode *n, *t;
         HASH_ITER(hh, q->nodes, n, t)
         {
             allocated_on(q, n, key);
         }
-        if (v != few)
-            free(v);
-        pthread_mutex_unlock(&q->mu);
-        return;
+    } else {
+        for (size_t i = 0; i < nv; i++)
+            allocated_on(q, v[i], key);
     }
-    if (nv)
-        memcpy(v, k->v, nv * sizeof(*v));
-    for (size_t i = 0; i < nv; i++)
-        allocated_on(q, v[i], key);
     if (v != few)
         free(v);
     pthread_mutex_unlock(&q->mu);

@@ -107,8 +107,9 @@ void vs_bindq_pod_event(struct vs_bindq *q, const char *uid, const char *ns, con
  * holds a node's lock taken here, that lock is due for release; after handoff_grace_ms without the
  * release, the next Bind tries. */
 void vs_bindq_pod_allocated(struct vs_bindq *q, const char *ns, const char *name);
-/* Pods a lock seen or held on some node names (the index vs_bindq_pod_allocated looks up;
- * tests assert it empties as the locks go). */
+/* Entries of the indexes pod events look up: the pods ("ns/name") a lock seen or held on some
+ * node names, and the UIDs of the pods whose Binds wait (tests assert they empty as the locks
+ * and the Binds go). */
 size_t vs_bindq_pod_keys(struct vs_bindq *q);
 /* Reservations expired: every waiting Bind runs its check. */
 void vs_bindq_recheck(struct vs_bindq *q);

@@ -441,6 +441,49 @@ Test(bindq, pod_deleted_while_queued_leaves_at_once)
     cr_assert_eq(a.err, VS_OK);
 }
 
+/* The deleted pod's Bind is found by its UID among Binds waiting on other nodes too: only it
+ * leaves; the index holds the waiting Binds and the locks' owners, and empties as they go. */
+Test(bindq, pod_deleted_finds_its_bind_among_other_nodes_queues)
+{
+    hold(0, "other/x");
+    watch(0);
+    hold(1, "other/y");
+    watch(1);
+    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
+    struct bind b = {.node = "n1", .uid = "u-b", .ns = "ns", .name = "b"};
+    struct bind c = {.node = "n1", .uid = "u-c", .ns = "ns", .name = "c"};
+    start(&a);
+    wait_waiting(1);
+    start(&b);
+    wait_waiting(2);
+    start(&c);
+    wait_waiting(3);
+    cr_assert_eq(vs_bindq_pod_keys(q), 5);          /* other/x, other/y; u-a, u-b, u-c */
+    vs_bindq_pod_event(q, "u-a", "ns", "a", false); /* not deleted: nobody leaves */
+    vs_bindq_pod_event(q, "u-z", "ns", "z", true);  /* no such Bind */
+    cr_assert_eq(vs_bindq_waiting(q), 3);
+    vs_bindq_pod_event(q, "u-c", "ns", "c", true);
+    join(&c);
+    cr_assert_eq(c.err, VS_ERR_NOTFOUND);
+    cr_assert_str_eq(c.msg, "pod ns/c was deleted while its Bind waited for node n1's lock");
+    cr_assert_eq(vs_bindq_waiting(q), 2);
+    cr_assert_eq(vs_bindq_pod_keys(q), 4);
+    release(0);
+    join(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    release(1);
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[1], "ns/b");
+    /* a and b hold n0 and n1 now; the watch shows their locks, then the releases. */
+    watch(0);
+    watch(1);
+    cr_assert_eq(vs_bindq_pod_keys(q), 2); /* ns/a, ns/b */
+    release(0);
+    release(1);
+    cr_assert_eq(vs_bindq_pod_keys(q), 0);
+}
+
 Test(bindq, node_deleted_while_queued_leaves_at_once)
 {
     hold(0, "other/x");
