@@ -535,30 +535,50 @@ Test(bindq, dead_owner_lock_is_broken_while_queued)
     cr_assert_eq(atomic_load(&tries[0]), 2);
 }
 
+/* a holds node n's lock and b waits; a is seen allocated but its release never comes round.
+ * With seen, the watch showed a's own lock first (the node filed under a as owner and holder);
+ * without, no event of the node came (filed under a as holder only). */
+static void allocated_holder_lets_the_next_try(int i, bool seen)
+{
+    char node[8];
+    snprintf(node, sizeof(node), "n%d", i);
+    struct bind a = {.node = node, .uid = "u-a", .ns = "ns", .name = "a"};
+    bind_main(&a);
+    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
+    if (seen)
+        watch(i);
+    struct bind b = {.node = node, .uid = "u-b", .ns = "ns", .name = "b"};
+    start(&b);
+    wait_waiting(1);
+    vs_bindq_pod_allocated(q, "ns", "other"); /* not the holder: nothing changes */
+    cr_assert_eq(atomic_load(&tries[i]), 1);
+    cr_assert_eq(vs_bindq_load(q, node), 2);
+    pthread_mutex_lock(&api_mu);
+    owner_dead[i] = true; /* a carries bind-phase=success: nodelock breaks its lock */
+    pthread_mutex_unlock(&api_mu);
+    vs_bindq_pod_allocated(q, "ns", "a");
+    join(&b);
+    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
+    cr_assert_str_eq(owner[i], "ns/b");
+    cr_assert_eq(atomic_load(&tries[i]), 2);
+    cr_assert_eq(vs_bindq_load(q, node), 1); /* a is no longer counted in flight */
+    /* Filed under b as holder, and under a as the owner the watch last showed, if it showed one. */
+    cr_assert_eq(vs_bindq_pod_keys(q), seen ? 2 : 1);
+}
+
 /* The device plugin allocated the holder but its release of the lock failed (API outage): the
  * watch never shows the release. With handoff_grace_ms 0 the head tries as soon as the holder is
  * seen allocated, and the owner rules (allocated owner: broken) free the node. */
 Test(bindq, allocated_holder_whose_release_is_lost_lets_the_next_try)
 {
-    struct bind a = {.node = "n0", .uid = "u-a", .ns = "ns", .name = "a"};
-    bind_main(&a);
-    cr_assert_eq(a.err, VS_OK);
-    watch(0); /* a's own lock seen */
-    struct bind b = {.node = "n0", .uid = "u-b", .ns = "ns", .name = "b"};
-    start(&b);
-    wait_waiting(1);
-    vs_bindq_pod_allocated(q, "ns", "other"); /* not the holder: nothing changes */
-    cr_assert_eq(atomic_load(&tries[0]), 1);
-    cr_assert_eq(vs_bindq_load(q, "n0"), 2);
-    pthread_mutex_lock(&api_mu);
-    owner_dead[0] = true; /* a carries bind-phase=success: nodelock breaks its lock */
-    pthread_mutex_unlock(&api_mu);
-    vs_bindq_pod_allocated(q, "ns", "a");
-    join(&b);
-    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
-    cr_assert_str_eq(owner[0], "ns/b");
-    cr_assert_eq(atomic_load(&tries[0]), 2);
-    cr_assert_eq(vs_bindq_load(q, "n0"), 1); /* a is no longer counted in flight */
+    allocated_holder_lets_the_next_try(0, true);
+}
+
+/* The same before any event of the node showed the holder's lock: the holder is found by its
+ * Bind, not by the lock. */
+Test(bindq, allocated_holder_is_found_before_its_lock_is_seen)
+{
+    allocated_holder_lets_the_next_try(3, false);
 }
 
 Test(bindq, allocated_holder_hands_its_lock_over_as_seen)
@@ -688,29 +708,6 @@ Test(bindq, allocated_owner_is_found_on_every_node_it_locks)
     release(0);
     release(1);
     cr_assert_eq(vs_bindq_pod_keys(q), 0);
-}
-
-/* A holder whose own lock the watch has not shown yet (the node still shows the previous
- * owner's): allocated, the holder is found by its Bind, not by the lock, and the node is
- * released for the next Bind after the hand-off grace (0 here) without a watch event. */
-Test(bindq, allocated_holder_is_found_before_its_lock_is_seen)
-{
-    struct bind a = {.node = "n3", .uid = "u-a", .ns = "ns", .name = "a"};
-    bind_main(&a);
-    cr_assert_eq(a.err, VS_OK, "%s", a.msg);
-    struct bind b = {.node = "n3", .uid = "u-b", .ns = "ns", .name = "b"};
-    start(&b);
-    wait_waiting(1);
-    cr_assert_eq(atomic_load(&tries[3]), 1);
-    pthread_mutex_lock(&api_mu);
-    owner_dead[3] = true; /* a carries bind-phase=success: nodelock breaks its lock */
-    pthread_mutex_unlock(&api_mu);
-    vs_bindq_pod_allocated(q, "ns", "a");
-    join(&b);
-    cr_assert_eq(b.err, VS_OK, "%s", b.msg);
-    cr_assert_str_eq(owner[3], "ns/b");
-    cr_assert_eq(atomic_load(&tries[3]), 2);
-    cr_assert_eq(vs_bindq_pod_keys(q), 1); /* b, its holder (no event of n3 shown it yet) */
 }
 
 Test(bindq, shutdown_fails_waiters_and_later_binds)
