@@ -561,6 +561,9 @@ vs_burst_report() {
                 s/.*resource="([^"]*)".*verb="([^"]*)".*\} ([0-9]+)$/\3 \2 \1/' |
         awk '$1 ~ /^[0-9]+$/ { n[$2 " " $3 " " $4] += $1 } END { for (k in n) print n[k], k }' |
         sort -rn >"$E2E_CLUSTER/apiserver-requests.txt" || true
+    # And vgpu-sched's own counters (its Filter results, preemptions, lock and API traffic).
+    curl -s --max-time 5 "$(vs_metrics_url)" | grep -E '^vgpu_sched_[a-z_]*_total' \
+        >"$E2E_CLUSTER/vgpu-sched-counters.txt" || true
 }
 
 # vs_burst_no_contention : no Bind failed for node lock contention (counted by vs_burst_report).
