@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,8 +24,9 @@ import (
 
 // stub-extender: the smallest scheduler extender that satisfies kube-scheduler (filter keeps
 // every candidate, bind creates the Binding), served over HTTPS with an optional client-CA.
-// It only exists to prove the e2e wiring (extender stanza, TLS material, managedResources,
-// bind delegation) independently of vgpu-sched; the vgpu-sched scenarios use the real thing.
+// It proves the e2e wiring (extender stanza, TLS material, managedResources, bind delegation)
+// independently of vgpu-sched. With --hami it also does the least HAMi's device-plugin protocol
+// needs (hamistub.go), as the yardstick of the `baseline-floor` scenario.
 // Wire format: shared spec k8s-protocols.md §1 (PascalCase keys).
 
 type stubFilterArgs struct {
@@ -55,6 +58,8 @@ func cmdStubExtender(args []string) error {
 	certFile := fs.String("cert", "", "serving certificate (PEM); empty = plain HTTP")
 	keyFile := fs.String("key", "", "serving key (PEM)")
 	clientCA := fs.String("client-ca", "", "require client certificates signed by this CA (PEM)")
+	hamiMode := fs.Bool("hami", false, "bind as HAMi's protocol needs (node lock, device lists, one allocation in flight per node), log no calls")
+	h2 := fs.Bool("http2", true, "offer HTTP/2 over TLS (Go's default); false: HTTP/1.1 only, as vgpu-sched serves")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,6 +68,14 @@ func cmdStubExtender(args []string) error {
 		return err
 	}
 	logger.SetPrefix("vs-e2e stub-extender: ")
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var hs *hamiStub
+	if *hamiMode {
+		if hs, err = startHamiStub(ctx, cs); err != nil {
+			return err
+		}
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /filter", func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +88,9 @@ func cmdStubExtender(args []string) error {
 		if in.NodeNames != nil {
 			names = *in.NodeNames
 		}
-		logger.Printf("filter %s/%s nodes=%v client=%s", in.Pod.Namespace, in.Pod.Name, names, peerName(r))
+		if hs == nil {
+			logger.Printf("filter %s/%s nodes=%v client=%s", in.Pod.Namespace, in.Pod.Name, names, peerName(r))
+		}
 		writeJSON(w, stubFilterResult{NodeNames: &names, FailedNodes: map[string]string{}})
 	})
 	mux.HandleFunc("POST /bind", func(w http.ResponseWriter, r *http.Request) {
@@ -84,8 +99,21 @@ func cmdStubExtender(args []string) error {
 			writeJSON(w, stubBindResult{Error: fmt.Sprintf("bad bind request: %v", err)})
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		timeout := 10 * time.Second
+		if hs != nil {
+			timeout = 30 * time.Second // kube-scheduler's own limit: Binds wait their node's turn
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
+		if hs != nil {
+			res := stubBindResult{}
+			if err := hs.bind(ctx, in); err != nil {
+				res.Error = err.Error()
+				logger.Printf("bind %s/%s -> %s error=%q", in.PodNamespace, in.PodName, in.Node, res.Error)
+			}
+			writeJSON(w, res)
+			return
+		}
 		err := cs.CoreV1().Pods(in.PodNamespace).Bind(ctx, &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: in.PodName, Namespace: in.PodNamespace, UID: in.PodUID},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: in.Node},
@@ -98,8 +126,20 @@ func cmdStubExtender(args []string) error {
 		writeJSON(w, res)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	var conns atomic.Int64 // connections accepted: a TLS handshake each
+	mux.HandleFunc("GET /connections", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprintf(w, "%d\n", conns.Load())
+	})
 
-	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
+		}}
+	if !*h2 {
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
 	if *clientCA != "" {
 		pem, err := os.ReadFile(*clientCA)
 		if err != nil {
@@ -111,15 +151,13 @@ func cmdStubExtender(args []string) error {
 		}
 		srv.TLSConfig = &tls.Config{ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	logger.Printf("listening on %s (tls=%v, client-ca=%v)", *listen, *certFile != "", *clientCA != "")
+	logger.Printf("listening on %s (tls=%v, client-ca=%v, hami=%v, http2=%v)", *listen, *certFile != "", *clientCA != "", *hamiMode, *h2)
 	if *certFile != "" {
 		err = srv.ListenAndServeTLS(*certFile, *keyFile)
 	} else {

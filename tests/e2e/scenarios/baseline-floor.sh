@@ -1,0 +1,94 @@
+# shellcheck shell=bash
+# baseline-floor (VS_E2E_FLOOR=0 skips it): the `baseline` bursts with vs-e2e's stub extender in
+# --hami mode in vgpu-sched's place: it keeps every candidate at Filter and at Bind does only
+# what HAMi's device plugin needs (the node lock, the Binding with bind-phase and a device list,
+# one allocation in flight per node, the next once the pod watch shows the hand-off). So the GPU
+# burst's ratio here is what any extender speaking HAMi's protocol leaves on this machine, and
+# `baseline`'s ratio minus this one is vgpu-sched's own share. No webhook is registered: both
+# kinds of pod name hami-scheduler themselves. VS_E2E_FLOOR_HTTP2=1 lets the stub offer HTTP/2
+# (Go's default; kube-scheduler's extender client then multiplexes its calls on one
+# connection); the default 0 serves HTTP/1.1 only, as vgpu-sched does. Same 10 nodes, pods,
+# hold and rounds (VS_E2E_BASELINE_ROUNDS) as `baseline`; reported, not asserted, except that
+# every pod is bound and Running.
+
+# shellcheck source=baseline.sh
+. "$E2E_DIR/scenarios/baseline.sh"
+
+scenario_baseline_floor_pre_up() {
+    [[ "${VS_E2E_FLOOR:-1}" != 0 ]] || e2e_skip "baseline-floor skipped (VS_E2E_FLOOR=0)"
+    VS_EXTENDER_PORT="$("$E2E_BIN/vs-e2e" freeport)"
+    export VS_EXTENDER_PORT
+    unset VS_EXTENDER_URL VS_EXTENDER_CA VS_EXTENDER_CLIENT_CERT VS_EXTENDER_CLIENT_KEY
+}
+
+FLOOR_PROCS=(kube-apiserver etcd kube-scheduler stub-extender agent)
+
+# floor_conns : the connections the stub extender has accepted (a TLS handshake each).
+floor_conns() {
+    local pki="$E2E_CLUSTER/pki"
+    curl -fsS --max-time 5 --cacert "$pki/ca.crt" --cert "$pki/extender-client.crt" \
+        --key "$pki/extender-client.key" "https://127.0.0.1:$VS_EXTENDER_PORT/connections"
+}
+
+# floor_burst KIND NS N : creates the burst (schedulerName set in each pod) and waits for it to
+# settle; prints "SETTLE API ETCD SCHEDULER STUB AGENT REQUESTS ACCEPTED" as baseline_burst
+# does (ACCEPTED: the connections the stub accepted, not counting floor_conns' own).
+floor_burst() {
+    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 pids acc0
+    # The CPU-only pods name the scheduler already; the GPU pods relied on vgpu-sched's webhook.
+    baseline_pods "$kind" "$n" "$ns" |
+        if [[ "$kind" == gpu ]]; then sed "s/^spec:\$/spec:\n  schedulerName: $VS_SCHEDULER_NAME/"; else cat; fi \
+            >"$E2E_CLUSTER/floor-$kind.yaml"
+    req0="$(vs_api_requests)"
+    acc0="$(floor_conns)"
+    pids="$(vs_cpu_pids "${FLOOR_PROCS[@]}")" || {
+        e2e_fail "$kind burst: one of ${FLOOR_PROCS[*]} is not running"
+        return 1
+    }
+    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
+        e2e_fail "$kind burst: reading the CPU seconds of ${FLOOR_PROCS[*]} failed"
+        return 1
+    }
+    t0="$(date +%s.%N)"
+    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
+        "$E2E_CLUSTER/floor-$kind.yaml" 2>/dev/null
+    out="$(vs_settle "$ns" 5m --started "$t0" --cpu-pids "$pids")"
+    cpu1="$(vs_settled_cpu "$out")"
+    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
+    [[ "$bound" == "$n" ]] || {
+        e2e_fail "$kind burst: $bound of $n bound: $out"
+        return 1
+    }
+    printf '%s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
+        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
+            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
+        "$(($(vs_api_requests) - req0))" "$(($(floor_conns) - acc0 - 1))"
+}
+
+scenario_baseline_floor() {
+    local rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio table="" h2=${VS_E2E_FLOOR_HTTP2:-0}
+    [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
+    [[ "$h2" == 0 || "$h2" == 1 ]] || e2e_die "VS_E2E_FLOOR_HTTP2=$h2: want 0 or 1"
+    local pki="$E2E_CLUSTER/pki" log="$E2E_CLUSTER/stub-extender.log" nodes=() i
+    e2e_spawn stub-extender "$E2E_BIN/vs-e2e" stub-extender --kubeconfig="$KUBECONFIG" \
+        --listen="127.0.0.1:$VS_EXTENDER_PORT" --cert="$pki/extender.crt" --key="$pki/extender.key" \
+        --client-ca="$pki/ca.crt" --hami --http2="$([[ "$h2" == 1 ]] && echo true || echo false)"
+    e2e_wait 30 "stub extender listening" grep -q listening "$log"
+    for ((i = 1; i <= 10; i++)); do nodes+=("$(printf 'base-%02d' "$i")"); done
+    e2e_fake_nodes --cards 4 --devmem 16384 --split 10 --label pool=base "${nodes[@]}"
+    e2e_agent_start --hold "${VS_E2E_HOLD:-20ms}"
+    vs_namespace base-cpu
+    vs_namespace base-gpu
+    for ((r = 1; r <= rounds; r++)); do
+        cpu="$(floor_burst cpu base-cpu "$n")" || return 1
+        baseline_clear base-cpu || return 1
+        gpu="$(floor_burst gpu base-gpu "$n")" || return 1
+        baseline_clear base-gpu || return 1
+        ratio="$(awk -v g="${gpu%% *}" -v c="${cpu%% *}" 'BEGIN { printf "%.2f", (c > 0 ? g / c : 0) }')"
+        e2e_log "baseline-floor round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs (stub extender, http2=$h2) in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
+        table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
+    done
+    e2e_log "baseline-floor (the stub extender in vgpu-sched's place, http2=$h2); per burst: settle s, CPU s of ${FLOOR_PROCS[*]}, API requests, connections the stub accepted"
+    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' >&2
+    printf '%s' "$table" >"$E2E_CLUSTER/baseline-floor.txt"
+}
