@@ -454,6 +454,9 @@ Test(async_order, normal_events_slow_down_while_patches_are_pending)
     cr_assert_eq(vs_async_patch_pod(as, "u0", p0, annot_patch("v"), 1), VS_OK);
     while (vs_fakeapi_count(api, "PATCH", p0) < 1)
         usleep(1000);
+    cr_assert_eq(vs_fakeapi_count(api, "POST", ev), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0); /* before any Event is queued */
     for (int i = 0; i < 6; i++) {
         char name[16], uid[16];
         snprintf(name, sizeof(name), "n%d", i);
@@ -461,12 +464,11 @@ Test(async_order, normal_events_slow_down_while_patches_are_pending)
         post(name, uid, "Normal", "FilteringSucceed");
     }
     post("w0", "uw0", "Warning", "FilteringFailed");
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     posted_rv("w0"); /* the new Warning goes first, at once */
-    /* Normal Events start at most every 500 ms meanwhile (not every 40 ms): in the time that
-     * passed since before the Warning went, at most one more than that time in 500 ms steps
-     * (~1.2 s: at most 3), however long this thread was held up. */
+    /* Normal Events start at least 500 ms apart meanwhile (not every 40 ms): every POST counted
+     * below started after t0, so they are the Warning and at most one Normal more than the time
+     * since t0 in 500 ms steps (~1.2 s: at most 3 Normals), however long this thread or the
+     * Event worker was held up. */
     usleep(1200 * 1000);
     int during = (int)vs_fakeapi_count(api, "POST", ev);
     clock_gettime(CLOCK_MONOTONIC, &t1);
