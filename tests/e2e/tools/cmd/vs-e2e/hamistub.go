@@ -159,7 +159,11 @@ func (h *hamiStub) bind(ctx context.Context, in stubBindArgs) error {
 				annoVGPUNode: in.Node, annoToAllocate: devs, annoAllocated: devs}},
 		Target: corev1.ObjectReference{Kind: "Node", Name: in.Node},
 	}, metav1.CreateOptions{})
-	if err != nil {
+	if err != nil { // the lock is this pod's: no allocation will release it
+		unlock, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{annoNodeLock: nil}}})
+		if _, uerr := h.cs.CoreV1().Nodes().Patch(ctx, in.Node, types.MergePatchType, unlock, metav1.PatchOptions{}); uerr != nil {
+			return fmt.Errorf("binding: %w (and releasing the node lock: %v)", err, uerr)
+		}
 		return fmt.Errorf("binding: %w", err)
 	}
 	select {

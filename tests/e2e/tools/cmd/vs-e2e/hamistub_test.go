@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ func TestHamiStubBindHandsOff(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{
 		annoRegister: `[{"id":"GPU-a","count":10,"devmem":16384,"devcore":100,"type":"T4","health":true},` +
 			`{"id":"GPU-b","index":1,"count":10,"devmem":16384,"devcore":100,"type":"T4","health":true}]`}}}
-	cs := fake.NewSimpleClientset(node, stubGPUPod("p1"), stubGPUPod("p2"), &corev1.Pod{
+	cs := fake.NewSimpleClientset(node, stubGPUPod("p1"), stubGPUPod("p2"), stubGPUPod("p3"), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "cpu", Namespace: "ns", UID: "uid-cpu"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main"}}}})
 	var mu sync.Mutex
@@ -43,6 +44,9 @@ func TestHamiStubBindHandsOff(t *testing.T) {
 			return false, nil, nil
 		}
 		b := ca.GetObject().(*corev1.Binding)
+		if b.Name == "p3" {
+			return true, nil, fmt.Errorf("pods \"p3\" not found")
+		}
 		mu.Lock()
 		bindings = append(bindings, b)
 		mu.Unlock()
@@ -111,5 +115,17 @@ func TestHamiStubBindHandsOff(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("bind of %s did not end after its hand-off", name)
 		}
+	}
+	// A Binding refused: the error says so and the lock the Bind took is gone.
+	err = h.bind(ctx, stubBindArgs{PodName: "p3", PodNamespace: "ns", PodUID: "uid-p3", Node: "n1"})
+	if err == nil || err.Error() != `binding: pods "p3" not found` {
+		t.Fatalf("bind of p3: %v", err)
+	}
+	n, err := cs.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lock, ok := n.Annotations[annoNodeLock]; ok {
+		t.Fatalf("lock %q left after a refused Binding", lock)
 	}
 }
