@@ -106,6 +106,20 @@ baseline_clear() {
     e2e_wait 120 "the pods of $ns gone" eval '(($(baseline_count "$ns") == 0))'
 }
 
+# baseline_beside_floor : when both `baseline` and `baseline-floor` have run in this run
+# directory (each writes its rounds' table), logs both mean ratios and vgpu-sched's excess over the
+# floor; called at the end of both, so the second prints it.
+baseline_beside_floor() {
+    local run base floor h2
+    run="$(dirname "$E2E_CLUSTER")"
+    base="$run/baseline/baseline.txt" floor="$run/baseline-floor/baseline-floor.txt"
+    [[ -s "$base" && -s "$floor" ]] || return 0
+    h2="$(cat "$run/baseline-floor/http2" 2>/dev/null || echo '?')"
+    e2e_log "$(awk -v h2="$h2" 'FNR == NR { b += $2; nb++; next } { f += $2; nf++ }
+        END { printf "mean ratio: vgpu-sched %.2f (baseline, %d rounds), the protocol-only stub %.2f (baseline-floor, %d rounds, http2=%s): vgpu-sched %+.0f %% over the floor", b / nb, nb, f / nf, nf, h2, (b / nb / (f / nf) - 1) * 100 }' \
+        "$base" "$floor")"
+}
+
 scenario_baseline() {
     local rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio table=""
     [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
@@ -133,6 +147,7 @@ scenario_baseline() {
     e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened, connections it accepted"
     printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 }' >&2
     printf '%s' "$table" >"$E2E_CLUSTER/baseline.txt"
+    baseline_beside_floor
     e2e_expect_eq "Binds failed for node lock contention" \
         "$(grep 'event=bind_failed' "$E2E_CLUSTER/vgpu-sched.log" | grep -c 'node lock contention' || true)" 0
 }
