@@ -144,6 +144,44 @@ vs_cpu_pids() {
 # seconds each process had used when the settled state was first seen.
 vs_settled_cpu() { sed -E 's/.*"cpu":\[([^]]*)\].*/\1/; t; s/.*/-/' <<<"$1" | tr ',' ' '; }
 
+# vs_timed_burst LABEL NS N FILE TIMEOUT PROC... : creates the pods of FILE (20 at a time) and
+# waits until NS settles; prints "SETTLED CREATE CPU...": the settle time from the first create
+# (s), how long the creates took (s) and the CPU seconds of each PROC (names cluster.sh spawn
+# started) from before the creates until the settled state was first seen (vs_settle
+# --cpu-pids: not the stable window after it). Fails, naming LABEL, unless all N are bound.
+vs_timed_burst() {
+    local label=$1 ns=$2 n=$3 file=$4 timeout=$5 t0 t1 out bound cpu0 cpu1 pids
+    shift 5
+    pids="$(vs_cpu_pids "$@")" || {
+        e2e_fail "$label: one of $* is not running"
+        return 1
+    }
+    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
+        e2e_fail "$label: reading the CPU seconds of $* failed"
+        return 1
+    }
+    t0="$(date +%s.%N)"
+    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$file" 2>/dev/null || {
+        e2e_fail "$label: creating the pods failed"
+        return 1
+    }
+    t1="$(date +%s.%N)"
+    out="$(vs_settle "$ns" "$timeout" --started "$t0" --cpu-pids "$pids")" || {
+        e2e_fail "$label: not settled: $out"
+        return 1
+    }
+    cpu1="$(vs_settled_cpu "$out")"
+    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
+    [[ "$bound" == "$n" ]] || {
+        e2e_fail "$label: $bound of $n bound: $out"
+        return 1
+    }
+    printf '%s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
+        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
+            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')"
+}
+
 # vs_metric NAME : the value of an unlabelled sample on vgpu-sched's /metrics ("-" if absent).
 vs_metric() {
     curl -s --max-time 5 "$(vs_metrics_url)" |

@@ -35,35 +35,17 @@ floor_conns() {
 # settle; prints "SETTLE API ETCD SCHEDULER STUB AGENT REQUESTS ACCEPTED" as baseline_burst
 # does (ACCEPTED: the connections the stub accepted, not counting floor_conns' own).
 floor_burst() {
-    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 pids acc0
+    local kind=$1 ns=$2 n=$3 m req0 acc0
     # The CPU-only pods name the scheduler already; the GPU pods relied on vgpu-sched's webhook.
     baseline_pods "$kind" "$n" "$ns" |
         if [[ "$kind" == gpu ]]; then sed "s/^spec:\$/spec:\n  schedulerName: $VS_SCHEDULER_NAME/"; else cat; fi \
             >"$E2E_CLUSTER/floor-$kind.yaml"
     req0="$(vs_api_requests)"
     acc0="$(floor_conns)"
-    pids="$(vs_cpu_pids "${FLOOR_PROCS[@]}")" || {
-        e2e_fail "$kind burst: one of ${FLOOR_PROCS[*]} is not running"
-        return 1
-    }
-    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
-        e2e_fail "$kind burst: reading the CPU seconds of ${FLOOR_PROCS[*]} failed"
-        return 1
-    }
-    t0="$(date +%s.%N)"
-    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
-        "$E2E_CLUSTER/floor-$kind.yaml" 2>/dev/null
-    out="$(vs_settle "$ns" 5m --started "$t0" --cpu-pids "$pids")"
-    cpu1="$(vs_settled_cpu "$out")"
-    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
-    [[ "$bound" == "$n" ]] || {
-        e2e_fail "$kind burst: $bound of $n bound: $out"
-        return 1
-    }
-    printf '%s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
-        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
-            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
-        "$(($(vs_api_requests) - req0))" "$(($(floor_conns) - acc0 - 1))"
+    m="$(vs_timed_burst "$kind burst" "$ns" "$n" "$E2E_CLUSTER/floor-$kind.yaml" 5m \
+        "${FLOOR_PROCS[@]}")" || return 1
+    printf '%s %s %s\n' "$(cut -d' ' -f1,3- <<<"$m")" "$(($(vs_api_requests) - req0))" \
+        "$(($(floor_conns) - acc0 - 1))"
 }
 
 scenario_baseline_floor() {

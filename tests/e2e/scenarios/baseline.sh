@@ -58,7 +58,7 @@ BASELINE_PROCS=(kube-apiserver etcd kube-scheduler vgpu-sched agent)
 # connections vgpu-sched opened and the connections its extender/webhook listener accepted
 # (kube-scheduler's and kube-apiserver's: a TLS handshake each); fails unless all N are bound.
 baseline_burst() {
-    local kind=$1 ns=$2 n=$3 t0 out bound req0 cpu0 cpu1 conn0 acc0 pids
+    local kind=$1 ns=$2 n=$3 m req0 conn0 acc0
     baseline_pods "$kind" "$n" "$ns" >"$E2E_CLUSTER/baseline-$kind.yaml"
     # The Events vgpu-sched held during the last GPU burst are posted before this burst starts,
     # so neither kind of burst carries the other's work.
@@ -68,33 +68,16 @@ baseline_burst() {
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req0.txt"
     conn0="$(vs_metric vgpu_sched_api_connections_total)"
     acc0="$(vs_metric vgpu_sched_http_connections_total)"
-    pids="$(vs_cpu_pids "${BASELINE_PROCS[@]}")" || {
-        e2e_fail "$kind burst: one of ${BASELINE_PROCS[*]} is not running"
-        return 1
-    }
-    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
-        e2e_fail "$kind burst: reading the CPU seconds of ${BASELINE_PROCS[*]} failed"
-        return 1
-    }
-    t0="$(date +%s.%N)"
-    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 \
-        "$E2E_CLUSTER/baseline-$kind.yaml" 2>/dev/null
-    out="$(vs_settle "$ns" 5m --started "$t0" --cpu-pids "$pids")"
-    cpu1="$(vs_settled_cpu "$out")"
+    m="$(vs_timed_burst "$kind burst" "$ns" "$n" "$E2E_CLUSTER/baseline-$kind.yaml" 5m \
+        "${BASELINE_PROCS[@]}")" || return 1
     # Requests per pod by kind, appended round after round (baseline-KIND-requests.txt).
     vs_api_requests_by_kind >"$E2E_CLUSTER/baseline-$kind-req1.txt"
     {
         printf '# burst of %s %s pods\n' "$n" "$kind"
         vs_api_requests_delta "$E2E_CLUSTER/baseline-$kind-req0.txt" "$E2E_CLUSTER/baseline-$kind-req1.txt" "$n"
     } >>"$E2E_CLUSTER/baseline-$kind-requests.txt"
-    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
-    [[ "$bound" == "$n" ]] || {
-        e2e_fail "$kind burst: $bound of $n bound: $out"
-        return 1
-    }
-    printf '%s %s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
-        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
-            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
+    # SETTLED and the CPU seconds (the creates' own time left out).
+    printf '%s %s %s %s\n' "$(cut -d' ' -f1,3- <<<"$m")" \
         "$(($(vs_api_requests) - req0))" "$(($(vs_metric vgpu_sched_api_connections_total) - conn0))" \
         "$(($(vs_metric vgpu_sched_http_connections_total) - acc0))"
 }

@@ -64,41 +64,14 @@ sw_pods() {
 # create (s), how long the creates took (s), each process's CPU seconds over the wave and the API
 # requests answered; fails unless all N are bound and Running.
 sw_wave() {
-    local kind=$1 w=$2 n=$3 ns file t0 t1 out bound req0 cpu0 cpu1 pids
+    local kind=$1 w=$2 n=$3 ns file m req0
     ns="$(printf 'scale-%s-%02d' "$kind" "$w")"
     file="$E2E_CLUSTER/scale-$kind-$w.yaml"
     sw_pods "$kind" "$n" "$ns" >"$file"
     vs_namespace "$ns"
     req0="$(vs_api_requests)"
-    pids="$(vs_cpu_pids "${SW_PROCS[@]}")" || {
-        e2e_fail "$kind wave $w: one of ${SW_PROCS[*]} is not running"
-        return 1
-    }
-    cpu0="$("$E2E_BIN/vs-e2e" cpu "$pids")" || {
-        e2e_fail "$kind wave $w: reading the CPU seconds of ${SW_PROCS[*]} failed"
-        return 1
-    }
-    t0="$(date +%s.%N)"
-    "$E2E_BIN/vs-e2e" create-pods --kubeconfig "$KUBECONFIG" --concurrency 20 "$file" 2>/dev/null || {
-        e2e_fail "$kind wave $w: creating the pods failed"
-        return 1
-    }
-    t1="$(date +%s.%N)"
-    out="$(vs_settle "$ns" 10m --started "$t0" --cpu-pids "$pids")" || {
-        e2e_fail "$kind wave $w: not settled: $out"
-        return 1
-    }
-    cpu1="$(vs_settled_cpu "$out")"
-    bound="$(sed -E 's/.*"bound":([0-9]+).*/\1/' <<<"$out")"
-    [[ "$bound" == "$n" ]] || {
-        e2e_fail "$kind wave $w: $bound of $n bound: $out"
-        return 1
-    }
-    printf '%s %s %s %s\n' "$(sed -E 's/.*"settled":([0-9.]+).*/\1/' <<<"$out")" \
-        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
-        "$(paste -d' ' <(tr ' ' '\n' <<<"$cpu1") <(tr ' ' '\n' <<<"$cpu0") |
-            awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 - $2 }')" \
-        "$(($(vs_api_requests) - req0))"
+    m="$(vs_timed_burst "$kind wave $w" "$ns" "$n" "$file" 10m "${SW_PROCS[@]}")" || return 1
+    printf '%s %s\n' "$m" "$(($(vs_api_requests) - req0))"
 }
 
 # sw_count_cpu_pods : pods left in the CPU-only waves' namespaces (being deleted or not).
