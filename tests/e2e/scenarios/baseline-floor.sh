@@ -49,31 +49,20 @@ floor_burst() {
 }
 
 scenario_baseline_floor() {
-    local rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio table="" h2=${VS_E2E_FLOOR_HTTP2:-0}
-    [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
+    local table h2=${VS_E2E_FLOOR_HTTP2:-0} pki="$E2E_CLUSTER/pki" log="$E2E_CLUSTER/stub-extender.log"
     [[ "$h2" == 0 || "$h2" == 1 ]] || e2e_die "VS_E2E_FLOOR_HTTP2=$h2: want 0 or 1"
-    local pki="$E2E_CLUSTER/pki" log="$E2E_CLUSTER/stub-extender.log" nodes=() i
     e2e_spawn stub-extender "$E2E_BIN/vs-e2e" stub-extender --kubeconfig="$KUBECONFIG" \
         --listen="127.0.0.1:$VS_EXTENDER_PORT" --cert="$pki/extender.crt" --key="$pki/extender.key" \
         --client-ca="$pki/ca.crt" --hami --http2="$([[ "$h2" == 1 ]] && echo true || echo false)"
     e2e_wait 30 "stub extender listening" grep -q listening "$log"
-    for ((i = 1; i <= 10; i++)); do nodes+=("$(printf 'base-%02d' "$i")"); done
-    e2e_fake_nodes --cards 4 --devmem 16384 --split 10 --label pool=base "${nodes[@]}"
+    baseline_nodes
     e2e_agent_start --hold "${VS_E2E_HOLD:-20ms}"
     vs_namespace base-cpu
     vs_namespace base-gpu
-    for ((r = 1; r <= rounds; r++)); do
-        cpu="$(floor_burst cpu base-cpu "$n")" || return 1
-        baseline_clear base-cpu || return 1
-        gpu="$(floor_burst gpu base-gpu "$n")" || return 1
-        baseline_clear base-gpu || return 1
-        ratio="$(awk -v g="${gpu%% *}" -v c="${cpu%% *}" 'BEGIN { printf "%.2f", (c > 0 ? g / c : 0) }')"
-        e2e_log "baseline-floor round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs (stub extender, http2=$h2) in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
-        table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
-    done
+    table="$(baseline_rounds "baseline-floor (http2=$h2)" floor_burst)" || return 1
     e2e_log "baseline-floor (the stub extender in vgpu-sched's place, http2=$h2); per burst: settle s, CPU s of ${FLOOR_PROCS[*]}, API requests, connections the stub accepted"
-    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' >&2
-    printf '%s' "$table" >"$E2E_CLUSTER/baseline-floor.txt"
+    awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 }' <<<"$table" >&2
+    printf '%s\n' "$table" >"$E2E_CLUSTER/baseline-floor.txt"
     printf '%s\n' "$h2" >"$E2E_CLUSTER/http2"
     baseline_beside_floor
 }

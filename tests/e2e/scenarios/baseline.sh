@@ -103,33 +103,52 @@ baseline_beside_floor() {
         "$base" "$floor")"
 }
 
-scenario_baseline() {
-    local rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio table=""
-    [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
+# baseline_nodes : the 10 fake nodes both scenarios burst onto (4 x 16 GiB cards shared by <= 10).
+baseline_nodes() {
     local nodes=() i
     for ((i = 1; i <= 10; i++)); do nodes+=("$(printf 'base-%02d' "$i")"); done
     e2e_fake_nodes --cards 4 --devmem 16384 --split 10 --label pool=base "${nodes[@]}"
+}
+
+# baseline_rounds LABEL BURST [CHECK] : VS_E2E_BASELINE_ROUNDS (5) rounds of a CPU-only then a
+# GPU burst of 200 pods (BURST KIND NS N prints "SETTLE ..."), each cleared after it, CHECK ROUND
+# run after the GPU burst; logs each round's ratio and prints the table, a line per round: "ROUND
+# RATIO cpu-only <CPU burst's line> gpu <GPU burst's line>".
+baseline_rounds() {
+    local label=$1 burst=$2 check=${3:-} rounds=${VS_E2E_BASELINE_ROUNDS:-5} n=200 r cpu gpu ratio
+    [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || e2e_die "VS_E2E_BASELINE_ROUNDS=$rounds: want 1..99"
+    for ((r = 1; r <= rounds; r++)); do
+        cpu="$("$burst" cpu base-cpu "$n")" || return 1
+        baseline_clear base-cpu || return 1
+        gpu="$("$burst" gpu base-gpu "$n")" || return 1
+        [[ -z "$check" ]] || "$check" "$r" || return 1
+        baseline_clear base-gpu || return 1
+        ratio="$(awk -v g="${gpu%% *}" -v c="${cpu%% *}" 'BEGIN { printf "%.2f", (c > 0 ? g / c : 0) }')"
+        e2e_log "$label round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
+        printf '%s %s cpu-only %s gpu %s\n' "$r" "$ratio" "$cpu" "$gpu"
+    done
+}
+
+# baseline_capacity ROUND : no card over-committed, vgpu-sched's metrics equal to the allocations.
+baseline_capacity() {
+    vs_capacity --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
+        cat "$E2E_CLUSTER/capacity.txt" >&2
+        e2e_fail "round $1: capacity check failed"
+        return 1
+    }
+}
+
+scenario_baseline() {
+    local table
+    baseline_nodes
     vs_setup --hold "${VS_E2E_HOLD:-20ms}"
     vs_namespace base-cpu
     vs_namespace base-gpu
-    for ((r = 1; r <= rounds; r++)); do
-        cpu="$(baseline_burst cpu base-cpu "$n")" || return 1
-        baseline_clear base-cpu || return 1
-        gpu="$(baseline_burst gpu base-gpu "$n")" || return 1
-        vs_capacity --table 2>"$E2E_CLUSTER/capacity.txt" >/dev/null || {
-            cat "$E2E_CLUSTER/capacity.txt" >&2
-            e2e_fail "round $r: capacity check failed"
-            return 1
-        }
-        baseline_clear base-gpu || return 1
-        ratio="$(awk -v g="${gpu%% *}" -v c="${cpu%% *}" 'BEGIN { printf "%.2f", (c > 0 ? g / c : 0) }')"
-        e2e_log "baseline round $r: $n pods cpu-only settled in ${cpu%% *}s, with GPUs in ${gpu%% *}s: ratio $ratio (load $(cut -d' ' -f1-3 /proc/loadavg))"
-        table+="$r $ratio cpu-only $cpu gpu $gpu"$'\n'
-    done
+    table="$(baseline_rounds baseline baseline_burst baseline_capacity)" || return 1
     e2e_log "API requests per GPU pod (reads / writes), round after round: $(grep '^reads' "$E2E_CLUSTER/baseline-gpu-requests.txt" | awk '{ printf "%s%s / %s", (NR > 1 ? ", " : ""), $2, $4 }'); by kind in baseline-gpu-requests.txt"
     e2e_log "baseline (target: ratio <= 1.5 in every round, rounds not slowing down); per burst: settle s, CPU s of ${BASELINE_PROCS[*]}, API requests, API connections vgpu-sched opened, connections it accepted"
-    printf '%s' "$table" | awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 }' >&2
-    printf '%s' "$table" >"$E2E_CLUSTER/baseline.txt"
+    awk '{ printf "    round %s ratio %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s | %s %6ss  cpu %s %s %s %s %s  req %s conn %s acc %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 }' <<<"$table" >&2
+    printf '%s\n' "$table" >"$E2E_CLUSTER/baseline.txt"
     baseline_beside_floor
     e2e_expect_eq "Binds failed for node lock contention" \
         "$(grep 'event=bind_failed' "$E2E_CLUSTER/vgpu-sched.log" | grep -c 'node lock contention' || true)" 0

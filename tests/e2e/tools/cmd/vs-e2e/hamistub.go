@@ -144,7 +144,9 @@ func (h *hamiStub) bind(ctx context.Context, in stubBindArgs) error {
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		delete(h.waiters, in.PodUID)
+		if h.waiters[in.PodUID] == ch { // not a later Bind's of the same pod
+			delete(h.waiters, in.PodUID)
+		}
 		h.mu.Unlock()
 	}()
 	lock := fmt.Sprintf("%s,%s,%s", time.Now().UTC().Format(time.RFC3339), in.PodNamespace, in.PodName)
